@@ -1,0 +1,242 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/rules"
+	"github.com/countersign/countersign/templates"
+	"github.com/google/go-github/v60/github"
+)
+
+// Executor applies effects to GitHub. Each application looks before it writes,
+// so applying an effect again (after a crash or a retry) changes nothing more:
+// labels are set to what they must be, never toggled; the card is found by its
+// marker and edited, never posted twice.
+type Executor struct {
+	store store.Store
+	gh    *GitHub
+	log   *slog.Logger
+
+	labels sync.Map // "owner/repo\x00label" -> struct{}: labels known to exist
+}
+
+// Apply applies one outbox effect.
+func (x *Executor) Apply(ctx context.Context, oe outboxEffect) error {
+	c, err := x.gh.Installation(oe.Installation)
+	if err != nil {
+		return permanent(err)
+	}
+	e := oe.Effect
+	owner, name, ok := strings.Cut(e.Repo, "/")
+	if !ok || e.Number <= 0 {
+		return permanent(fmt.Errorf("effect names no issue: %q#%d", e.Repo, e.Number))
+	}
+	var applyErr error
+	switch e.Kind {
+	case rules.EffectSetState:
+		applyErr = x.setState(ctx, c, owner, name, e)
+	case rules.EffectSyncCard:
+		applyErr = x.syncCard(ctx, c, owner, name, e)
+	default:
+		return permanent(fmt.Errorf("unknown effect %q", e.Kind))
+	}
+	if applyErr == nil {
+		x.log.Debug("effect applied", "effect", e.Kind, "repo", e.Repo, "number", e.Number, "delivery", oe.Delivery)
+	}
+	return classify(applyErr)
+}
+
+// setState makes the issue carry e.State's label and no other state:* label.
+func (x *Executor) setState(ctx context.Context, c *github.Client, owner, name string, e rules.Effect) error {
+	want := e.State.Label()
+	current, err := x.issueLabels(ctx, c, owner, name, e.Number)
+	if err != nil {
+		return err
+	}
+	has := false
+	var stale []string
+	for _, l := range current {
+		switch {
+		case l == want:
+			has = true
+		case strings.HasPrefix(l, rules.StateLabelPrefix):
+			stale = append(stale, l)
+		}
+	}
+	if !has {
+		if err := x.ensureLabel(ctx, c, owner, name, want); err != nil {
+			return err
+		}
+		if _, _, err := c.Issues.AddLabelsToIssue(ctx, owner, name, e.Number, []string{want}); err != nil {
+			return fmt.Errorf("add label %s: %w", want, err)
+		}
+	}
+	for _, l := range stale {
+		if _, err := c.Issues.RemoveLabelForIssue(ctx, owner, name, e.Number, url.PathEscape(l)); err != nil && !isStatus(err, http.StatusNotFound) {
+			return fmt.Errorf("remove label %s: %w", l, err)
+		}
+	}
+	return nil
+}
+
+func (x *Executor) issueLabels(ctx context.Context, c *github.Client, owner, name string, n int) ([]string, error) {
+	var out []string
+	opt := &github.ListOptions{PerPage: 100}
+	for {
+		ls, resp, err := c.Issues.ListLabelsByIssue(ctx, owner, name, n, opt)
+		if err != nil {
+			return nil, fmt.Errorf("list labels: %w", err)
+		}
+		out = append(out, labelNames(ls)...)
+		if resp.NextPage == 0 {
+			return out, nil
+		}
+		opt.Page = resp.NextPage
+	}
+}
+
+// ensureLabel creates one of countersign's labels in the repository, with its
+// colour and description, unless it exists.
+func (x *Executor) ensureLabel(ctx context.Context, c *github.Client, owner, name, label string) error {
+	key := owner + "/" + name + "\x00" + label
+	if _, ok := x.labels.Load(key); ok {
+		return nil
+	}
+	_, _, err := c.Issues.GetLabel(ctx, owner, name, url.PathEscape(label))
+	if isStatus(err, http.StatusNotFound) {
+		spec, _ := rules.Spec(label)
+		_, _, err = c.Issues.CreateLabel(ctx, owner, name, &github.Label{
+			Name: github.String(label), Color: github.String(spec.Color), Description: github.String(spec.Description)})
+		if isStatus(err, http.StatusUnprocessableEntity) { // created meanwhile
+			err = nil
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("ensure label %s: %w", label, err)
+	}
+	x.labels.Store(key, struct{}{})
+	return nil
+}
+
+// syncCard makes the task card show the task's current record.
+func (x *Executor) syncCard(ctx context.Context, c *github.Client, owner, name string, e rules.Effect) error {
+	task, err := loadTask(ctx, x.store, e.Repo, e.Number)
+	if err != nil || task == nil {
+		return err // no record: nothing to show
+	}
+	body, err := renderCard(task)
+	if err != nil {
+		return permanent(err)
+	}
+	bot, err := x.gh.BotLogin(ctx)
+	if err != nil {
+		return err
+	}
+	idKey := "card/" + rules.TaskKey(e.Repo, e.Number)
+	var id int64
+	if b, err := x.store.Get(ctx, idKey); err == nil {
+		id, _ = strconv.ParseInt(string(b), 10, 64)
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("read card id: %w", err)
+	}
+
+	var current *github.IssueComment
+	if id != 0 {
+		current, _, err = c.Issues.GetComment(ctx, owner, name, id)
+		if isStatus(err, http.StatusNotFound) {
+			current, err = nil, nil // deleted: find or post another
+		} else if err != nil {
+			return fmt.Errorf("get card: %w", err)
+		}
+	}
+	if current == nil {
+		if current, err = x.findCard(ctx, c, owner, name, e.Number, bot); err != nil {
+			return err
+		}
+	}
+	switch {
+	case current == nil:
+		current, _, err = c.Issues.CreateComment(ctx, owner, name, e.Number, &github.IssueComment{Body: github.String(body)})
+		if err != nil {
+			return fmt.Errorf("post card: %w", err)
+		}
+	case current.GetBody() != body:
+		if _, _, err = c.Issues.EditComment(ctx, owner, name, current.GetID(), &github.IssueComment{Body: github.String(body)}); err != nil {
+			return fmt.Errorf("edit card: %w", err)
+		}
+	}
+	if current.GetID() != id {
+		if err := x.store.Put(ctx, idKey, []byte(strconv.FormatInt(current.GetID(), 10))); err != nil {
+			return fmt.Errorf("remember card id: %w", err)
+		}
+	}
+	return nil
+}
+
+// findCard looks through the issue's comments for the bot's task card.
+func (x *Executor) findCard(ctx context.Context, c *github.Client, owner, name string, n int, bot string) (*github.IssueComment, error) {
+	opt := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
+	for {
+		cs, resp, err := c.Issues.ListComments(ctx, owner, name, n, opt)
+		if err != nil {
+			return nil, fmt.Errorf("list comments: %w", err)
+		}
+		for _, cm := range cs {
+			if cm.GetUser().GetLogin() == bot && templates.IsCard(cm.GetBody()) {
+				return cm, nil
+			}
+		}
+		if resp.NextPage == 0 {
+			return nil, nil
+		}
+		opt.Page = resp.NextPage
+	}
+}
+
+// renderCard is the task card's text for t.
+func renderCard(t *rules.Task) (string, error) {
+	marker, err := templates.CardMarker(t)
+	if err != nil {
+		return "", err
+	}
+	return templates.Render("card", struct {
+		Marker string
+		Task   *rules.Task
+	}{marker, t})
+}
+
+func isStatus(err error, code int) bool {
+	var er *github.ErrorResponse
+	return errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == code
+}
+
+// classify marks the GitHub answers that retrying cannot change as permanent:
+// the thing is gone (404, 410) or the request is invalid (422), or the App lacks
+// a permission (403 that is not rate limiting).
+func classify(err error) error {
+	if err == nil || isPermanent(err) {
+		return err
+	}
+	var rl *github.RateLimitError
+	var abuse *github.AbuseRateLimitError
+	if errors.As(err, &rl) || errors.As(err, &abuse) {
+		return err
+	}
+	var er *github.ErrorResponse
+	if errors.As(err, &er) && er.Response != nil {
+		switch er.Response.StatusCode {
+		case http.StatusNotFound, http.StatusGone, http.StatusUnprocessableEntity, http.StatusForbidden:
+			return permanent(err)
+		}
+	}
+	return err
+}

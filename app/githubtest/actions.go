@@ -1,0 +1,667 @@
+package githubtest
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/google/go-github/v60/github"
+)
+
+// User actions change the state and send the webhooks GitHub would send,
+// with the acting user as sender (type "User"; "Bot" for logins ending in
+// "[bot]"). Misuse (unknown repository, issue, ...) is logged, recorded
+// for Err, and the action returns zero values.
+
+// StatusCreator is the sender of the status events of SetStatus.
+const StatusCreator = "ci-bot"
+
+// Commit is a commit of a pull request.
+type Commit struct {
+	Author  string // default: the PR author
+	Message string // default: the PR title
+	// Files are paths the commit touches; they join the PR's changed files.
+	Files []string
+}
+
+// PROptions describes a pull request for OpenPR.
+type PROptions struct {
+	Title string
+	Body  string
+	Draft bool
+	// Commits of the PR; default one commit by the author.
+	Commits []Commit
+	// Files changed by the PR: "added" if absent from the default branch,
+	// "modified" otherwise.
+	Files []string
+	// RemovedFiles are changed files with status "removed".
+	RemovedFiles []string
+	// HeadRef is the head branch; default "<user>-patch-<number>".
+	HeadRef string
+}
+
+func (s *Server) actRepo(what, repo string) *repoState {
+	rp := s.repoByName(repo)
+	if rp == nil {
+		s.misuse("%s: unknown repository %q", what, repo)
+	}
+	return rp
+}
+
+func (s *Server) actIssue(what, repo string, n int) (*repoState, *issueState) {
+	rp := s.actRepo(what, repo)
+	if rp == nil {
+		return nil, nil
+	}
+	is := rp.issues[n]
+	if is == nil {
+		s.misuse("%s: %s#%d does not exist", what, repo, n)
+		return nil, nil
+	}
+	return rp, is
+}
+
+func (s *Server) actPR(what, repo string, n int) (*repoState, *issueState) {
+	rp, is := s.actIssue(what, repo, n)
+	if is != nil && is.pr == nil {
+		s.misuse("%s: %s#%d is not a pull request", what, repo, n)
+		return nil, nil
+	}
+	return rp, is
+}
+
+// ---- issues ----
+
+// OpenIssue opens an issue (issues.opened) and returns its number.
+func (s *Server) OpenIssue(repo, user, title, body string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.actRepo("OpenIssue", repo)
+	if rp == nil {
+		return 0
+	}
+	return s.createIssue(rp, user, title, body, nil, nil, 0).number
+}
+
+// EditIssue sets the title ("" keeps it) and body of issue n
+// (issues.edited, or pull_request.edited for a PR, with "changes").
+func (s *Server) EditIssue(repo string, n int, user, title, body string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp, is := s.actIssue("EditIssue", repo, n)
+	if is == nil {
+		return
+	}
+	var t *string
+	if title != "" {
+		t = &title
+	}
+	s.editIssue(rp, is, user, t, &body)
+}
+
+// CloseIssue closes issue n with stateReason "completed" (default) or
+// "not_planned" (issues.closed).
+func (s *Server) CloseIssue(repo string, n int, user, stateReason string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp, is := s.actIssue("CloseIssue", repo, n)
+	if is == nil {
+		return
+	}
+	if stateReason != "" && stateReason != "completed" && stateReason != "not_planned" {
+		s.misuse("CloseIssue: bad state reason %q", stateReason)
+		return
+	}
+	s.closeIssue(rp, is, user, stateReason)
+}
+
+// ReopenIssue reopens issue n (issues.reopened, state_reason "reopened").
+func (s *Server) ReopenIssue(repo string, n int, user string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if rp, is := s.actIssue("ReopenIssue", repo, n); is != nil {
+		s.reopenIssue(rp, is, user)
+	}
+}
+
+// Assign adds assignees (one issues.assigned per new assignee).
+func (s *Server) Assign(repo string, n int, actor string, users ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if rp, is := s.actIssue("Assign", repo, n); is != nil {
+		s.addAssignees(rp, is, actor, users)
+	}
+}
+
+// Unassign removes assignees (one issues.unassigned per removed assignee).
+func (s *Server) Unassign(repo string, n int, actor string, users ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if rp, is := s.actIssue("Unassign", repo, n); is != nil {
+		s.removeAssignees(rp, is, actor, users)
+	}
+}
+
+// AddLabels puts labels on issue n (one issues.labeled per new label),
+// creating missing repository labels (label.created).
+func (s *Server) AddLabels(repo string, n int, actor string, names ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if rp, is := s.actIssue("AddLabels", repo, n); is != nil {
+		s.addLabels(rp, is, actor, names)
+	}
+}
+
+// RemoveLabel takes a label off issue n (issues.unlabeled).
+func (s *Server) RemoveLabel(repo string, n int, actor, name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if rp, is := s.actIssue("RemoveLabel", repo, n); is != nil {
+		if !s.removeLabel(rp, is, actor, name) {
+			s.misuse("RemoveLabel: %s#%d has no label %q", repo, n, name)
+		}
+	}
+}
+
+// SetMilestone sets the milestone of issue n (issues.milestoned), or clears
+// it with 0 (issues.demilestoned).
+func (s *Server) SetMilestone(repo string, n int, actor string, milestone int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if rp, is := s.actIssue("SetMilestone", repo, n); is != nil {
+		if err := s.setMilestone(rp, is, actor, milestone); err != nil {
+			s.misuse("SetMilestone: %v", err)
+		}
+	}
+}
+
+// ---- comments ----
+
+// Comment comments on issue or PR n (issue_comment.created) and returns the
+// comment id.
+func (s *Server) Comment(repo string, n int, user, body string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp, is := s.actIssue("Comment", repo, n)
+	if is == nil {
+		return 0
+	}
+	return s.addComment(rp, is, user, body).id
+}
+
+func (s *Server) actComment(what, repo string, id int64) (*repoState, *commentState) {
+	rp := s.actRepo(what, repo)
+	if rp == nil {
+		return nil, nil
+	}
+	c := s.comments[id]
+	if c == nil || c.repo != rp {
+		s.misuse("%s: no comment %d in %s", what, id, repo)
+		return nil, nil
+	}
+	return rp, c
+}
+
+// EditComment changes a comment's body (issue_comment.edited with
+// changes.body.from).
+func (s *Server) EditComment(repo string, id int64, user, body string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if rp, c := s.actComment("EditComment", repo, id); c != nil {
+		s.editComment(rp, c, user, body)
+	}
+}
+
+// DeleteComment deletes a comment (issue_comment.deleted).
+func (s *Server) DeleteComment(repo string, id int64, user string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if rp, c := s.actComment("DeleteComment", repo, id); c != nil {
+		s.deleteComment(rp, c, user)
+	}
+}
+
+// ---- pull requests ----
+
+func (s *Server) addPRFile(rp *repoState, pr *prState, name, status string) {
+	name = strings.Trim(name, "/")
+	if name == "" {
+		return
+	}
+	if status == "" {
+		status = "added"
+		if _, ok := rp.files[name]; ok {
+			status = "modified"
+		}
+	}
+	for i, f := range pr.files {
+		if f.filename == name {
+			pr.files[i].status = status
+			return
+		}
+	}
+	pr.files = append(pr.files, prFile{filename: name, status: status})
+}
+
+func (s *Server) addPRCommits(rp *repoState, is *issueState, commits []Commit) {
+	pr := is.pr
+	parent := pr.headSHA
+	for _, c := range commits {
+		author, msg := c.Author, c.Message
+		if author == "" {
+			author = is.user
+		}
+		if msg == "" {
+			msg = is.title
+		}
+		cm := s.newCommit(rp, author, msg, parent)
+		for _, f := range c.Files {
+			s.addPRFile(rp, pr, f, "")
+		}
+		pr.commits = append(pr.commits, cm)
+		parent = cm.sha
+	}
+	pr.headSHA = parent
+}
+
+// OpenPR opens a pull request against the default branch
+// (pull_request.opened) and returns its number and head sha.
+func (s *Server) OpenPR(repo, user string, o PROptions) (int, string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.actRepo("OpenPR", repo)
+	if rp == nil {
+		return 0, ""
+	}
+	title := o.Title
+	if title == "" {
+		title = "Update"
+	}
+	is := s.newIssue(rp, user, title, o.Body)
+	pr := &prState{headRef: o.HeadRef, baseRef: rp.defaultBranch, baseSHA: rp.headSHA, headSHA: rp.headSHA, draft: o.Draft}
+	if pr.headRef == "" {
+		pr.headRef = fmt.Sprintf("%s-patch-%d", strings.TrimSuffix(user, "[bot]"), is.number)
+	}
+	is.pr = pr
+	for _, f := range o.Files {
+		s.addPRFile(rp, pr, f, "")
+	}
+	for _, f := range o.RemovedFiles {
+		s.addPRFile(rp, pr, f, "removed")
+	}
+	commits := o.Commits
+	if len(commits) == 0 {
+		commits = []Commit{{Author: user, Message: title}}
+	}
+	s.addPRCommits(rp, is, commits)
+	s.emitPull(rp, is, "opened", user, nil)
+	return is.number, pr.headSHA
+}
+
+// EditPR sets the title ("" keeps it) and body of PR n (pull_request.edited).
+func (s *Server) EditPR(repo string, n int, user, title, body string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp, is := s.actPR("EditPR", repo, n)
+	if is == nil {
+		return
+	}
+	var t *string
+	if title != "" {
+		t = &title
+	}
+	s.editIssue(rp, is, user, t, &body)
+}
+
+// ReadyForReview marks draft PR n ready (pull_request.ready_for_review).
+func (s *Server) ReadyForReview(repo string, n int, user string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp, is := s.actPR("ReadyForReview", repo, n)
+	if is == nil || !is.pr.draft {
+		return
+	}
+	is.pr.draft = false
+	s.touch(is)
+	s.emitPull(rp, is, "ready_for_review", user, nil)
+}
+
+// ConvertToDraft makes PR n a draft (pull_request.converted_to_draft).
+func (s *Server) ConvertToDraft(repo string, n int, user string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp, is := s.actPR("ConvertToDraft", repo, n)
+	if is == nil || is.pr.draft {
+		return
+	}
+	is.pr.draft = true
+	s.touch(is)
+	s.emitPull(rp, is, "converted_to_draft", user, nil)
+}
+
+// Push adds commits to PR n (pull_request.synchronize with before/after,
+// sent by the PR author) and returns the new head sha.
+func (s *Server) Push(repo string, n int, commits ...Commit) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp, is := s.actPR("Push", repo, n)
+	if is == nil {
+		return ""
+	}
+	if is.state != "open" {
+		s.misuse("Push: %s#%d is closed", repo, n)
+		return ""
+	}
+	if len(commits) == 0 {
+		commits = []Commit{{}}
+	}
+	before := is.pr.headSHA
+	s.addPRCommits(rp, is, commits)
+	s.touch(is)
+	after := is.pr.headSHA
+	s.emitPull(rp, is, "synchronize", is.user, func(ev *github.PullRequestEvent) {
+		ev.Before, ev.After = ptr(before), ptr(after)
+	})
+	return after
+}
+
+// MergePR merges open, non-draft PR n: pull_request.closed (merged), a push
+// to the default branch, then issues.closed (sender: the merger,
+// state_reason "completed") for each open issue its body closes with a
+// closing keyword ("Fixes #12", "closes owner/repo#12", "resolves <url>").
+// It returns the merge commit sha.
+func (s *Server) MergePR(repo string, n int, user string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp, is := s.actPR("MergePR", repo, n)
+	if is == nil {
+		return ""
+	}
+	if is.state != "open" || is.pr.draft {
+		s.misuse("MergePR: %s#%d is not an open, ready pull request", repo, n)
+		return ""
+	}
+	pr := is.pr
+	before := rp.headSHA
+	mc := s.newCommit(rp, user, fmt.Sprintf("Merge pull request #%d from %s/%s\n\n%s", n, rp.owner, pr.headRef, is.title), before)
+	mc.parents = append(mc.parents, pr.headSHA)
+	for _, f := range pr.files {
+		if f.status == "added" {
+			mc.added = append(mc.added, f.filename)
+		} else {
+			mc.changed = append(mc.changed, f.filename)
+		}
+	}
+	rp.headSHA = mc.sha
+	t := now()
+	pr.merged, pr.mergedAt, pr.mergedBy, pr.mergeCommitSHA = true, t, user, mc.sha
+	is.state, is.closedAt, is.closedBy, is.updatedAt = "closed", t, user, t
+	s.emitPull(rp, is, "closed", user, nil)
+	s.emitPush(rp, user, before, mc)
+	for _, num := range closingRefs(rp, is.body) {
+		if target := rp.issues[num]; target != nil && target.pr == nil && target.state == "open" {
+			s.closeIssue(rp, target, user, "completed")
+		}
+	}
+	return mc.sha
+}
+
+// ClosePR closes PR n without merging (pull_request.closed, merged false).
+func (s *Server) ClosePR(repo string, n int, user string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if rp, is := s.actPR("ClosePR", repo, n); is != nil {
+		s.closeIssue(rp, is, user, "")
+	}
+}
+
+// ReopenPR reopens closed, unmerged PR n (pull_request.reopened).
+func (s *Server) ReopenPR(repo string, n int, user string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if rp, is := s.actPR("ReopenPR", repo, n); is != nil {
+		s.reopenIssue(rp, is, user)
+	}
+}
+
+// Review submits a review on PR n: state "APPROVED", "CHANGES_REQUESTED"
+// or "COMMENTED" (pull_request_review.submitted; like GitHub, the webhook
+// spells the state in lower case, the REST API in upper case). As on
+// GitHub, authors cannot approve or request changes on their own PR.
+// It returns the review id.
+func (s *Server) Review(repo string, n int, user, state, body string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp, is := s.actPR("Review", repo, n)
+	if is == nil {
+		return 0
+	}
+	state = strings.ToUpper(state)
+	switch state {
+	case "APPROVE":
+		state = "APPROVED"
+	case "REQUEST_CHANGES":
+		state = "CHANGES_REQUESTED"
+	case "COMMENT":
+		state = "COMMENTED"
+	}
+	if state != "APPROVED" && state != "CHANGES_REQUESTED" && state != "COMMENTED" {
+		s.misuse("Review: bad state %q", state)
+		return 0
+	}
+	if state != "COMMENTED" && strings.EqualFold(user, is.user) {
+		s.misuse("Review: %s cannot %s their own pull request %s#%d", user, strings.ToLower(state), repo, n)
+		return 0
+	}
+	rv := &reviewState{id: s.newID(), user: user, state: state, body: body, commitID: is.pr.headSHA, submittedAt: now()}
+	is.pr.reviews = append(is.pr.reviews, rv)
+	s.touch(is)
+	s.emit(rp, "pull_request_review", "submitted", user, &github.PullRequestReviewEvent{
+		Action: ptr("submitted"), Review: s.ghReview(rp, is, rv, true), PullRequest: s.ghPull(rp, is),
+		Repo: s.ghRepo(rp), Sender: s.ghUser(user), Installation: s.ghInstallation(rp.installation),
+	})
+	return rv.id
+}
+
+// ---- other apps' CI ----
+
+func (s *Server) actSHA(what string, rp *repoState, sha string) bool {
+	if _, ok := rp.commits[sha]; !ok {
+		s.misuse("%s: no commit %q in %s", what, sha, rp.fullName())
+		return false
+	}
+	return true
+}
+
+// CheckRun reports a check run of another app (appSlug, default
+// "github-actions") on sha. If that app has a run with this name on sha that
+// is not completed, it is updated (check_run.completed when it completes);
+// otherwise a run is created (check_run.created, then check_run.completed
+// if created completed). status "" means "completed" when conclusion is
+// set, else "queued". check_run.pull_requests lists the open PRs whose head
+// is sha. The sender is "<appSlug>[bot]". It returns the run id.
+func (s *Server) CheckRun(repo, sha, name, status, conclusion, appSlug string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.actRepo("CheckRun", repo)
+	if rp == nil || !s.actSHA("CheckRun", rp, sha) {
+		return 0
+	}
+	if appSlug == "" {
+		appSlug = "github-actions"
+	}
+	if status == "" {
+		status = "queued"
+		if conclusion != "" {
+			status = "completed"
+		}
+	}
+	if !checkStatuses[status] || (conclusion != "" && !checkConclusions[conclusion]) || (status == "completed") != (conclusion != "") {
+		s.misuse("CheckRun: bad status/conclusion %q/%q", status, conclusion)
+		return 0
+	}
+	sender := appSlug + "[bot]"
+	for i := len(rp.checkRuns) - 1; i >= 0; i-- {
+		cr := rp.checkRuns[i]
+		if cr.headSHA == sha && cr.name == name && cr.appSlug == appSlug && cr.status != "completed" {
+			cr.status, cr.conclusion = status, conclusion
+			if status == "completed" {
+				cr.completedAt = now()
+				s.emitCheckRun(rp, cr, "completed", sender)
+			}
+			return cr.id
+		}
+	}
+	cr := &checkRunState{headSHA: sha, name: name, status: status, conclusion: conclusion, appSlug: appSlug}
+	s.createCheckRun(rp, cr, sender)
+	return cr.id
+}
+
+// CheckSuiteCompleted sends check_suite.completed for appSlug's suite on
+// sha and returns the suite id.
+func (s *Server) CheckSuiteCompleted(repo, sha, appSlug, conclusion string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.actRepo("CheckSuiteCompleted", repo)
+	if rp == nil || !s.actSHA("CheckSuiteCompleted", rp, sha) {
+		return 0
+	}
+	if appSlug == "" {
+		appSlug = "github-actions"
+	}
+	branch := rp.defaultBranch
+	for _, n := range sortedIssueNumbers(rp) {
+		if is := rp.issues[n]; is.pr != nil && is.state == "open" && is.pr.headSHA == sha {
+			branch = is.pr.headRef
+			break
+		}
+	}
+	id := s.suiteID(sha, appSlug)
+	t := now()
+	s.emit(rp, "check_suite", "completed", appSlug+"[bot]", &github.CheckSuiteEvent{
+		Action: ptr("completed"),
+		CheckSuite: &github.CheckSuite{
+			ID: ptr(id), NodeID: ptr(nodeID("CS", id)), HeadBranch: ptr(branch), HeadSHA: ptr(sha),
+			URL:    ptr(s.apiURL(fmt.Sprintf("repos/%s/check-suites/%d", rp.fullName(), id))),
+			Status: ptr("completed"), Conclusion: ptr(conclusion), CreatedAt: ts(t), UpdatedAt: ts(t),
+			App: s.ghApp(appSlug), PullRequests: s.openPullsAt(rp, sha),
+		},
+		Repo: s.ghRepo(rp), Sender: s.ghUser(appSlug + "[bot]"), Installation: s.ghInstallation(rp.installation),
+	})
+	return id
+}
+
+// SetStatus sets a commit status (state pending, success, error or
+// failure) on sha, created by StatusCreator, and sends the status event.
+// It returns the status id.
+func (s *Server) SetStatus(repo, sha, context, state, targetURL string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.actRepo("SetStatus", repo)
+	if rp == nil || !s.actSHA("SetStatus", rp, sha) {
+		return 0
+	}
+	if !statusStates[state] {
+		s.misuse("SetStatus: bad state %q", state)
+		return 0
+	}
+	return s.createStatus(rp, StatusCreator, sha, state, context, targetURL, "").id
+}
+
+// ---- milestones ----
+
+// CreateMilestone creates an open milestone (milestone.created) and returns
+// its number.
+func (s *Server) CreateMilestone(repo, user, title string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.actRepo("CreateMilestone", repo)
+	if rp == nil {
+		return 0
+	}
+	return s.createMilestone(rp, user, title, "", "open").number
+}
+
+func (s *Server) actMilestone(what, repo string, number int) (*repoState, *milestoneState) {
+	rp := s.actRepo(what, repo)
+	if rp == nil {
+		return nil, nil
+	}
+	m := rp.milestones[number]
+	if m == nil {
+		s.misuse("%s: no milestone %d in %s", what, number, repo)
+		return nil, nil
+	}
+	return rp, m
+}
+
+// CloseMilestone closes a milestone (milestone.closed).
+func (s *Server) CloseMilestone(repo string, number int, user string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if rp, m := s.actMilestone("CloseMilestone", repo, number); m != nil {
+		s.setMilestoneState(rp, m, user, "closed")
+	}
+}
+
+// ReopenMilestone reopens a milestone (milestone.opened).
+func (s *Server) ReopenMilestone(repo string, number int, user string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if rp, m := s.actMilestone("ReopenMilestone", repo, number); m != nil {
+		s.setMilestoneState(rp, m, user, "open")
+	}
+}
+
+// ---- default branch ----
+
+// PushDefault commits files (path -> content) to the default branch and
+// sends a push event for refs/heads/main with commits[].added/modified.
+// It returns the new head sha.
+func (s *Server) PushDefault(repo, user string, files map[string]string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.actRepo("PushDefault", repo)
+	if rp == nil {
+		return ""
+	}
+	paths := make([]string, 0, len(files))
+	for p := range files {
+		paths = append(paths, strings.Trim(p, "/"))
+	}
+	sort.Strings(paths)
+	before := rp.headSHA
+	c := s.newCommit(rp, user, "Update "+strings.Join(paths, ", "), before)
+	for p, content := range files {
+		p = strings.Trim(p, "/")
+		if _, ok := rp.files[p]; ok {
+			c.changed = append(c.changed, p)
+		} else {
+			c.added = append(c.added, p)
+		}
+		rp.files[p] = content
+	}
+	sort.Strings(c.added)
+	sort.Strings(c.changed)
+	rp.headSHA = c.sha
+	s.emitPush(rp, user, before, c)
+	return c.sha
+}
+
+func (s *Server) emitPush(rp *repoState, user, before string, c *commitState) {
+	author := &github.CommitAuthor{Name: ptr(user), Email: ptr(commitEmail(user)), Login: ptr(user)}
+	hc := &github.HeadCommit{
+		ID: ptr(c.sha), TreeID: ptr(blobSHA("tree:" + c.sha)), Distinct: ptr(true), Message: ptr(c.message),
+		Timestamp: ts(c.time), URL: ptr(s.webURL(rp.fullName() + "/commit/" + c.sha)),
+		Author: author, Committer: author,
+		Added: append([]string{}, c.added...), Removed: []string{}, Modified: append([]string{}, c.changed...),
+	}
+	s.emit(rp, "push", "", user, &github.PushEvent{
+		Ref: ptr("refs/heads/" + rp.defaultBranch), Before: ptr(before), After: ptr(c.sha),
+		Created: ptr(false), Deleted: ptr(false), Forced: ptr(false),
+		Compare: ptr(s.webURL(fmt.Sprintf("%s/compare/%s...%s", rp.fullName(), before[:12], c.sha[:12]))),
+		Commits: []*github.HeadCommit{hc}, HeadCommit: hc,
+		Repo: s.ghPushRepo(rp), Pusher: &github.CommitAuthor{Name: ptr(user), Email: ptr(commitEmail(user))},
+		Sender: s.ghUser(user), Installation: s.ghInstallation(rp.installation),
+	})
+}

@@ -1,0 +1,198 @@
+package app_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/countersign/countersign/app"
+	"github.com/countersign/countersign/app/githubtest"
+	"github.com/countersign/countersign/app/store"
+)
+
+const (
+	testRepo         = "acme/widgets"
+	testInstallation = 7
+	testSecret       = "webhook-secret-for-tests"
+)
+
+// harness is one bot, served over real HTTP, talking to a fake GitHub that sends
+// its webhooks back to it.
+type harness struct {
+	t     *testing.T
+	gh    *githubtest.Server
+	srv   *app.Server
+	url   string // the bot's base URL
+	store store.Store
+	logs  *logBuffer
+	stop  context.CancelFunc
+	done  chan error
+}
+
+type harnessOpt func(*app.Settings)
+
+func newHarness(t *testing.T, opts ...harnessOpt) *harness {
+	t.Helper()
+	gh := githubtest.New(githubtest.Options{})
+	t.Cleanup(gh.Close)
+	gh.AddRepo(testRepo, testInstallation)
+	s, err := store.OpenBolt(filepath.Join(t.TempDir(), "countersign.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return startHarness(t, gh, s, opts...)
+}
+
+func startHarness(t *testing.T, gh *githubtest.Server, s store.Store, opts ...harnessOpt) *harness {
+	t.Helper()
+	st := app.Settings{AppID: gh.AppID(), PrivateKey: gh.PrivateKeyPEM(), WebhookSecret: []byte(testSecret),
+		APIURL: gh.URL(), Workers: 4, Listen: "127.0.0.1:0"}
+	for _, o := range opts {
+		o(&st)
+	}
+	logs := &logBuffer{}
+	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	srv, err := app.New(st, s, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	h := &harness{t: t, gh: gh, srv: srv, url: "http://" + ln.Addr().String(), store: s, logs: logs, stop: cancel, done: make(chan error, 1)}
+	go func() { h.done <- srv.Run(ctx, ln) }()
+	gh.SetWebhook(h.url+"/webhook", []byte(testSecret))
+	t.Cleanup(h.shutdown)
+	return h
+}
+
+func (h *harness) shutdown() {
+	if h.stop == nil {
+		return
+	}
+	h.stop()
+	h.stop = nil
+	select {
+	case err := <-h.done:
+		if err != nil {
+			h.t.Errorf("server stopped with error: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		h.t.Errorf("server did not shut down")
+	}
+	if h.t.Failed() {
+		h.t.Logf("bot logs:\n%s", h.logs.String())
+	}
+}
+
+// settle waits until every webhook the fake sent was answered and the bot has
+// nothing queued, nothing in its outbox and nothing under way, twice in a row.
+func (h *harness) settle() {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	quiet := 0
+	for quiet < 2 {
+		if err := h.gh.WaitWebhooks(ctx); err != nil {
+			h.t.Fatalf("webhooks not delivered: %v", err)
+		}
+		st, err := h.store.Stats(ctx)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		if st.Queued == 0 && st.Keys == 0 && h.srv.Worker().Busy() == 0 {
+			quiet++
+		} else {
+			quiet = 0
+		}
+		select {
+		case <-ctx.Done():
+			h.t.Fatalf("bot did not settle: %+v busy=%d", st, h.srv.Worker().Busy())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// post sends a webhook delivery to the bot, signed unless sign is false.
+func (h *harness) post(event, id string, payload []byte, sign bool) *http.Response {
+	h.t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, h.url+"/webhook", bytes.NewReader(payload))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-GitHub-Event", event)
+	if id != "" {
+		req.Header.Set("X-GitHub-Delivery", id)
+	}
+	if sign {
+		req.Header.Set("X-Hub-Signature-256", signature(payload, testSecret))
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp
+}
+
+func (h *harness) get(path string) (int, string) {
+	h.t.Helper()
+	resp, err := http.Get(h.url + path)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func signature(payload []byte, secret string) string {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write(payload)
+	return "sha256=" + hex.EncodeToString(m.Sum(nil))
+}
+
+// fixture reads a payload from testdata/github-webhooks.
+func fixture(t testing.TB, rel string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "github-webhooks", rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// writes lists the API requests that changed something.
+func writes(reqs []githubtest.Request) []string {
+	var out []string
+	for _, r := range reqs {
+		if r.Method != http.MethodGet {
+			out = append(out, r.Method+" "+r.Path)
+		}
+	}
+	return out
+}
+
+func describe(reqs []githubtest.Request) string {
+	var b strings.Builder
+	for _, r := range reqs {
+		fmt.Fprintf(&b, "  %s %s -> %d\n", r.Method, r.Path, r.Status)
+	}
+	return b.String()
+}
+
+func urlQueryEscape(s string) string { return url.QueryEscape(s) }

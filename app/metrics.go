@@ -1,0 +1,71 @@
+package app
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// Metrics are the Prometheus metrics the bot exports on /metrics. Each server
+// has its own registry, so tests can run several.
+type Metrics struct {
+	Registry *prometheus.Registry
+
+	Deliveries      *prometheus.CounterVec   // webhook deliveries by event and intake outcome
+	Processed       *prometheus.CounterVec   // deliveries processed by event and outcome
+	ProcessLatency  *prometheus.HistogramVec // from receipt to effects applied, by event
+	IntakeLatency   prometheus.Histogram     // from request to response on /webhook
+	APICalls        *prometheus.CounterVec   // GitHub API calls by method and status code
+	APIRetries      *prometheus.CounterVec   // GitHub API retries by reason
+	RateLimitRemain prometheus.Gauge         // X-RateLimit-Remaining of the last API answer
+	QueueDepth      prometheus.GaugeFunc
+	DeadLetters     prometheus.GaugeFunc
+}
+
+// NewMetrics creates the metrics; stats reports the store's depths.
+func NewMetrics(stats func() (queued, dead int)) *Metrics {
+	m := &Metrics{
+		Registry: prometheus.NewRegistry(),
+		Deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "countersign_webhook_deliveries_total",
+			Help: "Webhook deliveries received, by event and intake outcome (accepted, duplicate, ignored, ping, bad_signature, too_large, malformed, error).",
+		}, []string{"event", "outcome"}),
+		Processed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "countersign_deliveries_processed_total",
+			Help: "Queued deliveries processed, by event and outcome (done, skipped, retried, dead_lettered).",
+		}, []string{"event", "outcome"}),
+		ProcessLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "countersign_processing_seconds",
+			Help:    "Time from a delivery's receipt to its effects applied on GitHub.",
+			Buckets: prometheus.ExponentialBuckets(0.005, 2, 14),
+		}, []string{"event"}),
+		IntakeLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "countersign_webhook_response_seconds",
+			Help:    "Time to answer a webhook delivery.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14),
+		}),
+		APICalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "countersign_github_api_requests_total",
+			Help: "GitHub API requests, by method and status code (0: no answer).",
+		}, []string{"method", "code"}),
+		APIRetries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "countersign_github_api_retries_total",
+			Help: "GitHub API requests retried, by reason (server_error, rate_limited, network).",
+		}, []string{"reason"}),
+		RateLimitRemain: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "countersign_github_rate_limit_remaining",
+			Help: "X-RateLimit-Remaining of the latest GitHub API answer.",
+		}),
+	}
+	m.QueueDepth = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "countersign_queue_depth",
+		Help: "Deliveries accepted and not yet processed.",
+	}, func() float64 { q, _ := stats(); return float64(q) })
+	m.DeadLetters = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "countersign_dead_letters",
+		Help: "Deliveries that failed every attempt and wait for `countersign deadletters retry`.",
+	}, func() float64 { _, d := stats(); return float64(d) })
+	m.Registry.MustRegister(m.Deliveries, m.Processed, m.ProcessLatency, m.IntakeLatency, m.APICalls,
+		m.APIRetries, m.RateLimitRemain, m.QueueDepth, m.DeadLetters,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}

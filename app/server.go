@@ -1,0 +1,160 @@
+// Package app holds countersign's adapters around the pure rules: webhook
+// intake, the queue workers, the GitHub client, the store, the effect executor
+// and metrics.
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/countersign/countersign/app/store"
+	"github.com/gorilla/mux"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Server is one countersign process: HTTP intake plus the worker pool.
+type Server struct {
+	settings Settings
+	log      *slog.Logger
+	store    store.Store
+	gh       *GitHub
+	metrics  *Metrics
+	worker   *Worker
+	router   *mux.Router
+	stopping atomic.Bool
+}
+
+// OpenStore opens the store the settings name: Redis when RedisURL is set, else
+// the embedded bbolt file.
+func OpenStore(ctx context.Context, st Settings) (store.Store, error) {
+	if st.RedisURL != "" {
+		s, err := store.OpenRedis(ctx, st.RedisURL)
+		if err != nil {
+			return nil, fmt.Errorf("REDIS_URL: %w", err)
+		}
+		return s, nil
+	}
+	s, err := store.OpenBolt(st.DataPath)
+	if err != nil {
+		return nil, fmt.Errorf("COUNTERSIGN_DATA: %w", err)
+	}
+	return s, nil
+}
+
+// New builds a server over an open store (which it closes when Run ends).
+func New(st Settings, s store.Store, log *slog.Logger) (*Server, error) {
+	srv := &Server{settings: st, log: log, store: s}
+	srv.metrics = NewMetrics(func() (int, int) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		stats, err := s.Stats(ctx)
+		if err != nil {
+			return -1, -1
+		}
+		return stats.Queued, stats.DeadLetters
+	})
+	gh, err := NewGitHub(st.APIURL, st.AppID, st.PrivateKey, srv.metrics)
+	if err != nil {
+		return nil, err
+	}
+	srv.gh = gh
+	exec := &Executor{store: s, gh: gh, log: log}
+	proc := &Processor{store: s, gh: gh, exec: exec}
+	srv.worker = newWorker(s, proc, log, srv.metrics, claimOwner())
+
+	r := mux.NewRouter()
+	r.HandleFunc("/webhook", srv.serveWebhook).Methods(http.MethodPost)
+	r.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintln(w, "ok")
+	}).Methods(http.MethodGet)
+	r.HandleFunc("/readyz", srv.serveReady).Methods(http.MethodGet)
+	r.Handle("/metrics", promhttp.HandlerFor(srv.metrics.Registry, promhttp.HandlerOpts{})).Methods(http.MethodGet)
+	srv.router = r
+	return srv, nil
+}
+
+// Handler is the server's HTTP handler (all routes).
+func (s *Server) Handler() http.Handler { return s.router }
+
+// Worker is the server's worker pool.
+func (s *Server) Worker() *Worker { return s.worker }
+
+// Store is the server's store.
+func (s *Server) Store() store.Store { return s.store }
+
+// serveReady is GET /readyz: 200 while the store answers and the server is not
+// shutting down, so a load balancer sends deliveries only where they can be queued.
+func (s *Server) serveReady(w http.ResponseWriter, r *http.Request) {
+	if s.stopping.Load() {
+		http.Error(w, "shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if err := s.store.Ping(ctx); err != nil {
+		s.log.Warn("not ready: store unreachable", "error", err)
+		http.Error(w, "store unreachable", http.StatusServiceUnavailable)
+		return
+	}
+	fmt.Fprintln(w, "ready")
+}
+
+// Run serves HTTP on ln and runs the workers until ctx is done, then shuts down
+// gracefully: it stops taking deliveries, finishes those under way, and closes
+// the store.
+func (s *Server) Run(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{Handler: s.router, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second,
+		WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second,
+		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
+	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopWork()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		s.worker.Run(workCtx, s.settings.Workers)
+	}()
+
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- hs.Serve(ln) }()
+	s.log.Info("countersign serving", "addr", ln.Addr().String(), "github_api", s.settings.APIURL, "workers", s.settings.Workers)
+
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-serveErr:
+	}
+	s.stopping.Store(true)
+	s.log.Info("shutting down")
+	shutCtx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if e := hs.Shutdown(shutCtx); e != nil {
+		s.log.Warn("http shutdown", "error", e)
+	}
+	stopWork()
+	wg.Wait()
+	if e := s.store.Close(); e != nil {
+		s.log.Warn("store close", "error", e)
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+func claimOwner() string {
+	host, _ := os.Hostname()
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(b))
+}

@@ -1,0 +1,180 @@
+package app
+
+import (
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Settings are the server's settings (DESIGN §7): each comes from an
+// environment variable, and a flag of the same meaning overrides it.
+type Settings struct {
+	AppID         int64
+	PrivateKey    []byte // PEM
+	WebhookSecret []byte
+	APIURL        string
+	Listen        string
+	DataPath      string // bbolt file, when RedisURL is empty
+	RedisURL      string
+	Workers       int
+	LogLevel      slog.Level
+}
+
+// setting describes one setting: its variable, its flag, its default and help.
+type setting struct {
+	env, flag, def, help string
+}
+
+var settingsTable = []setting{
+	{"GITHUB_APP_ID", "app-id", "", "the GitHub App's numeric id"},
+	{"GITHUB_PRIVATE_KEY_PATH", "private-key-path", "", "path of the App's private key (PEM)"},
+	{"GITHUB_PRIVATE_KEY", "private-key", "", "the App's private key itself (PEM), instead of a path"},
+	{"GITHUB_WEBHOOK_SECRET", "webhook-secret", "", "the App's webhook secret"},
+	{"GITHUB_API_URL", "github-api-url", "https://api.github.com/", "GitHub REST API base URL (GitHub Enterprise Server: https://HOST/api/v3/)"},
+	{"COUNTERSIGN_LISTEN", "listen", ":8080", "address to serve HTTP on"},
+	{"COUNTERSIGN_DATA", "data", "countersign.db", "embedded store file (used when REDIS_URL is empty)"},
+	{"REDIS_URL", "redis-url", "", "Redis URL (redis://...); when set, Redis is the store and several replicas can run"},
+	{"COUNTERSIGN_WORKERS", "workers", "8", "how many tasks are processed in parallel"},
+	{"COUNTERSIGN_LOG_LEVEL", "log-level", "info", "debug, info, warn or error"},
+}
+
+// SettingsHelp lists every setting, for usage text and the README.
+func SettingsHelp() string {
+	var b strings.Builder
+	for _, s := range settingsTable {
+		def := ""
+		if s.def != "" {
+			def = fmt.Sprintf(" (default %q)", s.def)
+		}
+		fmt.Fprintf(&b, "  %-24s --%-18s %s%s\n", s.env, s.flag, s.help, def)
+	}
+	return b.String()
+}
+
+// LoadSettings reads the settings from getenv and args (flags win). A missing or
+// invalid setting is an error naming it; nothing is half-configured.
+func LoadSettings(args []string, getenv func(string) string, stderr io.Writer) (Settings, error) {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: countersign serve [flags]\n\nEvery flag mirrors an environment variable:\n%s", SettingsHelp())
+	}
+	vals := make(map[string]*string, len(settingsTable))
+	for _, s := range settingsTable {
+		v := getenv(s.env)
+		if v == "" {
+			v = s.def
+		}
+		vals[s.env] = fs.String(s.flag, v, s.help)
+	}
+	if err := fs.Parse(args); err != nil {
+		return Settings{}, err
+	}
+	if fs.NArg() > 0 {
+		return Settings{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	get := func(env string) string { return strings.TrimSpace(*vals[env]) }
+	name := func(env string) string {
+		for _, s := range settingsTable {
+			if s.env == env {
+				return fmt.Sprintf("%s (--%s)", s.env, s.flag)
+			}
+		}
+		return env
+	}
+
+	var st Settings
+	var err error
+	if v := get("GITHUB_APP_ID"); v == "" {
+		return st, fmt.Errorf("%s is not set", name("GITHUB_APP_ID"))
+	} else if st.AppID, err = strconv.ParseInt(v, 10, 64); err != nil || st.AppID <= 0 {
+		return st, fmt.Errorf("%s: %q is not a positive number", name("GITHUB_APP_ID"), v)
+	}
+
+	keyPath, keyPEM := get("GITHUB_PRIVATE_KEY_PATH"), *vals["GITHUB_PRIVATE_KEY"]
+	switch {
+	case keyPath != "" && strings.TrimSpace(keyPEM) != "":
+		return st, fmt.Errorf("%s and %s are both set: set one", name("GITHUB_PRIVATE_KEY_PATH"), name("GITHUB_PRIVATE_KEY"))
+	case keyPath != "":
+		b, err := os.ReadFile(keyPath)
+		if err != nil {
+			return st, fmt.Errorf("%s: cannot read the key: %w", name("GITHUB_PRIVATE_KEY_PATH"), err)
+		}
+		if err := checkRSAKey(b); err != nil {
+			return st, fmt.Errorf("%s: %s: %w", name("GITHUB_PRIVATE_KEY_PATH"), keyPath, err)
+		}
+		st.PrivateKey = b
+	case strings.TrimSpace(keyPEM) != "":
+		b := []byte(strings.ReplaceAll(keyPEM, `\n`, "\n")) // allow a one-line PEM with escaped newlines
+		if err := checkRSAKey(b); err != nil {
+			return st, fmt.Errorf("%s: %w", name("GITHUB_PRIVATE_KEY"), err)
+		}
+		st.PrivateKey = b
+	default:
+		return st, fmt.Errorf("no private key: set %s or %s", name("GITHUB_PRIVATE_KEY_PATH"), name("GITHUB_PRIVATE_KEY"))
+	}
+
+	if v := *vals["GITHUB_WEBHOOK_SECRET"]; v == "" {
+		return st, fmt.Errorf("%s is not set", name("GITHUB_WEBHOOK_SECRET"))
+	} else {
+		st.WebhookSecret = []byte(v)
+	}
+
+	st.APIURL = get("GITHUB_API_URL")
+	if u, err := url.Parse(st.APIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return st, fmt.Errorf("%s: %q is not an http(s) URL", name("GITHUB_API_URL"), st.APIURL)
+	}
+	if !strings.HasSuffix(st.APIURL, "/") {
+		st.APIURL += "/"
+	}
+
+	if st.Listen = get("COUNTERSIGN_LISTEN"); st.Listen == "" {
+		return st, fmt.Errorf("%s is empty", name("COUNTERSIGN_LISTEN"))
+	}
+	st.RedisURL = get("REDIS_URL")
+	if st.RedisURL != "" {
+		if _, err := redis.ParseURL(st.RedisURL); err != nil {
+			return st, fmt.Errorf("%s: %w", name("REDIS_URL"), err)
+		}
+	} else if st.DataPath = get("COUNTERSIGN_DATA"); st.DataPath == "" {
+		return st, fmt.Errorf("%s is empty and REDIS_URL is not set: the store needs one", name("COUNTERSIGN_DATA"))
+	}
+	workers := get("COUNTERSIGN_WORKERS")
+	if st.Workers, err = strconv.Atoi(workers); err != nil || st.Workers < 1 || st.Workers > 1024 {
+		return st, fmt.Errorf("%s: %q is not a number from 1 to 1024", name("COUNTERSIGN_WORKERS"), workers)
+	}
+	if err := st.LogLevel.UnmarshalText([]byte(get("COUNTERSIGN_LOG_LEVEL"))); err != nil {
+		return st, fmt.Errorf("%s: %q is not debug, info, warn or error", name("COUNTERSIGN_LOG_LEVEL"), get("COUNTERSIGN_LOG_LEVEL"))
+	}
+	return st, nil
+}
+
+// checkRSAKey reports whether b holds an RSA private key in PEM, as GitHub issues them.
+func checkRSAKey(b []byte) error {
+	block, _ := pem.Decode(b)
+	if block == nil {
+		return errors.New("not a PEM private key")
+	}
+	if _, err := x509.ParsePKCS1PrivateKey(block.Bytes); err == nil {
+		return nil
+	}
+	k, err := x509.ParsePKCS8PrivateKey(block.Bytes)
+	if err != nil {
+		return errors.New("not an RSA private key")
+	}
+	if _, ok := k.(*rsa.PrivateKey); !ok {
+		return errors.New("not an RSA private key")
+	}
+	return nil
+}

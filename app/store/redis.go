@@ -1,0 +1,711 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// DefaultRedisPrefix namespaces every Redis key the store uses.
+const DefaultRedisPrefix = "countersign:"
+
+// Redis is the Store shared by several replicas through one Redis server. Every
+// operation that checks a lease and writes is one Lua script, so it is atomic
+// with respect to every other replica. Lease expiry and readiness are compared
+// with the Redis server's clock (TIME), so clock skew between replicas does not
+// matter; Claim.Expires is the caller's own clock at the start of the call plus
+// ttl, which is never later than the server-side expiry.
+//
+// Durability is Redis's: configure appendonly/appendfsync to taste.
+//
+// Layout (P is the prefix; times are server microseconds):
+//
+//	P ready          ZSET  ordering key -> when it becomes claimable: keys with
+//	                       queued deliveries or outbox effects, scored by the time
+//	                       they became ready, the lease expiry while leased, or
+//	                       the end of a Nack delay
+//	P lease:<key>    HASH  tok, exp, owner (expires by itself shortly after exp)
+//	P q:<key>        LIST  delivery JSON, head first
+//	P out:<key>      LIST  outbox effects, oldest first
+//	P queued         STRING number of queued deliveries
+//	P seen:<id>      STRING with a TTL of SeenTTL
+//	P dlq            ZSET  delivery id -> sequence;  P dlqdata HASH id -> JSON;  P dlqseq
+//	P rec            HASH  record key -> value;  P recidx ZSET (all scores 0) for Scan
+//
+// All keys are reached through the prefix passed as the scripts' only KEYS
+// entry; on Redis Cluster use a prefix with a hash tag, e.g. "{countersign}:",
+// so that they all live in one slot (not tested).
+type Redis struct {
+	c       redis.UniversalClient
+	prefix  string
+	owned   bool
+	seenTTL time.Duration
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+var _ Store = (*Redis)(nil)
+
+// RedisOption configures OpenRedis.
+type RedisOption func(*Redis)
+
+// WithPrefix sets the prefix of every key (default DefaultRedisPrefix).
+func WithPrefix(prefix string) RedisOption {
+	return func(r *Redis) {
+		if prefix != "" {
+			r.prefix = prefix
+		}
+	}
+}
+
+// OpenRedis connects to the Redis server at url ("redis://[user:pass@]host:port/db",
+// or rediss:// for TLS), checks that it answers and returns a store that closes
+// the connection in Close.
+func OpenRedis(ctx context.Context, url string, opts ...RedisOption) (*Redis, error) {
+	o, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("store: redis url: %w", err)
+	}
+	c := redis.NewClient(o)
+	r := NewRedis(c, DefaultRedisPrefix)
+	r.owned = true
+	for _, opt := range opts {
+		opt(r)
+	}
+	if err := c.Ping(ctx).Err(); err != nil {
+		_ = c.Close()
+		return nil, fmt.Errorf("store: redis ping %s: %w", o.Addr, err)
+	}
+	return r, nil
+}
+
+// NewRedis returns a store using client, with every key under prefix (""
+// means DefaultRedisPrefix). Close does not close client.
+func NewRedis(client redis.UniversalClient, prefix string) *Redis {
+	if prefix == "" {
+		prefix = DefaultRedisPrefix
+	}
+	return &Redis{c: client, prefix: prefix, seenTTL: SeenTTL}
+}
+
+// luaHeader is shared by all scripts. Integers are formatted with %d when
+// passed to commands: numbers are 16-digit microsecond timestamps.
+const luaHeader = `
+if redis.replicate_commands then redis.replicate_commands() end
+local P = KEYS[1]
+local READY = P .. 'ready'
+local QUEUED = P .. 'queued'
+local REC = P .. 'rec'
+local RECIDX = P .. 'recidx'
+local DLQ = P .. 'dlq'
+local DLQDATA = P .. 'dlqdata'
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
+local function int(x) return string.format('%d', x) end
+local function qk(k) return P .. 'q:' .. k end
+local function ok(k) return P .. 'out:' .. k end
+local function lk(k) return P .. 'lease:' .. k end
+local function has_work(k)
+  return redis.call('LLEN', qk(k)) > 0 or redis.call('LLEN', ok(k)) > 0
+end
+-- expiry of k's lease if it is live, else nil
+local function lease_exp(k)
+  local v = redis.call('HMGET', lk(k), 'tok', 'exp')
+  local e = tonumber(v[2] or '0') or 0
+  if v[1] and e > now then return e end
+  return nil
+end
+local function holds(k, tok)
+  local v = redis.call('HMGET', lk(k), 'tok', 'exp')
+  return tok ~= '' and v[1] == tok and (tonumber(v[2] or '0') or 0) > now
+end
+local function set_lease(k, tok, owner, exp)
+  redis.call('HSET', lk(k), 'tok', tok, 'exp', int(exp), 'owner', owner)
+  redis.call('PEXPIREAT', lk(k), int(math.floor(exp / 1000) + 1000))
+end
+-- keep READY in step with k: a member iff k has work; a new member is
+-- claimable when its live lease expires, else now.
+local function sync(k)
+  if has_work(k) then
+    if not redis.call('ZSCORE', READY, k) then
+      redis.call('ZADD', READY, int(lease_exp(k) or now), k)
+    end
+  else
+    redis.call('ZREM', READY, k)
+  end
+end
+-- release k's lease; it becomes claimable at 'at' if it has work
+local function release(k, at)
+  redis.call('DEL', lk(k))
+  if has_work(k) then
+    redis.call('ZADD', READY, int(at), k)
+  else
+    redis.call('ZREM', READY, k)
+  end
+end
+local function enqueue(k, id, js, seen_ms)
+  if not redis.call('SET', P .. 'seen:' .. id, '1', 'NX', 'PX', seen_ms) then return 0 end
+  redis.call('RPUSH', qk(k), js)
+  redis.call('INCR', QUEUED)
+  sync(k)
+  return 1
+end
+`
+
+func script(body string) *redis.Script { return redis.NewScript(luaHeader + body) }
+
+var (
+	// ARGV: seen_ms, key, id, json. Returns 1 if queued, 0 if a duplicate.
+	luaAccept = script(`return enqueue(ARGV[2], ARGV[3], ARGV[4], ARGV[1])`)
+
+	// ARGV: token, owner, ttl_us. Returns {key, head json or nil} or nil.
+	luaClaim = script(`
+local ttl = tonumber(ARGV[3])
+for i = 1, 1000 do
+  local r = redis.call('ZRANGEBYSCORE', READY, '-inf', int(now), 'LIMIT', 0, 1)
+  if #r == 0 then return false end
+  local k = r[1]
+  if not has_work(k) then
+    redis.call('ZREM', READY, k)
+  else
+    local e = lease_exp(k)
+    if e then
+      redis.call('ZADD', READY, int(e), k)
+    else
+      local exp = now + ttl
+      redis.call('DEL', lk(k))
+      set_lease(k, ARGV[1], ARGV[2], exp)
+      redis.call('ZADD', READY, int(exp), k)
+      return {k, redis.call('LINDEX', qk(k), 0)}
+    end
+  end
+end
+return false`)
+
+	// ARGV: key, token, ttl_us. Returns 1, or 0 if the lease is lost.
+	luaRenew = script(`
+local k = ARGV[1]
+if not holds(k, ARGV[2]) then return 0 end
+local exp = now + tonumber(ARGV[3])
+set_lease(k, ARGV[2], redis.call('HGET', lk(k), 'owner') or '', exp)
+if redis.call('ZSCORE', READY, k) then redis.call('ZADD', READY, int(exp), k) end
+return 1`)
+
+	// ARGV: seen_ms, key, token, head prefix ('' if no delivery),
+	//   n, n × (record key, '1' to delete / '0', value),
+	//   n, n × effect,
+	//   n, n × (key, id, json).
+	// Returns 0, 1 if the lease is lost, 2 if the delivery is not at the head.
+	luaCommit = script(`
+local k, tok, hp = ARGV[2], ARGV[3], ARGV[4]
+if not holds(k, tok) then return 1 end
+if hp ~= '' then
+  local h = redis.call('LINDEX', qk(k), 0)
+  if not h or string.sub(h, 1, #hp) ~= hp then return 2 end
+end
+local i = 5
+local n = tonumber(ARGV[i]); i = i + 1
+for j = 1, n do
+  local rk = ARGV[i]
+  if ARGV[i + 1] == '1' then
+    redis.call('HDEL', REC, rk)
+    redis.call('ZREM', RECIDX, rk)
+  else
+    redis.call('HSET', REC, rk, ARGV[i + 2])
+    redis.call('ZADD', RECIDX, 0, rk)
+  end
+  i = i + 3
+end
+n = tonumber(ARGV[i]); i = i + 1
+for j = 1, n do
+  redis.call('RPUSH', ok(k), ARGV[i])
+  i = i + 1
+end
+if hp ~= '' then
+  redis.call('LPOP', qk(k))
+  redis.call('DECR', QUEUED)
+end
+n = tonumber(ARGV[i]); i = i + 1
+for j = 1, n do
+  enqueue(ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[1])
+  i = i + 3
+end
+sync(k)
+return 0`)
+
+	// ARGV: key, token. Returns the outbox, or nil if the lease is lost.
+	luaOutbox = script(`
+if not holds(ARGV[1], ARGV[2]) then return false end
+return redis.call('LRANGE', ok(ARGV[1]), 0, -1)`)
+
+	// ARGV: key, token. Returns 1, or 0 if the lease is lost.
+	luaPopEffect = script(`
+local k = ARGV[1]
+if not holds(k, ARGV[2]) then return 0 end
+redis.call('LPOP', ok(k))
+sync(k)
+return 1`)
+
+	// ARGV: key, token. Returns 1, or 0 if the lease is lost.
+	luaRelease = script(`
+if not holds(ARGV[1], ARGV[2]) then return 0 end
+redis.call('DEL', lk(ARGV[1]))
+return 1`)
+
+	// ARGV: key, token, mode, the current head json, its new json, delay_us.
+	// mode is '0' if the claim has no delivery, '1' if it is the head read by
+	// the caller, '2' if it is not the head. Returns 0, 1 if lost, 2 if not at
+	// the head.
+	luaNack = script(`
+local k = ARGV[1]
+if not holds(k, ARGV[2]) then return 1 end
+if ARGV[3] == '2' then return 2 end
+if ARGV[3] == '1' then
+  if redis.call('LINDEX', qk(k), 0) ~= ARGV[4] then return 2 end
+  redis.call('LSET', qk(k), 0, ARGV[5])
+end
+release(k, now + tonumber(ARGV[6]))
+return 0`)
+
+	// ARGV: key, token, mode (as for luaNack), the current head json, the dead
+	// letter json, delivery id. Returns 0, 1 if lost, 2 if not at the head.
+	luaDeadLetter = script(`
+local k = ARGV[1]
+if not holds(k, ARGV[2]) then return 1 end
+if ARGV[3] == '2' then return 2 end
+if ARGV[3] == '1' then
+  if redis.call('LINDEX', qk(k), 0) ~= ARGV[4] then return 2 end
+  redis.call('LPOP', qk(k))
+  redis.call('DECR', QUEUED)
+  local seq = redis.call('INCR', P .. 'dlqseq')
+  redis.call('ZADD', DLQ, seq, ARGV[6])
+  redis.call('HSET', DLQDATA, ARGV[6], ARGV[5])
+end
+release(k, now)
+return 0`)
+
+	luaDeadLetters = script(`
+local out = {}
+for _, id in ipairs(redis.call('ZRANGE', DLQ, 0, -1)) do
+  local v = redis.call('HGET', DLQDATA, id)
+  if v then out[#out + 1] = v end
+end
+return out`)
+
+	// ARGV: id, current json, new json, key. Returns 0, 2 if the dead letter
+	// changed meanwhile, 3 if it is gone.
+	luaRetryDeadLetter = script(`
+local cur = redis.call('HGET', DLQDATA, ARGV[1])
+if not cur then return 3 end
+if cur ~= ARGV[2] then return 2 end
+redis.call('ZREM', DLQ, ARGV[1])
+redis.call('HDEL', DLQDATA, ARGV[1])
+redis.call('RPUSH', qk(ARGV[4]), ARGV[3])
+redis.call('INCR', QUEUED)
+sync(ARGV[4])
+return 0`)
+
+	// ARGV: key, value.
+	luaPut = script(`
+redis.call('HSET', REC, ARGV[1], ARGV[2])
+redis.call('ZADD', RECIDX, 0, ARGV[1])
+return 1`)
+
+	luaStats = script(`
+return {tonumber(redis.call('GET', QUEUED) or '0') or 0, redis.call('ZCARD', READY), redis.call('ZCARD', DLQ)}`)
+)
+
+func (r *Redis) run(ctx context.Context, s *redis.Script, args ...any) *redis.Cmd {
+	return s.Run(ctx, r.c, []string{r.prefix}, args...)
+}
+
+func wrapRedis(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("store: redis %s: %w", op, err)
+}
+
+// leaseResult maps a script status to an error: 0 ok, 1 lease lost, 2 not head.
+func leaseResult(op string, c *Claim, code int64, err error) error {
+	if err != nil {
+		return wrapRedis(fmt.Sprintf("%s %q", op, c.Key), err)
+	}
+	switch code {
+	case 0:
+		return nil
+	case 1:
+		return wrapRedis(fmt.Sprintf("%s %q", op, c.Key), ErrLeaseLost)
+	case 2:
+		return errNotHead(op, c)
+	}
+	return fmt.Errorf("store: redis %s %q: unexpected script result %d", op, c.Key, code)
+}
+
+func durUS(d time.Duration) int64 { return max(d.Microseconds(), 1) }
+
+func (r *Redis) seenMS() int64 { return max(r.seenTTL.Milliseconds(), 1) }
+
+// Accept implements Store.
+func (r *Redis) Accept(ctx context.Context, d Delivery) (bool, error) {
+	if err := checkDelivery(&d); err != nil {
+		return false, err
+	}
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	raw, err := encodeDelivery(d, time.Now())
+	if err != nil {
+		return false, err
+	}
+	n, err := r.run(ctx, luaAccept, r.seenMS(), d.Key, d.ID, raw).Int64()
+	if err != nil {
+		return false, wrapRedis(fmt.Sprintf("accept %q", d.ID), err)
+	}
+	return n == 1, nil
+}
+
+// Claim implements Store.
+func (r *Redis) Claim(ctx context.Context, owner string, ttl time.Duration) (*Claim, error) {
+	ttl, err := checkTTL(ttl)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	tok, err := newToken()
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	res, err := r.run(ctx, luaClaim, tok, owner, durUS(ttl)).Slice()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, wrapRedis("claim", err)
+	}
+	if len(res) != 2 {
+		return nil, fmt.Errorf("store: redis claim: unexpected reply %v", res)
+	}
+	key, _ := res[0].(string)
+	c := &Claim{Key: key, Token: tok, Expires: start.Add(ttl)}
+	if head, ok := res[1].(string); ok {
+		if c.Delivery, err = decodeDelivery([]byte(head)); err != nil {
+			return nil, fmt.Errorf("store: redis claim %q: %w", key, err)
+		}
+	}
+	return c, nil
+}
+
+// Renew implements Store.
+func (r *Redis) Renew(ctx context.Context, c *Claim, ttl time.Duration) error {
+	if err := checkClaim(c); err != nil {
+		return err
+	}
+	ttl, err := checkTTL(ttl)
+	if err != nil {
+		return err
+	}
+	n, err := r.run(ctx, luaRenew, c.Key, c.Token, durUS(ttl)).Int64()
+	if err == nil && n == 0 {
+		err = ErrLeaseLost
+	}
+	return wrapRedis(fmt.Sprintf("renew %q", c.Key), err)
+}
+
+// Commit implements Store.
+func (r *Redis) Commit(ctx context.Context, c *Claim, w Commit) error {
+	if err := checkClaim(c); err != nil {
+		return err
+	}
+	enc, err := checkCommit(&w, time.Now())
+	if err != nil {
+		return err
+	}
+	args := make([]any, 0, 7+3*len(w.Records)+len(w.Effects)+3*len(w.Enqueue))
+	hp := ""
+	if c.Delivery != nil {
+		hp = string(headPrefix(c.Delivery.ID))
+	}
+	args = append(args, r.seenMS(), c.Key, c.Token, hp, len(w.Records))
+	for k, v := range w.Records {
+		if v == nil {
+			args = append(args, k, "1", "")
+		} else {
+			args = append(args, k, "0", v)
+		}
+	}
+	args = append(args, len(w.Effects))
+	for _, e := range w.Effects {
+		args = append(args, e)
+	}
+	args = append(args, len(w.Enqueue))
+	for i, d := range w.Enqueue {
+		args = append(args, d.Key, d.ID, enc[i])
+	}
+	code, err := r.run(ctx, luaCommit, args...).Int64()
+	return leaseResult("commit", c, code, err)
+}
+
+// Outbox implements Store.
+func (r *Redis) Outbox(ctx context.Context, c *Claim) ([][]byte, error) {
+	if err := checkClaim(c); err != nil {
+		return nil, err
+	}
+	res, err := r.run(ctx, luaOutbox, c.Key, c.Token).StringSlice()
+	if errors.Is(err, redis.Nil) {
+		err = ErrLeaseLost
+	}
+	if err != nil {
+		return nil, wrapRedis(fmt.Sprintf("outbox %q", c.Key), err)
+	}
+	out := make([][]byte, len(res))
+	for i, s := range res {
+		out[i] = []byte(s)
+	}
+	return out, nil
+}
+
+// PopEffect implements Store.
+func (r *Redis) PopEffect(ctx context.Context, c *Claim) error {
+	if err := checkClaim(c); err != nil {
+		return err
+	}
+	n, err := r.run(ctx, luaPopEffect, c.Key, c.Token).Int64()
+	if err == nil && n == 0 {
+		err = ErrLeaseLost
+	}
+	return wrapRedis(fmt.Sprintf("pop effect %q", c.Key), err)
+}
+
+// Release implements Store.
+func (r *Redis) Release(ctx context.Context, c *Claim) error {
+	if err := checkClaim(c); err != nil {
+		return err
+	}
+	n, err := r.run(ctx, luaRelease, c.Key, c.Token).Int64()
+	if err == nil && n == 0 {
+		err = ErrLeaseLost
+	}
+	return wrapRedis(fmt.Sprintf("release %q", c.Key), err)
+}
+
+// head reads the raw head of c's queue and checks it is c.Delivery. Only the
+// lease holder changes the head, so it stays so until the holder's next script
+// (which checks it again).
+func (r *Redis) head(ctx context.Context, op string, c *Claim) (*Delivery, string, error) {
+	raw, err := r.c.LIndex(ctx, r.prefix+"q:"+c.Key, 0).Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, "", wrapRedis(fmt.Sprintf("%s %q", op, c.Key), err)
+	}
+	if !isHead([]byte(raw), c.Delivery.ID) {
+		return nil, raw, nil // the script reports a lost lease, or errNotHead
+	}
+	d, err := decodeDelivery([]byte(raw))
+	if err != nil {
+		return nil, "", err
+	}
+	return d, raw, nil
+}
+
+// Nack implements Store.
+func (r *Redis) Nack(ctx context.Context, c *Claim, errMsg string, retryAfter time.Duration) error {
+	if err := checkClaim(c); err != nil {
+		return err
+	}
+	has, old, nw := "0", "", []byte(nil)
+	if c.Delivery != nil {
+		d, raw, err := r.head(ctx, "nack", c)
+		if err != nil {
+			return err
+		}
+		has, old = "2", raw
+		if d != nil {
+			has = "1"
+			d.Attempts++
+			d.LastError = errMsg
+			if nw, err = encodeDelivery(*d, time.Now()); err != nil {
+				return err
+			}
+		}
+	}
+	code, err := r.run(ctx, luaNack, c.Key, c.Token, has, old, nw, clampDelay(retryAfter).Microseconds()).Int64()
+	return leaseResult("nack", c, code, err)
+}
+
+// DeadLetter implements Store.
+func (r *Redis) DeadLetter(ctx context.Context, c *Claim, errMsg string) error {
+	if err := checkClaim(c); err != nil {
+		return err
+	}
+	has, old, nw, id := "0", "", []byte(nil), ""
+	if c.Delivery != nil {
+		d, raw, err := r.head(ctx, "dead letter", c)
+		if err != nil {
+			return err
+		}
+		has, old, id = "2", raw, c.Delivery.ID
+		if d != nil {
+			has = "1"
+			d.LastError = errMsg
+			if nw, err = encodeDelivery(*d, time.Now()); err != nil {
+				return err
+			}
+		}
+	}
+	code, err := r.run(ctx, luaDeadLetter, c.Key, c.Token, has, old, nw, id).Int64()
+	return leaseResult("dead letter", c, code, err)
+}
+
+// DeadLetters implements Store.
+func (r *Redis) DeadLetters(ctx context.Context) ([]Delivery, error) {
+	res, err := r.run(ctx, luaDeadLetters).StringSlice()
+	if err != nil {
+		return nil, wrapRedis("dead letters", err)
+	}
+	out := make([]Delivery, 0, len(res))
+	for _, s := range res {
+		d, err := decodeDelivery([]byte(s))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *d)
+	}
+	return out, nil
+}
+
+// RetryDeadLetter implements Store.
+func (r *Redis) RetryDeadLetter(ctx context.Context, id string) error {
+	if id == "" {
+		return ErrNotFound
+	}
+	for range 10 {
+		raw, err := r.c.HGet(ctx, r.prefix+"dlqdata", id).Result()
+		if errors.Is(err, redis.Nil) {
+			return ErrNotFound
+		}
+		if err != nil {
+			return wrapRedis(fmt.Sprintf("retry dead letter %q", id), err)
+		}
+		d, err := decodeDelivery([]byte(raw))
+		if err != nil {
+			return err
+		}
+		if err := checkDelivery(d); err != nil {
+			return fmt.Errorf("store: redis retry dead letter %q: %w", id, err)
+		}
+		d.Attempts = 0
+		nw, err := encodeDelivery(*d, time.Now())
+		if err != nil {
+			return err
+		}
+		code, err := r.run(ctx, luaRetryDeadLetter, id, raw, nw, d.Key).Int64()
+		if err != nil {
+			return wrapRedis(fmt.Sprintf("retry dead letter %q", id), err)
+		}
+		switch code {
+		case 0:
+			return nil
+		case 3:
+			return ErrNotFound
+		}
+		// 2: replaced meanwhile, read it again
+	}
+	return fmt.Errorf("store: redis retry dead letter %q: too much contention", id)
+}
+
+// Get implements Store.
+func (r *Redis) Get(ctx context.Context, key string) ([]byte, error) {
+	if checkRecordKey(key) != nil {
+		return nil, ErrNotFound
+	}
+	v, err := r.c.HGet(ctx, r.prefix+"rec", key).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, wrapRedis(fmt.Sprintf("get %q", key), err)
+	}
+	return v, nil
+}
+
+// Put implements Store. A nil val writes an empty record.
+func (r *Redis) Put(ctx context.Context, key string, val []byte) error {
+	if err := checkRecordKey(key); err != nil {
+		return err
+	}
+	if val == nil {
+		val = []byte{}
+	}
+	return wrapRedis(fmt.Sprintf("put %q", key), r.run(ctx, luaPut, key, val).Err())
+}
+
+// Scan implements Store.
+func (r *Redis) Scan(ctx context.Context, prefix string) ([]string, error) {
+	lo, hi := "-", "+"
+	if prefix != "" {
+		lo = "[" + prefix
+		if succ, ok := successor(prefix); ok {
+			hi = "(" + succ
+		}
+	}
+	keys, err := r.c.ZRangeByLex(ctx, r.prefix+"recidx", &redis.ZRangeBy{Min: lo, Max: hi}).Result()
+	if err != nil {
+		return nil, wrapRedis("scan", err)
+	}
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	return keys, nil
+}
+
+// successor is the smallest string greater than every string with prefix p;
+// ok is false if there is none (p is all 0xff bytes).
+func successor(p string) (string, bool) {
+	b := []byte(p)
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] != 0xff {
+			b[i]++
+			return string(b[:i+1]), true
+		}
+	}
+	return "", false
+}
+
+// Stats implements Store.
+func (r *Redis) Stats(ctx context.Context) (Stats, error) {
+	res, err := r.run(ctx, luaStats).Int64Slice()
+	if err != nil {
+		return Stats{}, wrapRedis("stats", err)
+	}
+	if len(res) != 3 {
+		return Stats{}, fmt.Errorf("store: redis stats: unexpected reply %v", res)
+	}
+	return Stats{Queued: int(max(res[0], 0)), Keys: int(res[1]), DeadLetters: int(res[2])}, nil
+}
+
+// Ping implements Store: it writes a short-lived key.
+func (r *Redis) Ping(ctx context.Context) error {
+	err := r.c.Set(ctx, r.prefix+"ping", strconv.FormatInt(time.Now().UnixNano(), 10), time.Minute).Err()
+	return wrapRedis("ping", err)
+}
+
+// Close implements Store. It closes the client only if OpenRedis created it.
+func (r *Redis) Close() error {
+	r.closeOnce.Do(func() {
+		if r.owned {
+			if err := r.c.Close(); err != nil {
+				r.closeErr = fmt.Errorf("store: redis close: %w", err)
+			}
+		}
+	})
+	return r.closeErr
+}

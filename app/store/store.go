@@ -1,0 +1,128 @@
+// Package store is countersign's durable state: the delivery queue, the set of
+// delivery ids already seen, per-key records (tasks, goals, configs) and the outbox
+// of effects still to apply to GitHub.
+//
+// Work is partitioned by key (for a task, "owner/repo#12"). A key is processed by
+// one holder at a time, under a lease that expires when its holder dies, and its
+// deliveries are handed out in arrival order. Different keys are processed in
+// parallel. Two implementations satisfy Store: Bolt (embedded, one process) and
+// Redis (shared by several replicas). storetest holds the conformance suite both
+// must pass.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// SeenTTL is how long a delivery id is remembered for de-duplication.
+const SeenTTL = 7 * 24 * time.Hour
+
+var (
+	// ErrNotFound is returned by Get for a record that does not exist.
+	ErrNotFound = errors.New("store: not found")
+	// ErrLeaseLost is returned when a claim's lease expired and the key was
+	// claimed by someone else (or released); the caller must stop working on it.
+	ErrLeaseLost = errors.New("store: lease lost")
+)
+
+// Delivery is one accepted webhook delivery (or an internal event derived from
+// one), queued under an ordering key.
+type Delivery struct {
+	ID         string    `json:"id"`    // X-GitHub-Delivery, or a derived id for internal events
+	Event      string    `json:"event"` // X-GitHub-Event, or an internal event name
+	Key        string    `json:"key"`   // ordering key
+	Payload    []byte    `json:"payload"`
+	ReceivedAt time.Time `json:"received_at"`
+	Attempts   int       `json:"attempts"` // failed processing attempts so far
+	LastError  string    `json:"last_error,omitempty"`
+}
+
+// Claim is a lease on one key. Delivery is the head of the key's queue, or nil
+// when the key was claimable only because its outbox holds effects still to apply.
+type Claim struct {
+	Key      string
+	Token    string // identifies this lease; a different token means someone else holds the key
+	Delivery *Delivery
+	Expires  time.Time
+}
+
+// Commit is what processing one delivery writes, atomically, under its claim.
+type Commit struct {
+	// Records to write (record key -> value). A nil value deletes the record.
+	Records map[string][]byte
+	// Effects appended to the claimed key's outbox, in order.
+	Effects [][]byte
+	// Deliveries enqueued (each under its own Key, at the tail of that key's queue),
+	// for example a pull-request event fanned out to the tasks it closes. Their ids
+	// are de-duplicated like accepted deliveries.
+	Enqueue []Delivery
+}
+
+// Store is the durable state behind the bot. All methods are safe for concurrent use.
+type Store interface {
+	// Accept records d.ID as seen and queues d at the tail of d.Key's queue, in one
+	// durable step. A delivery id already seen within SeenTTL is not queued again:
+	// accepted is false and err is nil.
+	Accept(ctx context.Context, d Delivery) (accepted bool, err error)
+
+	// Claim leases the key that has waited longest among the keys that have queued
+	// deliveries or outbox effects, are not leased, and are not delayed by Nack. It
+	// returns (nil, nil) when there is nothing to do. owner names the claimant (for
+	// logs and debugging only).
+	Claim(ctx context.Context, owner string, ttl time.Duration) (*Claim, error)
+
+	// Renew extends c's lease to ttl from now. ErrLeaseLost if c no longer holds it.
+	Renew(ctx context.Context, c *Claim, ttl time.Duration) error
+
+	// Commit atomically applies w, removes c.Delivery from the head of the queue
+	// (when not nil) and keeps the lease. ErrLeaseLost (and nothing written) if c no
+	// longer holds the key.
+	Commit(ctx context.Context, c *Claim, w Commit) error
+
+	// Outbox returns the claimed key's outbox effects, oldest first.
+	Outbox(ctx context.Context, c *Claim) ([][]byte, error)
+	// PopEffect removes the oldest effect of the claimed key's outbox (after it was applied).
+	PopEffect(ctx context.Context, c *Claim) error
+
+	// Release gives up the lease. The key becomes claimable again at once if it has
+	// queued deliveries or outbox effects.
+	Release(ctx context.Context, c *Claim) error
+
+	// Nack records a failed attempt at c.Delivery (Attempts+1, LastError=errMsg),
+	// keeps it at the head of its queue, releases the lease and makes the key
+	// unclaimable for retryAfter.
+	Nack(ctx context.Context, c *Claim, errMsg string, retryAfter time.Duration) error
+
+	// DeadLetter moves c.Delivery from the head of its queue to the dead letters
+	// (with errMsg as LastError), and releases the lease; the key's later deliveries
+	// go on.
+	DeadLetter(ctx context.Context, c *Claim, errMsg string) error
+	// DeadLetters lists the dead-lettered deliveries, oldest first.
+	DeadLetters(ctx context.Context) ([]Delivery, error)
+	// RetryDeadLetter moves the dead letter with that id back to the tail of its
+	// key's queue, with Attempts reset. ErrNotFound if there is none.
+	RetryDeadLetter(ctx context.Context, id string) error
+
+	// Get reads a record. ErrNotFound if absent.
+	Get(ctx context.Context, key string) ([]byte, error)
+	// Put writes a record outside of any claim (for records with no ordering key, such
+	// as caches). Task and goal records are written with Commit.
+	Put(ctx context.Context, key string, val []byte) error
+	// Scan returns the keys of all records whose key starts with prefix, sorted.
+	Scan(ctx context.Context, prefix string) ([]string, error)
+
+	// Stats reports queue depths, for metrics and readiness.
+	Stats(ctx context.Context) (Stats, error)
+	// Ping checks the store is reachable and writable.
+	Ping(ctx context.Context) error
+	Close() error
+}
+
+// Stats are gauges of the store's contents.
+type Stats struct {
+	Queued      int // deliveries waiting in all queues
+	Keys        int // keys with queued deliveries or outbox effects
+	DeadLetters int
+}

@@ -1,0 +1,185 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/countersign/countersign/app/store"
+)
+
+// Worker runs the pool that takes claims from the store and processes them.
+type Worker struct {
+	store    store.Store
+	proc     *Processor
+	log      *slog.Logger
+	m        *Metrics
+	owner    string
+	leaseTTL time.Duration
+	// maxAttempts failed attempts at one delivery dead-letter it.
+	maxAttempts int
+	poll        time.Duration
+
+	notify chan struct{}
+	busy   atomic.Int64
+}
+
+func newWorker(st store.Store, proc *Processor, log *slog.Logger, m *Metrics, owner string) *Worker {
+	return &Worker{store: st, proc: proc, log: log, m: m, owner: owner, leaseTTL: 30 * time.Second,
+		maxAttempts: 8, poll: 250 * time.Millisecond, notify: make(chan struct{}, 1)}
+}
+
+// Notify wakes an idle worker: a delivery was just queued.
+func (w *Worker) Notify() {
+	select {
+	case w.notify <- struct{}{}:
+	default:
+	}
+}
+
+// Busy is how many claims are being processed right now.
+func (w *Worker) Busy() int64 { return w.busy.Load() }
+
+// Run processes claims with n goroutines until ctx is done; work under way when
+// ctx ends is finished first.
+func (w *Worker) Run(ctx context.Context, n int) {
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.loop(ctx)
+		}()
+	}
+	wg.Wait()
+}
+
+func (w *Worker) loop(ctx context.Context) {
+	for ctx.Err() == nil {
+		c, err := w.store.Claim(ctx, w.owner, w.leaseTTL)
+		if err != nil {
+			if ctx.Err() == nil {
+				w.log.Error("claim failed", "error", err)
+				sleep(ctx, time.Second)
+			}
+			continue
+		}
+		if c == nil {
+			select {
+			case <-ctx.Done():
+			case <-w.notify:
+			case <-time.After(w.poll):
+			}
+			continue
+		}
+		w.busy.Add(1)
+		w.handle(context.WithoutCancel(ctx), c)
+		w.busy.Add(-1)
+		// More may be waiting: let another idle worker look too.
+		w.Notify()
+	}
+}
+
+// handle processes one claim, renewing its lease meanwhile, and settles it:
+// released when done, nacked (retried later) or dead-lettered when it failed.
+func (w *Worker) handle(ctx context.Context, c *store.Claim) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	renewed := make(chan struct{})
+	go func() {
+		defer close(renewed)
+		t := time.NewTicker(w.leaseTTL / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if err := w.store.Renew(ctx, c, w.leaseTTL); err != nil {
+					if ctx.Err() == nil {
+						w.log.Error("lease lost; abandoning the claim", "key", c.Key, "error", err)
+						cancel()
+					}
+					return
+				}
+			}
+		}
+	}()
+
+	event := "outbox"
+	var log *slog.Logger
+	if c.Delivery != nil {
+		event = c.Delivery.Event
+		log = w.log.With(slog.String("delivery", c.Delivery.ID), slog.String("event", event), slog.String("key", c.Key))
+	} else {
+		log = w.log.With(slog.String("key", c.Key))
+	}
+	start := time.Now()
+	err := w.proc.Handle(ctx, c, log)
+	cancel()
+	<-renewed
+	settle := context.WithoutCancel(ctx)
+
+	switch {
+	case err == nil:
+		if c.Delivery != nil {
+			w.m.Processed.WithLabelValues(metricEvent(event), "done").Inc()
+			w.m.ProcessLatency.WithLabelValues(metricEvent(event)).Observe(time.Since(c.Delivery.ReceivedAt).Seconds())
+			log.Debug("delivery processed", "took", time.Since(start))
+		}
+		if err := w.store.Release(settle, c); err != nil && !errors.Is(err, store.ErrLeaseLost) {
+			log.Error("release failed", "error", err)
+		}
+	case errors.Is(err, store.ErrLeaseLost):
+		log.Warn("lease lost while processing; another worker takes over", "error", err)
+	case c.Delivery != nil && (isPermanent(err) || c.Delivery.Attempts+1 >= w.maxAttempts):
+		w.m.Processed.WithLabelValues(metricEvent(event), "dead_lettered").Inc()
+		log.Error("delivery dead-lettered", "error", err, "attempts", c.Delivery.Attempts+1)
+		if err := w.store.DeadLetter(settle, c, err.Error()); err != nil {
+			log.Error("dead-letter failed", "error", err)
+		}
+	default:
+		attempts := 0
+		if c.Delivery != nil {
+			attempts = c.Delivery.Attempts
+			w.m.Processed.WithLabelValues(metricEvent(event), "retried").Inc()
+		}
+		wait := retryDelay(attempts)
+		log.Warn("processing failed; will retry", "error", err, "retry_in", wait)
+		if err := w.store.Nack(settle, c, err.Error(), wait); err != nil {
+			log.Error("nack failed", "error", err)
+		}
+	}
+}
+
+// retryDelay is the wait before the next attempt: exponential from 1 s, capped
+// at 5 min, with jitter.
+func retryDelay(attempts int) time.Duration {
+	d := time.Second << min(attempts, 8)
+	d = min(d, 5*time.Minute)
+	return d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
+
+// permanentError marks a failure that retrying cannot fix.
+type permanentError struct{ err error }
+
+func (e permanentError) Error() string { return e.err.Error() }
+func (e permanentError) Unwrap() error { return e.err }
+
+func permanent(err error) error { return permanentError{err} }
+
+func isPermanent(err error) bool {
+	var p permanentError
+	return errors.As(err, &p)
+}

@@ -1,0 +1,82 @@
+// Package templates holds every text countersign writes on GitHub (comments,
+// the task card, check-run summaries) as embedded text/template files, and the
+// hidden markers by which the bot finds its own comments again.
+package templates
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/template"
+	"time"
+)
+
+//go:embed *.md.tmpl
+var files embed.FS
+
+var all = template.Must(template.New("").Funcs(template.FuncMap{
+	"when": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
+	"user": func(login string) string {
+		if login == "" {
+			return "—"
+		}
+		return "@" + login
+	},
+	"users": func(logins []string) string {
+		if len(logins) == 0 {
+			return "—"
+		}
+		out := make([]string, len(logins))
+		for i, l := range logins {
+			out[i] = "@" + l
+		}
+		return strings.Join(out, ", ")
+	},
+	"cell": func(s string) string { // keep a value inside one Markdown table cell
+		s = strings.ReplaceAll(s, "\r", "")
+		s = strings.ReplaceAll(s, "\n", " ")
+		return strings.ReplaceAll(s, "|", `\|`)
+	},
+}).ParseFS(files, "*.md.tmpl"))
+
+// Render executes the named template (file name without ".md.tmpl").
+func Render(name string, data any) (string, error) {
+	var b bytes.Buffer
+	if err := all.ExecuteTemplate(&b, name+".md.tmpl", data); err != nil {
+		return "", fmt.Errorf("render %s: %w", name, err)
+	}
+	return b.String(), nil
+}
+
+// cardMarker starts the hidden first line of a task card; the task record follows
+// it as JSON (json.Marshal escapes '<' and '>', so the record cannot end the
+// HTML comment early).
+const cardMarker = "<!-- countersign:card "
+
+// CardMarker returns the hidden line that identifies a task card and carries its
+// record (any JSON-encodable value).
+func CardMarker(record any) (string, error) {
+	b, err := json.Marshal(record)
+	if err != nil {
+		return "", fmt.Errorf("encode card record: %w", err)
+	}
+	return cardMarker + string(b) + " -->", nil
+}
+
+// IsCard reports whether a comment body is a task card.
+func IsCard(body string) bool { return strings.HasPrefix(body, cardMarker) }
+
+// CardRecord returns the JSON record carried by a task card's marker.
+func CardRecord(body string) ([]byte, bool) {
+	if !IsCard(body) {
+		return nil, false
+	}
+	line, _, _ := strings.Cut(body[len(cardMarker):], "\n")
+	rec, ok := strings.CutSuffix(strings.TrimRight(line, "\r"), " -->")
+	if !ok || !json.Valid([]byte(rec)) {
+		return nil, false
+	}
+	return []byte(rec), true
+}

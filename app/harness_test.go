@@ -32,7 +32,7 @@ const (
 // harness is one bot, served over real HTTP, talking to a fake GitHub that sends
 // its webhooks back to it.
 type harness struct {
-	t     *testing.T
+	t     testing.TB
 	gh    *githubtest.Server
 	srv   *app.Server
 	url   string // the bot's base URL
@@ -56,7 +56,7 @@ func newHarness(t *testing.T, opts ...harnessOpt) *harness {
 	return startHarness(t, gh, s, opts...)
 }
 
-func startHarness(t *testing.T, gh *githubtest.Server, s store.Store, opts ...harnessOpt) *harness {
+func startHarness(t testing.TB, gh *githubtest.Server, s store.Store, opts ...harnessOpt) *harness {
 	t.Helper()
 	st := app.Settings{AppID: gh.AppID(), PrivateKey: gh.PrivateKeyPEM(), WebhookSecret: []byte(testSecret),
 		APIURL: gh.URL(), Workers: 4, Listen: "127.0.0.1:0"}

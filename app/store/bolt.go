@@ -747,7 +747,6 @@ func (b *Bolt) PopEffect(ctx context.Context, c *Claim) error {
 		if err := t.out.Delete(itemKey(m.key, m.OHead)); err != nil {
 			return err
 		}
-		m.OHead++
 		return nil
 	})
 	return wrapBolt(fmt.Sprintf("pop effect %q", c.Key), err)

@@ -255,7 +255,7 @@ return 1`)
 	// ARGV: key, token. Returns 1, or 0 if the lease is lost.
 	luaRelease = script(`
 if not holds(ARGV[1], ARGV[2]) then return 0 end
-redis.call('DEL', lk(ARGV[1]))
+release(ARGV[1], now)
 return 1`)
 
 	// ARGV: key, token, mode, the current head json, its new json, delay_us.

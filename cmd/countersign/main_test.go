@@ -1,0 +1,208 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/countersign/countersign/app/githubtest"
+)
+
+// The test binary doubles as the countersign command when this is set, so the
+// tests run the real binary's main as a separate process.
+const asCommand = "COUNTERSIGN_TEST_AS_COMMAND"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(asCommand) == "1" {
+		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+func command(ctx context.Context, env []string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd.Env = append([]string{asCommand + "=1", "PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}, env...)
+	return cmd
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// A missing or invalid setting stops serve at start with one line naming it.
+func TestServeRefusesBadSettings(t *testing.T) {
+	dir := t.TempDir()
+	key := filepath.Join(dir, "key.pem")
+	gh := githubtest.New(githubtest.Options{})
+	defer gh.Close()
+	os.WriteFile(key, gh.PrivateKeyPEM(), 0o600)
+	base := []string{"GITHUB_APP_ID=1", "GITHUB_PRIVATE_KEY_PATH=" + key, "GITHUB_WEBHOOK_SECRET=x",
+		"COUNTERSIGN_DATA=" + filepath.Join(dir, "db"), "COUNTERSIGN_LISTEN=" + freeAddr(t)}
+	tests := []struct {
+		name string
+		env  []string
+		want string
+	}{
+		{"no app id", []string{"GITHUB_APP_ID="}, "GITHUB_APP_ID (--app-id) is not set"},
+		{"bad app id", []string{"GITHUB_APP_ID=twelve"}, "GITHUB_APP_ID (--app-id): \"twelve\" is not a positive number"},
+		{"no key", []string{"GITHUB_PRIVATE_KEY_PATH="}, "no private key"},
+		{"unreadable key", []string{"GITHUB_PRIVATE_KEY_PATH=" + filepath.Join(dir, "nope.pem")}, "GITHUB_PRIVATE_KEY_PATH (--private-key-path): cannot read the key"},
+		{"bad url", []string{"GITHUB_API_URL=not a url"}, "GITHUB_API_URL (--github-api-url)"},
+		{"no secret", []string{"GITHUB_WEBHOOK_SECRET="}, "GITHUB_WEBHOOK_SECRET (--webhook-secret) is not set"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			cmd := command(ctx, append(append([]string{}, base...), tc.env...), "serve")
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			err := cmd.Run()
+			if err == nil {
+				t.Fatal("serve started with a bad setting")
+			}
+			lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+			if len(lines) != 1 || !strings.Contains(lines[0], tc.want) {
+				t.Fatalf("stderr = %q, want one line containing %q", stderr.String(), tc.want)
+			}
+		})
+	}
+}
+
+// countersign serve, pointed at a GitHub-like server, answers /healthz, refuses
+// unsigned deliveries without an API call, turns an opened issue into a pending
+// task with one card, and stops cleanly on SIGTERM.
+func TestServeEndToEnd(t *testing.T) {
+	gh := githubtest.New(githubtest.Options{})
+	defer gh.Close()
+	gh.AddRepo("acme/widgets", 3)
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	secret := "s3cret-webhook"
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := command(ctx, []string{
+		"GITHUB_APP_ID=1", "GITHUB_PRIVATE_KEY=" + string(gh.PrivateKeyPEM()), "GITHUB_WEBHOOK_SECRET=" + secret,
+		"GITHUB_API_URL=" + gh.URL(), "COUNTERSIGN_DATA=" + filepath.Join(dir, "countersign.db"),
+	}, "serve", "--listen", addr)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if t.Failed() {
+			t.Logf("serve stderr:\n%s", stderr.String())
+		}
+	}()
+	base := "http://" + addr
+	waitFor(t, func() bool {
+		resp, err := http.Get(base + "/healthz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	})
+
+	gh.ResetRequests()
+	payload := []byte(`{"action":"opened","issue":{"number":1},"repository":{"full_name":"acme/widgets"},"installation":{"id":3}}`)
+	for _, sig := range []string{"", "sha256=" + strings.Repeat("0", 64)} {
+		req, _ := http.NewRequest("POST", base+"/webhook", bytes.NewReader(payload))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-GitHub-Event", "issues")
+		req.Header.Set("X-GitHub-Delivery", "x")
+		if sig != "" {
+			req.Header.Set("X-Hub-Signature-256", sig)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("signature %q: status %d, want 401", sig, resp.StatusCode)
+		}
+	}
+	if reqs := gh.Requests(); len(reqs) != 0 {
+		t.Fatalf("refused deliveries made %d API calls", len(reqs))
+	}
+
+	gh.SetWebhook(base+"/webhook", []byte(secret))
+	n := gh.OpenIssue("acme/widgets", "alice", "Add login form", "")
+	cards := func() int {
+		c := 0
+		for _, cm := range gh.Comments("acme/widgets", n) {
+			if cm.User == gh.BotLogin() {
+				c++
+			}
+		}
+		return c
+	}
+	waitFor(t, func() bool {
+		return reflect.DeepEqual(gh.Labels("acme/widgets", n), []string{"state:pending"}) && cards() == 1
+	})
+	// Redeliver everything (the opened issue and the bot's own writes) twice.
+	for i := 0; i < 2; i++ {
+		for _, d := range gh.Deliveries() {
+			gh.Redeliver(d.ID)
+		}
+	}
+	if err := gh.WaitWebhooks(ctx); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if got := cards(); got != 1 {
+		t.Fatalf("%d cards after redeliveries, want 1", got)
+	}
+
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("serve did not exit cleanly on SIGTERM: %v", err)
+	}
+	if !strings.Contains(stderr.String(), `"msg":"shutting down"`) {
+		t.Fatalf("no graceful shutdown logged")
+	}
+	if strings.Contains(stderr.String(), secret) || strings.Contains(stderr.String(), "PRIVATE KEY") {
+		t.Fatal("a secret reached the logs")
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met in 15s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// sign is a webhook signature, as GitHub computes it.
+func sign(payload []byte, secret string) string {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write(payload)
+	return fmt.Sprintf("sha256=%s", hex.EncodeToString(m.Sum(nil)))
+}

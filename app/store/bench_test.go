@@ -53,22 +53,24 @@ func benchAccept(b *testing.B, open func(b *testing.B) store.Store) {
 	})
 }
 
-// seed queues n deliveries over keys keys, quickly: derived deliveries of one
-// Commit.
+// seed queues n deliveries over keys keys, quickly: as derived deliveries of a
+// few Commits. The seed deliveries are accepted first so that they are claimed
+// before any seeded key.
 func seed(b *testing.B, s store.Store, n, keys int) {
 	ctx := b.Context()
-	for done := 0; done < n; {
-		batch := min(n-done, 2000)
-		seedID := fmt.Sprintf("seed-%d", done)
-		if _, err := s.Accept(ctx, store.Delivery{ID: seedID, Key: "seed", Event: "seed"}); err != nil {
+	const batch = 2000
+	for i := 0; i*batch < n; i++ {
+		if _, err := s.Accept(ctx, store.Delivery{ID: fmt.Sprintf("seed-%d", i), Key: fmt.Sprintf("seed-%d", i), Event: "seed"}); err != nil {
 			b.Fatal(err)
 		}
+	}
+	for done := 0; done < n; done += batch {
 		c, err := s.Claim(ctx, "seed", time.Minute)
-		if err != nil || c == nil || c.Key != "seed" {
+		if err != nil || c == nil || c.Key != fmt.Sprintf("seed-%d", done/batch) {
 			b.Fatalf("seed claim = %+v, %v", c, err)
 		}
-		w := store.Commit{Enqueue: make([]store.Delivery, batch)}
-		for i := range batch {
+		w := store.Commit{Enqueue: make([]store.Delivery, min(n-done, batch))}
+		for i := range w.Enqueue {
 			w.Enqueue[i] = benchDelivery(fmt.Sprintf("d-%d", done+i), (done+i)%keys)
 		}
 		if err := s.Commit(ctx, c, w); err != nil {
@@ -77,7 +79,6 @@ func seed(b *testing.B, s store.Store, n, keys int) {
 		if err := s.Release(ctx, c); err != nil {
 			b.Fatal(err)
 		}
-		done += batch
 	}
 }
 

@@ -504,13 +504,13 @@ func (t *btx) holder(c *Claim) (*keyMeta, error) {
 }
 
 // checkHead verifies that c.Delivery (if any) is still the head of m's queue.
-func (t *btx) checkHead(op string, c *Claim, m *keyMeta) ([]byte, error) {
+func (t *btx) checkHead(c *Claim, m *keyMeta) ([]byte, error) {
 	if c.Delivery == nil {
 		return nil, nil
 	}
 	raw := t.head(m)
 	if !isHead(raw, c.Delivery.ID) {
-		return nil, errNotHead(op, c)
+		return nil, errNotHead(c)
 	}
 	return raw, nil
 }
@@ -563,6 +563,11 @@ func (b *Bolt) Claim(ctx context.Context, owner string, ttl time.Duration) (*Cla
 	ttl, err := checkTTL(ttl)
 	if err != nil {
 		return nil, err
+	}
+	// Idle claimers poll: answer "nothing" from a read transaction instead of
+	// paying for a write (and its fsync). The write transaction checks again.
+	if idle, err := b.nothingReady(); err != nil || idle {
+		return nil, wrapBolt("claim", err)
 	}
 	tok, err := newToken()
 	if err != nil {
@@ -623,6 +628,17 @@ func (b *Bolt) Claim(ctx context.Context, owner string, ttl time.Duration) (*Cla
 	return claim, nil
 }
 
+// nothingReady reports whether the ready index has no key available now.
+func (b *Bolt) nothingReady() (bool, error) {
+	var idle bool
+	err := b.db.View(func(tx *bolt.Tx) error {
+		k, _ := tx.Bucket(bktReady).Cursor().First()
+		idle = k == nil || (len(k) >= 16 && int64(binary.BigEndian.Uint64(k)) > b.now().UnixNano())
+		return nil
+	})
+	return idle, err
+}
+
 // Renew implements Store.
 func (b *Bolt) Renew(ctx context.Context, c *Claim, ttl time.Duration) error {
 	if err := checkClaim(c); err != nil {
@@ -660,7 +676,7 @@ func (b *Bolt) Commit(ctx context.Context, c *Claim, w Commit) error {
 		if err != nil {
 			return err
 		}
-		if _, err := t.checkHead("commit", c, m); err != nil {
+		if _, err := t.checkHead(c, m); err != nil {
 			return err
 		}
 		recs := t.tx.Bucket(bktRecords)
@@ -747,6 +763,7 @@ func (b *Bolt) PopEffect(ctx context.Context, c *Claim) error {
 		if err := t.out.Delete(itemKey(m.key, m.OHead)); err != nil {
 			return err
 		}
+		m.OHead++
 		return nil
 	})
 	return wrapBolt(fmt.Sprintf("pop effect %q", c.Key), err)
@@ -779,7 +796,7 @@ func (b *Bolt) Nack(ctx context.Context, c *Claim, errMsg string, retryAfter tim
 		if err != nil {
 			return err
 		}
-		raw, err := t.checkHead("nack", c, m)
+		raw, err := t.checkHead(c, m)
 		if err != nil {
 			return err
 		}
@@ -817,7 +834,7 @@ func (b *Bolt) DeadLetter(ctx context.Context, c *Claim, errMsg string) error {
 		if err != nil {
 			return err
 		}
-		raw, err := t.checkHead("dead letter", c, m)
+		raw, err := t.checkHead(c, m)
 		if err != nil {
 			return err
 		}

@@ -149,7 +149,7 @@ func newToken() (string, error) {
 
 // errNotHead is returned when a claim's delivery is no longer at the head of its
 // queue although the lease still holds (for example a second Commit of the same
-// claim): nothing is written.
-func errNotHead(op string, c *Claim) error {
-	return fmt.Errorf("store: %s %q: delivery %q is not at the head of the queue", op, c.Key, c.Delivery.ID)
+// claim): nothing is written. Callers wrap it with the store and operation.
+func errNotHead(c *Claim) error {
+	return fmt.Errorf("delivery %q is not at the head of the queue of %q (already committed?)", c.Delivery.ID, c.Key)
 }

@@ -343,7 +343,7 @@ func leaseResult(op string, c *Claim, code int64, err error) error {
 	case 1:
 		return wrapRedis(fmt.Sprintf("%s %q", op, c.Key), ErrLeaseLost)
 	case 2:
-		return errNotHead(op, c)
+		return wrapRedis(fmt.Sprintf("%s %q", op, c.Key), errNotHead(c))
 	}
 	return fmt.Errorf("store: redis %s %q: unexpected script result %d", op, c.Key, code)
 }

@@ -22,8 +22,10 @@ const SeenTTL = 7 * 24 * time.Hour
 var (
 	// ErrNotFound is returned by Get for a record that does not exist.
 	ErrNotFound = errors.New("store: not found")
-	// ErrLeaseLost is returned when a claim's lease expired and the key was
-	// claimed by someone else (or released); the caller must stop working on it.
+	// ErrLeaseLost is returned when a claim no longer holds its key: its lease
+	// expired (whether or not someone else has claimed the key since) or was given
+	// up (Release, Nack, DeadLetter). The caller must stop working on it; the call
+	// that returned ErrLeaseLost wrote nothing.
 	ErrLeaseLost = errors.New("store: lease lost")
 )
 
@@ -74,20 +76,25 @@ type Store interface {
 	Claim(ctx context.Context, owner string, ttl time.Duration) (*Claim, error)
 
 	// Renew extends c's lease to ttl from now. ErrLeaseLost if c no longer holds it.
+	// c.Expires is left as it was.
 	Renew(ctx context.Context, c *Claim, ttl time.Duration) error
 
 	// Commit atomically applies w, removes c.Delivery from the head of the queue
 	// (when not nil) and keeps the lease. ErrLeaseLost (and nothing written) if c no
-	// longer holds the key.
+	// longer holds the key. If c.Delivery is no longer at the head of the queue
+	// (a second Commit of the same claim), Commit returns another error and
+	// writes nothing; Nack and DeadLetter do the same.
 	Commit(ctx context.Context, c *Claim, w Commit) error
 
 	// Outbox returns the claimed key's outbox effects, oldest first.
 	Outbox(ctx context.Context, c *Claim) ([][]byte, error)
-	// PopEffect removes the oldest effect of the claimed key's outbox (after it was applied).
+	// PopEffect removes the oldest effect of the claimed key's outbox (after it was
+	// applied); nothing if the outbox is empty. Outbox and PopEffect return
+	// ErrLeaseLost if c no longer holds the key.
 	PopEffect(ctx context.Context, c *Claim) error
 
 	// Release gives up the lease. The key becomes claimable again at once if it has
-	// queued deliveries or outbox effects.
+	// queued deliveries or outbox effects. ErrLeaseLost if c no longer held it.
 	Release(ctx context.Context, c *Claim) error
 
 	// Nack records a failed attempt at c.Delivery (Attempts+1, LastError=errMsg),
@@ -96,19 +103,22 @@ type Store interface {
 	Nack(ctx context.Context, c *Claim, errMsg string, retryAfter time.Duration) error
 
 	// DeadLetter moves c.Delivery from the head of its queue to the dead letters
-	// (with errMsg as LastError), and releases the lease; the key's later deliveries
-	// go on.
+	// (with errMsg as LastError, Attempts unchanged), and releases the lease; the
+	// key's later deliveries go on. A dead letter replaces an older one with the
+	// same id.
 	DeadLetter(ctx context.Context, c *Claim, errMsg string) error
 	// DeadLetters lists the dead-lettered deliveries, oldest first.
 	DeadLetters(ctx context.Context) ([]Delivery, error)
 	// RetryDeadLetter moves the dead letter with that id back to the tail of its
-	// key's queue, with Attempts reset. ErrNotFound if there is none.
+	// key's queue, with Attempts reset (LastError is kept). ErrNotFound if there
+	// is none.
 	RetryDeadLetter(ctx context.Context, id string) error
 
 	// Get reads a record. ErrNotFound if absent.
 	Get(ctx context.Context, key string) ([]byte, error)
 	// Put writes a record outside of any claim (for records with no ordering key, such
-	// as caches). Task and goal records are written with Commit.
+	// as caches). Task and goal records are written with Commit. A nil val writes
+	// an empty record.
 	Put(ctx context.Context, key string, val []byte) error
 	// Scan returns the keys of all records whose key starts with prefix, sorted.
 	Scan(ctx context.Context, prefix string) ([]string, error)

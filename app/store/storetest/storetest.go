@@ -747,6 +747,9 @@ func testRecords(t *testing.T, s store.Store) {
 	}
 	must(t, "Put overwrite", s.Put(ctx, "goal:x", []byte("g2")))
 	checkRecord(t, s, "goal:x", "g2")
+	must(t, "Put nil", s.Put(ctx, "nil", nil)) // an empty record
+	checkRecord(t, s, "nil", "")
+	must(t, "Put", s.Put(ctx, "nil", []byte("x")))
 
 	scan := func(prefix string, want ...string) {
 		t.Helper()
@@ -763,7 +766,7 @@ func testRecords(t *testing.T, s store.Store) {
 	}
 	scan("task:", "task:o/r#10", "task:o/r#2")
 	scan("task", "task", "task:o/r#10", "task:o/r#2", "tasks:z")
-	scan("", "bin", "empty", "goal:x", "task", "task:o/r#10", "task:o/r#2", "tasks:z", "\xff\xff", "\xff\xffa")
+	scan("", "bin", "empty", "goal:x", "nil", "task", "task:o/r#10", "task:o/r#2", "tasks:z", "\xff\xff", "\xff\xffa")
 	scan("\xff", "\xff\xff", "\xff\xffa")
 	scan("\xff\xff", "\xff\xff", "\xff\xffa")
 	scan("zzz")
@@ -868,6 +871,15 @@ func testBadInput(t *testing.T, s store.Store) {
 	if err := s.Renew(ctx, holder, 0); err == nil {
 		t.Errorf("Renew(ttl 0): err = nil")
 	}
+	// Empty effects are effects. (Without its delivery, the claim's Commit
+	// leaves the queue alone.)
+	noDelivery := *holder
+	noDelivery.Delivery = nil
+	must(t, "Commit empty effects", s.Commit(ctx, &noDelivery, store.Commit{Effects: [][]byte{nil, {}}}))
+	checkOutbox(t, s, holder, "", "")
+	must(t, "PopEffect", s.PopEffect(ctx, holder))
+	must(t, "PopEffect", s.PopEffect(ctx, holder))
+	checkOutbox(t, s, holder)
 	// Huge durations are accepted (and clamped).
 	must(t, "Renew(huge ttl)", s.Renew(ctx, holder, time.Duration(1<<62)))
 	must(t, "Nack(huge delay)", s.Nack(ctx, holder, "later", time.Duration(1<<62)))

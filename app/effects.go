@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/bradleyfalzon/ghinstallation/v2"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
 	"github.com/countersign/countersign/templates"
@@ -235,6 +236,15 @@ func classify(err error) error {
 	if errors.As(err, &er) && er.Response != nil {
 		switch er.Response.StatusCode {
 		case http.StatusNotFound, http.StatusGone, http.StatusUnprocessableEntity, http.StatusForbidden:
+			return permanent(err)
+		}
+	}
+	// No installation token: the App was uninstalled (404) or suspended (403).
+	// A 401 (wrong key or app id) is the operator's to fix, so it is retried.
+	var he *ghinstallation.HTTPError
+	if errors.As(err, &he) && he.Response != nil {
+		switch he.Response.StatusCode {
+		case http.StatusNotFound, http.StatusForbidden:
 			return permanent(err)
 		}
 	}

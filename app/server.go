@@ -71,6 +71,9 @@ func New(st Settings, s store.Store, log *slog.Logger) (*Server, error) {
 	exec := &Executor{store: s, gh: gh, log: log}
 	proc := &Processor{store: s, gh: gh, exec: exec}
 	srv.worker = newWorker(s, proc, log, srv.metrics, claimOwner())
+	if st.MaxAttempts > 0 {
+		srv.worker.maxAttempts = st.MaxAttempts
+	}
 
 	r := mux.NewRouter()
 	r.HandleFunc("/webhook", srv.serveWebhook).Methods(http.MethodPost)

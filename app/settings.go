@@ -28,6 +28,7 @@ type Settings struct {
 	DataPath      string // bbolt file, when RedisURL is empty
 	RedisURL      string
 	Workers       int
+	MaxAttempts   int // failed attempts at a delivery before it is dead-lettered
 	LogLevel      slog.Level
 }
 
@@ -46,6 +47,7 @@ var settingsTable = []setting{
 	{"COUNTERSIGN_DATA", "data", "countersign.db", "embedded store file (used when REDIS_URL is empty)"},
 	{"REDIS_URL", "redis-url", "", "Redis URL (redis://...); when set, Redis is the store and several replicas can run"},
 	{"COUNTERSIGN_WORKERS", "workers", "8", "how many tasks are processed in parallel"},
+	{"COUNTERSIGN_MAX_ATTEMPTS", "max-attempts", "8", "failed attempts at a delivery before it is dead-lettered"},
 	{"COUNTERSIGN_LOG_LEVEL", "log-level", "info", "debug, info, warn or error"},
 }
 
@@ -154,6 +156,10 @@ func LoadSettings(args []string, getenv func(string) string, stderr io.Writer) (
 	if st.Workers, err = strconv.Atoi(workers); err != nil || st.Workers < 1 || st.Workers > 1024 {
 		return st, fmt.Errorf("%s: %q is not a number from 1 to 1024", name("COUNTERSIGN_WORKERS"), workers)
 	}
+	attempts := get("COUNTERSIGN_MAX_ATTEMPTS")
+	if st.MaxAttempts, err = strconv.Atoi(attempts); err != nil || st.MaxAttempts < 1 || st.MaxAttempts > 100 {
+		return st, fmt.Errorf("%s: %q is not a number from 1 to 100", name("COUNTERSIGN_MAX_ATTEMPTS"), attempts)
+	}
 	if err := st.LogLevel.UnmarshalText([]byte(get("COUNTERSIGN_LOG_LEVEL"))); err != nil {
 		return st, fmt.Errorf("%s: %q is not debug, info, warn or error", name("COUNTERSIGN_LOG_LEVEL"), get("COUNTERSIGN_LOG_LEVEL"))
 	}
@@ -177,4 +183,35 @@ func checkRSAKey(b []byte) error {
 		return errors.New("not an RSA private key")
 	}
 	return nil
+}
+
+// LoadStoreSettings reads only the settings that name the store (COUNTERSIGN_DATA,
+// REDIS_URL), for the subcommands that work on the store alone.
+func LoadStoreSettings(name string, args []string, getenv func(string) string, stderr io.Writer) (Settings, []string, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	vals := map[string]*string{}
+	for _, s := range settingsTable {
+		if s.env != "COUNTERSIGN_DATA" && s.env != "REDIS_URL" {
+			continue
+		}
+		v := getenv(s.env)
+		if v == "" {
+			v = s.def
+		}
+		vals[s.env] = fs.String(s.flag, v, s.help)
+	}
+	if err := fs.Parse(args); err != nil {
+		return Settings{}, nil, err
+	}
+	st := Settings{DataPath: strings.TrimSpace(*vals["COUNTERSIGN_DATA"]), RedisURL: strings.TrimSpace(*vals["REDIS_URL"])}
+	if st.RedisURL != "" {
+		st.DataPath = ""
+		if _, err := redis.ParseURL(st.RedisURL); err != nil {
+			return st, nil, fmt.Errorf("REDIS_URL (--redis-url): %w", err)
+		}
+	} else if st.DataPath == "" {
+		return st, nil, fmt.Errorf("COUNTERSIGN_DATA (--data) is empty and REDIS_URL is not set")
+	}
+	return st, fs.Args(), nil
 }

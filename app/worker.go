@@ -26,6 +26,9 @@ type Worker struct {
 
 	notify chan struct{}
 	busy   atomic.Int64
+	// effectFailures counts consecutive failed attempts at a key's outbox, so
+	// that effects GitHub keeps refusing back off like deliveries do.
+	effectFailures sync.Map // key -> int
 }
 
 func newWorker(st store.Store, proc *Processor, log *slog.Logger, m *Metrics, owner string) *Worker {
@@ -110,11 +113,12 @@ func (w *Worker) handle(ctx context.Context, c *store.Claim) {
 		}
 	}()
 
+	d := c.Delivery // Handle sets c.Delivery to nil once the delivery is committed
 	event := "outbox"
 	var log *slog.Logger
-	if c.Delivery != nil {
-		event = c.Delivery.Event
-		log = w.log.With(slog.String("delivery", c.Delivery.ID), slog.String("event", event), slog.String("key", c.Key))
+	if d != nil {
+		event = d.Event
+		log = w.log.With(slog.String("delivery", d.ID), slog.String("event", event), slog.String("key", c.Key))
 	} else {
 		log = w.log.With(slog.String("key", c.Key))
 	}
@@ -123,13 +127,16 @@ func (w *Worker) handle(ctx context.Context, c *store.Claim) {
 	cancel()
 	<-renewed
 	settle := context.WithoutCancel(ctx)
+	if d != nil && c.Delivery == nil { // committed, whatever became of its effects
+		w.m.Processed.WithLabelValues(metricEvent(event), "done").Inc()
+		log.Debug("delivery processed", "started_ns", start.UnixNano(), "ended_ns", time.Now().UnixNano())
+	}
 
 	switch {
 	case err == nil:
-		if c.Delivery != nil {
-			w.m.Processed.WithLabelValues(metricEvent(event), "done").Inc()
-			w.m.ProcessLatency.WithLabelValues(metricEvent(event)).Observe(time.Since(c.Delivery.ReceivedAt).Seconds())
-			log.Debug("delivery processed", "took", time.Since(start))
+		w.effectFailures.Delete(c.Key)
+		if d != nil {
+			w.m.ProcessLatency.WithLabelValues(metricEvent(event)).Observe(time.Since(d.ReceivedAt).Seconds())
 		}
 		if err := w.store.Release(settle, c); err != nil && !errors.Is(err, store.ErrLeaseLost) {
 			log.Error("release failed", "error", err)
@@ -143,10 +150,14 @@ func (w *Worker) handle(ctx context.Context, c *store.Claim) {
 			log.Error("dead-letter failed", "error", err)
 		}
 	default:
-		attempts := 0
+		var attempts int
 		if c.Delivery != nil {
 			attempts = c.Delivery.Attempts
 			w.m.Processed.WithLabelValues(metricEvent(event), "retried").Inc()
+		} else {
+			n, _ := w.effectFailures.Load(c.Key)
+			attempts, _ = n.(int)
+			w.effectFailures.Store(c.Key, attempts+1)
 		}
 		wait := retryDelay(attempts)
 		log.Warn("processing failed; will retry", "error", err, "retry_in", wait)

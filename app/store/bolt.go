@@ -843,6 +843,7 @@ func (b *Bolt) DeadLetter(ctx context.Context, c *Claim, errMsg string) error {
 			if err != nil {
 				return err
 			}
+			d.Attempts++
 			d.LastError = errMsg
 			nb, err := encodeDelivery(*d, time.Unix(0, t.now))
 			if err != nil {

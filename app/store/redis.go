@@ -555,6 +555,7 @@ func (r *Redis) DeadLetter(ctx context.Context, c *Claim, errMsg string) error {
 		has, old, id = "2", raw, c.Delivery.ID
 		if d != nil {
 			has = "1"
+			d.Attempts++
 			d.LastError = errMsg
 			if nw, err = encodeDelivery(*d, time.Now()); err != nil {
 				return err

@@ -103,7 +103,7 @@ type Store interface {
 	Nack(ctx context.Context, c *Claim, errMsg string, retryAfter time.Duration) error
 
 	// DeadLetter moves c.Delivery from the head of its queue to the dead letters
-	// (with errMsg as LastError, Attempts unchanged), and releases the lease; the
+	// (counting this failed attempt in Attempts, with errMsg as LastError), and releases the lease; the
 	// key's later deliveries go on. A dead letter replaces an older one with the
 	// same id.
 	DeadLetter(ctx context.Context, c *Claim, errMsg string) error

@@ -18,8 +18,10 @@ import (
 const usage = `countersign — nothing is done until someone else confirms it.
 
 usage:
-  countersign serve [flags]   run the GitHub App (webhook server and workers)
-  countersign help            this text
+  countersign serve [flags]         run the GitHub App (webhook server and workers)
+  countersign deadletters list      list deliveries that failed every attempt
+  countersign deadletters retry ID  put dead letters back in their queue (--all for every one)
+  countersign help                  this text
 
 Settings (environment variables, each mirrored by a flag):
 `
@@ -36,6 +38,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "serve":
 		return serve(args[1:], stderr)
+	case "deadletters":
+		return deadletters(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage, app.SettingsHelp())
 		return 0

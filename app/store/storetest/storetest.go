@@ -678,10 +678,10 @@ func testDeadLetter(t *testing.T, s store.Store) {
 		t.Fatalf("DeadLetters = %+v, want d1 and x", dl)
 	}
 	wantD1 := d1
-	wantD1.LastError = "fatal"
+	wantD1.Attempts, wantD1.LastError = 1, "fatal"
 	sameDelivery(t, &dl[0], wantD1)
 	wantX := x
-	wantX.Attempts, wantX.LastError = 1, "second"
+	wantX.Attempts, wantX.LastError = 2, "second"
 	sameDelivery(t, &dl[1], wantX)
 	checkStats(t, s, store.Stats{DeadLetters: 2})
 

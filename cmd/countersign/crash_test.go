@@ -1,0 +1,243 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/countersign/countersign/app/githubtest"
+	"github.com/countersign/countersign/templates"
+)
+
+// bot is one `countersign serve` process.
+type bot struct {
+	t    *testing.T
+	cmd  *exec.Cmd
+	addr string
+	logs *os.File
+}
+
+func startBot(t *testing.T, gh *githubtest.Server, dataPath, addr, logPath string, extraEnv ...string) *bot {
+	t.Helper()
+	logs, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := append([]string{
+		"GITHUB_APP_ID=1", "GITHUB_PRIVATE_KEY=" + string(gh.PrivateKeyPEM()), "GITHUB_WEBHOOK_SECRET=" + crashSecret,
+		"GITHUB_API_URL=" + gh.URL(), "COUNTERSIGN_DATA=" + dataPath, "COUNTERSIGN_LISTEN=" + addr,
+		"COUNTERSIGN_WORKERS=4",
+	}, extraEnv...)
+	cmd := command(context.Background(), env, "serve")
+	cmd.Stderr = logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	b := &bot{t: t, cmd: cmd, addr: addr, logs: logs}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, err := http.Get("http://" + addr + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return b
+			}
+		}
+		if time.Now().After(deadline) {
+			b.kill()
+			t.Fatalf("bot not ready; logs in %s", logPath)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func (b *bot) kill() {
+	b.cmd.Process.Signal(syscall.SIGKILL)
+	b.cmd.Wait()
+	b.logs.Close()
+}
+
+// queueDepth reads countersign_queue_depth from the bot's /metrics.
+func (b *bot) queueDepth() (float64, bool) {
+	resp, err := http.Get("http://" + b.addr + "/metrics")
+	if err != nil {
+		return 0, false
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var v float64
+		if n, _ := fmt.Sscanf(sc.Text(), "countersign_queue_depth %g", &v); n == 1 {
+			return v, true
+		}
+	}
+	return 0, false
+}
+
+const crashSecret = "crash-secret"
+
+// crashScenario is what users do: four people open issues, at once.
+func crashScenario(gh *githubtest.Server) {
+	for i, user := range []string{"alice", "bob", "carol", "dave"} {
+		gh.OpenIssue("acme/widgets", user, fmt.Sprintf("task %d", i+1), "")
+	}
+}
+
+// githubState is what the scenario leaves on GitHub, without ids and times.
+func githubState(gh *githubtest.Server) string {
+	var b strings.Builder
+	var repoLabels []string
+	for _, l := range gh.RepoLabels("acme/widgets") {
+		repoLabels = append(repoLabels, l.Name+"/"+l.Color)
+	}
+	sort.Strings(repoLabels)
+	fmt.Fprintf(&b, "repo labels %v\n", repoLabels)
+	for _, n := range gh.IssueNumbers("acme/widgets") {
+		var cards, others []string
+		for _, c := range gh.Comments("acme/widgets", n) {
+			if c.User != gh.BotLogin() {
+				continue
+			}
+			if rec, ok := templates.CardRecord(c.Body); ok && templates.IsCard(c.Body) {
+				// The record's content minus its timestamps.
+				cards = append(cards, stripTimes(string(rec)))
+			} else {
+				others = append(others, c.Body)
+			}
+		}
+		fmt.Fprintf(&b, "#%d labels %v cards %v other bot comments %d\n", n, gh.Labels("acme/widgets", n), cards, len(others))
+	}
+	return b.String()
+}
+
+func stripTimes(rec string) string {
+	var out strings.Builder
+	for _, part := range strings.Split(rec, `"at":"`) {
+		if out.Len() > 0 {
+			if i := strings.IndexByte(part, '"'); i >= 0 {
+				part = part[i+1:]
+			}
+			out.WriteString(`"at":T`)
+		}
+		out.WriteString(part)
+	}
+	return out.String()
+}
+
+// settleBot waits until every webhook was answered (redelivering those that
+// failed while the bot was down, as an operator or a resync would) and the bot's
+// queue is empty and GitHub's state stops changing.
+func settleBot(t *testing.T, gh *githubtest.Server, b *bot) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	last, stable := "", 0
+	for stable < 3 {
+		if err := gh.WaitWebhooks(ctx); err != nil {
+			t.Fatalf("webhooks: %v", err)
+		}
+		for _, d := range gh.Deliveries() {
+			if (d.Status == 0 || d.Status >= 500) && !d.Pending && !d.Redelivery && !redelivered[d.ID] {
+				redelivered[d.ID] = true
+				gh.Redeliver(d.ID)
+			}
+		}
+		depth, ok := b.queueDepth()
+		state := githubState(gh)
+		if ok && depth == 0 && state == last {
+			stable++
+		} else {
+			stable = 0
+		}
+		last = state
+		select {
+		case <-ctx.Done():
+			t.Fatalf("bot did not settle; state:\n%s", state)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return last
+}
+
+var redelivered = map[string]bool{}
+
+// Killed (SIGKILL) at a random point and restarted, the bot ends every trial in
+// the same GitHub state as an uninterrupted run: nothing accepted is lost and no
+// effect is applied twice.
+func TestCrashAtRandomPointsConverges(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash trials take a minute; run without -short")
+	}
+	trials := 50
+	dir := t.TempDir()
+
+	run := func(trial int, killAfter time.Duration) (string, time.Duration, string) {
+		redelivered = map[string]bool{}
+		gh := githubtest.New(githubtest.Options{Latency: 2 * time.Millisecond})
+		defer gh.Close()
+		gh.AddRepo("acme/widgets", 3)
+		data := filepath.Join(dir, fmt.Sprintf("trial-%d.db", trial))
+		logPath := filepath.Join(dir, fmt.Sprintf("trial-%d.log", trial))
+		addr := freeAddr(t)
+		b := startBot(t, gh, data, addr, logPath)
+		gh.SetWebhook("http://"+addr+"/webhook", []byte(crashSecret))
+		start := time.Now()
+		crashScenario(gh)
+		atKill := ""
+		if killAfter >= 0 {
+			time.Sleep(killAfter)
+			b.kill()
+			atKill = githubState(gh)
+			b = startBot(t, gh, data, addr, logPath)
+		}
+		state := settleBot(t, gh, b)
+		var took time.Duration // until the last write GitHub saw
+		for _, r := range gh.Requests() {
+			if r.Method != http.MethodGet && r.Time.Sub(start) > took {
+				took = r.Time.Sub(start)
+			}
+		}
+		b.kill()
+		if t.Failed() {
+			logs, _ := os.ReadFile(logPath)
+			t.Logf("trial %d logs:\n%s", trial, logs)
+		}
+		return state, took, atKill
+	}
+
+	want, took, _ := run(0, -1)
+	if !strings.Contains(want, "state:pending") || strings.Count(want, "cards [{") != 4 {
+		t.Fatalf("uninterrupted run ended in an unexpected state:\n%s", want)
+	}
+	// Kill points spread over the uninterrupted run's work (until its last write
+	// to GitHub), so crashes land while deliveries are being accepted, decided,
+	// committed and applied.
+	window := took + 5*time.Millisecond
+	interrupted := 0
+	for i := 1; i <= trials; i++ {
+		kill := time.Duration(rand.Int64N(int64(window)))
+		got, _, atKill := run(i, kill)
+		if got != want {
+			t.Fatalf("trial %d (killed after %v) ended in another state:\n got:\n%s\nwant:\n%s", i, kill, got, want)
+		}
+		if atKill != want {
+			interrupted++
+		}
+	}
+	t.Logf("%d trials, kill points within %v, %d killed mid-work, all converged", trials, window, interrupted)
+	if interrupted < trials/4 {
+		t.Fatalf("only %d of %d kills landed before the work was done: the trials prove little", interrupted, trials)
+	}
+}
+

@@ -240,4 +240,3 @@ func TestCrashAtRandomPointsConverges(t *testing.T) {
 		t.Fatalf("only %d of %d kills landed before the work was done: the trials prove little", interrupted, trials)
 	}
 }
-

@@ -63,7 +63,7 @@ func TestFailingDeliveryIsRetriedThenDeadLetteredThenRetried(t *testing.T) {
 	// A bot-sent event makes the bot ask GitHub who it is (GET /app); GitHub
 	// answers 404 twice.
 	h.gh.FailNextFor(2, http.StatusNotFound, nil, func(method, path string) bool { return path == "/app" })
-	payload := []byte(fmt.Sprintf(`{"action":"labeled","issue":{"number":3},"label":{"name":"x"},"repository":{"full_name":%q},"installation":{"id":%d},"sender":{"login":"some-app[bot]","type":"Bot"}}`, testRepo, testInstallation))
+	payload := []byte(fmt.Sprintf(`{"action":"opened","issue":{"number":3},"repository":{"full_name":%q},"installation":{"id":%d},"sender":{"login":"some-app[bot]","type":"Bot"}}`, testRepo, testInstallation))
 	h.post("issues", "flaky-1", payload, true)
 	waitUntil(t, "the delivery to be dead-lettered", func() bool {
 		dead, _ := h.store.DeadLetters(context.Background())

@@ -32,7 +32,7 @@ type outboxEffect struct {
 // committed c.Delivery is set to nil: what may remain are its effects.
 func (p *Processor) Handle(ctx context.Context, c *store.Claim, log *slog.Logger) error {
 	if err := p.drain(ctx, c, log); err != nil {
-		return err
+		return outboxError{err} // not the queued delivery's fault
 	}
 	if c.Delivery == nil {
 		return nil
@@ -45,8 +45,18 @@ func (p *Processor) Handle(ctx context.Context, c *store.Claim, log *slog.Logger
 		return fmt.Errorf("commit decision: %w", err)
 	}
 	c.Delivery = nil
-	return p.drain(ctx, c, log)
+	if err := p.drain(ctx, c, log); err != nil {
+		return outboxError{err}
+	}
+	return nil
 }
+
+// outboxError is a failure to apply effects already committed: it is retried
+// with backoff and never counted against (or dead-letters) a queued delivery.
+type outboxError struct{ err error }
+
+func (e outboxError) Error() string { return e.err.Error() }
+func (e outboxError) Unwrap() error { return e.err }
 
 // drain applies the claimed key's outbox, oldest first, popping each effect once
 // applied. An effect GitHub refuses for good (the issue is gone, the App lacks a
@@ -73,8 +83,18 @@ func (p *Processor) drain(ctx context.Context, c *store.Claim, log *slog.Logger)
 	return nil
 }
 
-// decide parses the delivery and asks rules what it means. It writes nothing.
+// decide asks rules what the delivery means. It writes nothing. Only the events
+// and actions rules acts on are parsed; the rest are done with at once.
 func (p *Processor) decide(ctx context.Context, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
+	var head struct {
+		Action string `json:"action"`
+	}
+	if err := json.Unmarshal(d.Payload, &head); err != nil {
+		return store.Commit{}, permanent(fmt.Errorf("parse %s payload: %w", d.Event, err))
+	}
+	if !handledActions[d.Event+"."+head.Action] {
+		return store.Commit{}, nil
+	}
 	raw, err := github.ParseWebHook(d.Event, d.Payload)
 	if err != nil {
 		return store.Commit{}, permanent(fmt.Errorf("parse %s payload: %w", d.Event, err))
@@ -86,15 +106,17 @@ func (p *Processor) decide(ctx context.Context, d *store.Delivery, log *slog.Log
 	return store.Commit{}, nil
 }
 
+// handledActions are the event.action pairs rules decides on.
+var handledActions = map[string]bool{
+	"issues.opened": true,
+}
+
 func (p *Processor) onIssue(ctx context.Context, d *store.Delivery, e *github.IssuesEvent, log *slog.Logger) (store.Commit, error) {
 	inst := e.GetInstallation().GetID()
 	repo, issue := e.GetRepo().GetFullName(), e.GetIssue()
 	if inst == 0 || repo == "" || issue.GetNumber() == 0 {
 		log.Info("skipped: delivery names no installation, repository or issue")
 		return store.Commit{}, nil
-	}
-	if own, err := p.own(ctx, e.GetSender()); err != nil || own {
-		return store.Commit{}, err
 	}
 	var kind rules.EventKind
 	switch e.GetAction() {
@@ -103,7 +125,10 @@ func (p *Processor) onIssue(ctx context.Context, d *store.Delivery, e *github.Is
 	default:
 		return store.Commit{}, nil
 	}
-	task, err := p.loadTask(ctx, repo, issue.GetNumber())
+	if own, err := p.own(ctx, e.GetSender()); err != nil || own {
+		return store.Commit{}, err
+	}
+	task, err := loadTask(ctx, p.store, repo, issue.GetNumber())
 	if err != nil {
 		return store.Commit{}, err
 	}
@@ -155,10 +180,6 @@ func (p *Processor) commitFor(inst int64, d *store.Delivery, dec rules.Decision)
 func taskRecordKey(repo string, n int) string { return "task/" + rules.TaskKey(repo, n) }
 
 // loadTask reads a task's record; nil when the issue is not tracked.
-func (p *Processor) loadTask(ctx context.Context, repo string, n int) (*rules.Task, error) {
-	return loadTask(ctx, p.store, repo, n)
-}
-
 func loadTask(ctx context.Context, st store.Store, repo string, n int) (*rules.Task, error) {
 	b, err := st.Get(ctx, taskRecordKey(repo, n))
 	if errors.Is(err, store.ErrNotFound) {

@@ -53,6 +53,10 @@ func OpenStore(ctx context.Context, st Settings) (store.Store, error) {
 
 // New builds a server over an open store (which it closes when Run ends).
 func New(st Settings, s store.Store, log *slog.Logger) (*Server, error) {
+	if len(st.WebhookSecret) == 0 {
+		// go-github skips signature checks when the secret is empty: never serve so.
+		return nil, errors.New("GITHUB_WEBHOOK_SECRET is empty: deliveries could not be authenticated")
+	}
 	srv := &Server{settings: st, log: log, store: s}
 	srv.metrics = NewMetrics(func() (int, int) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

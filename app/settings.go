@@ -147,7 +147,7 @@ func LoadSettings(args []string, getenv func(string) string, stderr io.Writer) (
 	st.RedisURL = get("REDIS_URL")
 	if st.RedisURL != "" {
 		if _, err := redis.ParseURL(st.RedisURL); err != nil {
-			return st, fmt.Errorf("%s: %w", name("REDIS_URL"), err)
+			return st, fmt.Errorf("%s: not a valid redis:// or rediss:// URL", name("REDIS_URL")) // the URL may hold a password
 		}
 	} else if st.DataPath = get("COUNTERSIGN_DATA"); st.DataPath == "" {
 		return st, fmt.Errorf("%s is empty and REDIS_URL is not set: the store needs one", name("COUNTERSIGN_DATA"))
@@ -208,7 +208,7 @@ func LoadStoreSettings(name string, args []string, getenv func(string) string, s
 	if st.RedisURL != "" {
 		st.DataPath = ""
 		if _, err := redis.ParseURL(st.RedisURL); err != nil {
-			return st, nil, fmt.Errorf("REDIS_URL (--redis-url): %w", err)
+			return st, nil, fmt.Errorf("REDIS_URL (--redis-url): not a valid redis:// or rediss:// URL")
 		}
 	} else if st.DataPath == "" {
 		return st, nil, fmt.Errorf("COUNTERSIGN_DATA (--data) is empty and REDIS_URL is not set")

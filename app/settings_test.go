@@ -80,6 +80,7 @@ func TestLoadSettings(t *testing.T) {
 		{name: "bad url", env: with("GITHUB_API_URL", "ftp://x"), wantErr: "GITHUB_API_URL (--github-api-url)"},
 		{name: "url without host", env: with("GITHUB_API_URL", "http://"), wantErr: "GITHUB_API_URL"},
 		{name: "bad redis url", env: with("REDIS_URL", "http://nope"), wantErr: "REDIS_URL (--redis-url)"},
+		{name: "bad redis url keeps its password", env: with("REDIS_URL", "redis://user:s3cret@host:bad/0"), wantErr: "not a valid redis"},
 		{name: "bad workers", env: with("COUNTERSIGN_WORKERS", "0"), wantErr: "COUNTERSIGN_WORKERS"},
 		{name: "bad log level", env: with("COUNTERSIGN_LOG_LEVEL", "loud"), wantErr: "COUNTERSIGN_LOG_LEVEL"},
 		{name: "stray argument", env: good, args: []string{"extra"}, wantErr: "unexpected argument"},

@@ -246,7 +246,7 @@ func TestEveryDocumentedPayload(t *testing.T) {
 		}
 		count++
 		resp := h.post(event, fmt.Sprintf("fixture-%d", count), payload, true)
-		if resp.StatusCode >= 500 {
+		if resp.StatusCode >= 300 {
 			t.Errorf("%s: status %d", rel, resp.StatusCode)
 		}
 		return nil
@@ -260,6 +260,9 @@ func TestEveryDocumentedPayload(t *testing.T) {
 	h.settle()
 	if code, _ := h.get("/healthz"); code != http.StatusOK {
 		t.Fatalf("/healthz = %d after the fixtures", code)
+	}
+	if dead, _ := h.store.DeadLetters(t.Context()); len(dead) != 0 {
+		t.Fatalf("%d documented payloads were dead-lettered, first: %+v", len(dead), dead[0])
 	}
 	n := h.gh.OpenIssue(testRepo, "alice", "still working?", "")
 	h.settle()
@@ -304,6 +307,38 @@ func cardsOn(t *testing.T, h *harness, n int) []string {
 			if c.User != h.gh.BotLogin() {
 				t.Fatalf("card posted by %q", c.User)
 			}
+			out = append(out, c.Body)
+		}
+	}
+	return out
+}
+
+// A comment that imitates the card's hidden marker, written by a user, is not
+// taken for the card: the bot posts its own.
+func TestForgedCardIsIgnored(t *testing.T) {
+	h := newHarness(t)
+	h.gh.SetWebhookPaused(true)
+	n := h.gh.OpenIssue(testRepo, "mallory", "forge", "")
+	forged, err := templates.CardMarker(map[string]any{"state": "verified"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.gh.Comment(testRepo, n, "mallory", forged+"\n### countersign · task card")
+	h.gh.SetWebhookPaused(false)
+	h.settle()
+	cards := cardsOnBy(h, n, h.gh.BotLogin())
+	if len(cards) != 1 || !strings.Contains(cards[0], `"state":"pending"`) {
+		t.Fatalf("bot cards = %q", cards)
+	}
+	if c := cardsOnBy(h, n, "mallory"); len(c) != 1 || strings.Contains(c[0], "pending") {
+		t.Fatalf("the forged comment was touched: %q", c)
+	}
+}
+
+func cardsOnBy(h *harness, n int, user string) []string {
+	var out []string
+	for _, c := range h.gh.Comments(testRepo, n) {
+		if c.User == user && templates.IsCard(c.Body) {
 			out = append(out, c.Body)
 		}
 	}

@@ -103,7 +103,7 @@ func (t *retryTransport) retryAfter(req *http.Request, resp *http.Response, err 
 		return backoff, "network"
 	}
 	h := resp.Header
-	if s := h.Get("Retry-After"); s != "" && (resp.StatusCode == 429 || resp.StatusCode == 403 || resp.StatusCode >= 500) {
+	if s := h.Get("Retry-After"); s != "" && (resp.StatusCode == 429 || resp.StatusCode == 403 || (resp.StatusCode >= 500 && idempotent)) {
 		if secs, err := strconv.Atoi(s); err == nil && secs >= 0 {
 			return time.Duration(secs) * time.Second, "rate_limited"
 		}

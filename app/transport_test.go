@@ -34,6 +34,8 @@ func TestRetryTransport(t *testing.T) {
 		{name: "GET retried after 502", method: "GET", fail: 2, status: 502, wantCalls: 3, wantCode: 200, reason: "server_error"},
 		{name: "PATCH retried after 500", method: "PATCH", fail: 1, status: 500, wantCalls: 2, wantCode: 200, reason: "server_error"},
 		{name: "POST not retried after 502", method: "POST", fail: 1, status: 502, wantCalls: 1, wantCode: 502},
+		{name: "POST not retried after 503 even with Retry-After", method: "POST", fail: 1, status: 503, headers: map[string]string{"Retry-After": "0"}, wantCalls: 1, wantCode: 503},
+		{name: "GET retried after 503 Retry-After", method: "GET", fail: 1, status: 503, headers: map[string]string{"Retry-After": "0"}, wantCalls: 2, wantCode: 200, reason: "rate_limited"},
 		{name: "POST retried after 429 Retry-After", method: "POST", fail: 1, status: 429, headers: map[string]string{"Retry-After": "0"}, wantCalls: 2, wantCode: 200, reason: "rate_limited"},
 		{name: "403 rate limit waits for reset", method: "GET", fail: 1, status: 403,
 			headers: map[string]string{"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "RESET"}, wantCalls: 2, wantCode: 200, reason: "rate_limited"},

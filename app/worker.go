@@ -3,8 +3,10 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -92,6 +94,7 @@ func (w *Worker) loop(ctx context.Context) {
 func (w *Worker) handle(ctx context.Context, c *store.Claim) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	var lost atomic.Bool
 	renewed := make(chan struct{})
 	go func() {
 		defer close(renewed)
@@ -105,6 +108,7 @@ func (w *Worker) handle(ctx context.Context, c *store.Claim) {
 				if err := w.store.Renew(ctx, c, w.leaseTTL); err != nil {
 					if ctx.Err() == nil {
 						w.log.Error("lease lost; abandoning the claim", "key", c.Key, "error", err)
+						lost.Store(true)
 						cancel()
 					}
 					return
@@ -123,9 +127,12 @@ func (w *Worker) handle(ctx context.Context, c *store.Claim) {
 		log = w.log.With(slog.String("key", c.Key))
 	}
 	start := time.Now()
-	err := w.proc.Handle(ctx, c, log)
+	err := w.safeHandle(ctx, c, log)
 	cancel()
 	<-renewed
+	if lost.Load() && err != nil {
+		err = store.ErrLeaseLost
+	}
 	settle := context.WithoutCancel(ctx)
 	if d != nil && c.Delivery == nil { // committed, whatever became of its effects
 		w.m.Processed.WithLabelValues(metricEvent(event), "done").Inc()
@@ -143,28 +150,52 @@ func (w *Worker) handle(ctx context.Context, c *store.Claim) {
 		}
 	case errors.Is(err, store.ErrLeaseLost):
 		log.Warn("lease lost while processing; another worker takes over", "error", err)
-	case c.Delivery != nil && (isPermanent(err) || c.Delivery.Attempts+1 >= w.maxAttempts):
+	case c.Delivery != nil && !isOutbox(err) && (isPermanent(err) || c.Delivery.Attempts+1 >= w.maxAttempts):
+		if derr := w.store.DeadLetter(settle, c, err.Error()); derr != nil {
+			log.Error("dead-letter failed", "error", derr)
+			break
+		}
 		w.m.Processed.WithLabelValues(metricEvent(event), "dead_lettered").Inc()
 		log.Error("delivery dead-lettered", "error", err, "attempts", c.Delivery.Attempts+1)
-		if err := w.store.DeadLetter(settle, c, err.Error()); err != nil {
-			log.Error("dead-letter failed", "error", err)
-		}
 	default:
 		var attempts int
-		if c.Delivery != nil {
-			attempts = c.Delivery.Attempts
-			w.m.Processed.WithLabelValues(metricEvent(event), "retried").Inc()
-		} else {
+		if isOutbox(err) { // effects failed: delay the key, charge no delivery
 			n, _ := w.effectFailures.Load(c.Key)
 			attempts, _ = n.(int)
 			w.effectFailures.Store(c.Key, attempts+1)
+			only := *c
+			only.Delivery = nil
+			c = &only
+		} else if c.Delivery != nil {
+			attempts = c.Delivery.Attempts
+			w.m.Processed.WithLabelValues(metricEvent(event), "retried").Inc()
 		}
 		wait := retryDelay(attempts)
 		log.Warn("processing failed; will retry", "error", err, "retry_in", wait)
-		if err := w.store.Nack(settle, c, err.Error(), wait); err != nil {
-			log.Error("nack failed", "error", err)
+		if nerr := w.store.Nack(settle, c, err.Error(), wait); nerr != nil {
+			log.Error("nack failed; releasing the key", "error", nerr)
+			if rerr := w.store.Release(settle, c); rerr != nil && !errors.Is(rerr, store.ErrLeaseLost) {
+				log.Error("release failed", "error", rerr)
+			}
 		}
 	}
+}
+
+// safeHandle runs the processor, turning a panic into a permanent error so one
+// bad delivery is dead-lettered instead of stopping the process.
+func (w *Worker) safeHandle(ctx context.Context, c *store.Claim, log *slog.Logger) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			log.Error("panic while processing", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			err = permanent(fmt.Errorf("panic: %v", r))
+		}
+	}()
+	return w.proc.Handle(ctx, c, log)
+}
+
+func isOutbox(err error) bool {
+	var o outboxError
+	return errors.As(err, &o)
 }
 
 // retryDelay is the wait before the next attempt: exponential from 1 s, capped

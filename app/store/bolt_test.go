@@ -98,7 +98,7 @@ func TestBoltRestartReleasesLeases(t *testing.T) {
 func TestBoltSeenIDsExpireAndArePurged(t *testing.T) {
 	t.Parallel()
 	s := openBolt(t, filepath.Join(t.TempDir(), "store.db"))
-	store.SetSeenTTL(s, 200*time.Millisecond)
+	store.SetSeenTTL(s, 3*time.Second) // long enough for 100 fsynced accepts on a loaded machine
 	ctx := t.Context()
 	accept := func(id string) bool {
 		t.Helper()
@@ -130,7 +130,7 @@ func TestBoltSeenIDsExpireAndArePurged(t *testing.T) {
 	if n := count(); n != 100 {
 		t.Fatalf("%d seen ids, want 100", n)
 	}
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(3300 * time.Millisecond)
 	if !accept("old-Aa") { // expired: accepted again (and purged a batch)
 		t.Fatal("expired id refused")
 	}

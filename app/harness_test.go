@@ -59,12 +59,12 @@ func newHarness(t *testing.T, opts ...harnessOpt) *harness {
 func startHarness(t testing.TB, gh *githubtest.Server, s store.Store, opts ...harnessOpt) *harness {
 	t.Helper()
 	st := app.Settings{AppID: gh.AppID(), PrivateKey: gh.PrivateKeyPEM(), WebhookSecret: []byte(testSecret),
-		APIURL: gh.URL(), Workers: 4, Listen: "127.0.0.1:0"}
+		APIURL: gh.URL(), Workers: 4, Listen: "127.0.0.1:0", LogLevel: slog.LevelDebug}
 	for _, o := range opts {
 		o(&st)
 	}
 	logs := &logBuffer{}
-	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: st.LogLevel}))
 	srv, err := app.New(st, s, log)
 	if err != nil {
 		t.Fatal(err)

@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -65,31 +64,11 @@ func tpWithWorkers(n int) harnessOpt { return func(s *app.Settings) { s.Workers 
 // tpStartBot is startHarness with production-like logging: the bot logs at
 // Info level (the harness logs every delivery at Debug level into an in-memory
 // buffer that grows with every delivery, which would be measured as the bot's
-// CPU and memory). Warnings and errors still land in h.logs, and are printed
-// if the benchmark fails.
+// CPU and memory). Warnings and errors still land in h.logs.
 func tpStartBot(tb testing.TB, gh *githubtest.Server, s store.Store, opts ...harnessOpt) *harness {
 	tb.Helper()
-	st := app.Settings{AppID: gh.AppID(), PrivateKey: gh.PrivateKeyPEM(), WebhookSecret: []byte(testSecret),
-		APIURL: gh.URL(), Workers: 4, Listen: "127.0.0.1:0"}
-	for _, o := range opts {
-		o(&st)
-	}
-	logs := &logBuffer{}
-	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	srv, err := app.New(st, s, log)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	h := &harness{t: tb, gh: gh, srv: srv, url: "http://" + ln.Addr().String(), store: s, logs: logs, stop: cancel, done: make(chan error, 1)}
-	go func() { h.done <- srv.Run(ctx, ln) }()
-	gh.SetWebhook(h.url+"/webhook", []byte(testSecret))
-	tb.Cleanup(h.shutdown)
-	return h
+	info := func(st *app.Settings) { st.LogLevel = slog.LevelInfo }
+	return startHarness(tb, gh, s, append([]harnessOpt{info}, opts...)...)
 }
 
 func tpOpenBolt(tb testing.TB) store.Store {

@@ -7,9 +7,11 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/bradleyfalzon/ghinstallation/v2"
 	"github.com/countersign/countersign/app/store"
@@ -30,23 +32,34 @@ type Executor struct {
 	labels sync.Map // "owner/repo\x00label" -> struct{}: labels known to exist
 }
 
-// Apply applies one outbox effect.
-func (x *Executor) Apply(ctx context.Context, oe outboxEffect) error {
+// Apply applies one outbox effect. leftover says it may have been applied
+// before (see Processor.drain).
+func (x *Executor) Apply(ctx context.Context, oe outboxEffect, leftover bool) error {
 	c, err := x.gh.Installation(oe.Installation)
 	if err != nil {
 		return permanent(err)
 	}
 	e := oe.Effect
 	owner, name, ok := strings.Cut(e.Repo, "/")
-	if !ok || e.Number <= 0 {
+	if !ok || (e.Number <= 0 && e.Kind != rules.EffectConfigCheck) {
 		return permanent(fmt.Errorf("effect names no issue: %q#%d", e.Repo, e.Number))
 	}
 	var applyErr error
 	switch e.Kind {
-	case rules.EffectSetState:
-		applyErr = x.setState(ctx, c, owner, name, e)
+	case rules.EffectSyncLabels:
+		applyErr = x.syncLabels(ctx, c, owner, name, e)
 	case rules.EffectSyncCard:
 		applyErr = x.syncCard(ctx, c, owner, name, e)
+	case rules.EffectNotice:
+		applyErr = x.notice(ctx, c, owner, name, oe, leftover)
+	case rules.EffectReopen:
+		_, _, applyErr = c.Issues.Edit(ctx, owner, name, e.Number, &github.IssueRequest{State: github.String("open")})
+	case rules.EffectAssign:
+		_, _, applyErr = c.Issues.AddAssignees(ctx, owner, name, e.Number, e.Users)
+	case rules.EffectCheck:
+		applyErr = x.verificationCheck(ctx, c, owner, name, e)
+	case rules.EffectConfigCheck:
+		applyErr = x.configCheck(ctx, c, owner, name, e)
 	default:
 		return permanent(fmt.Errorf("unknown effect %q", e.Kind))
 	}
@@ -56,32 +69,35 @@ func (x *Executor) Apply(ctx context.Context, oe outboxEffect) error {
 	return classify(applyErr)
 }
 
-// setState makes the issue carry e.State's label and no other state:* label.
-func (x *Executor) setState(ctx context.Context, c *github.Client, owner, name string, e rules.Effect) error {
-	want := e.State.Label()
+// syncLabels makes the issue carry exactly e.Labels among the labels
+// countersign owns; other labels are left alone.
+func (x *Executor) syncLabels(ctx context.Context, c *github.Client, owner, name string, e rules.Effect) error {
 	current, err := x.issueLabels(ctx, c, owner, name, e.Number)
 	if err != nil {
 		return err
 	}
-	has := false
-	var stale []string
-	for _, l := range current {
-		switch {
-		case l == want:
-			has = true
-		case strings.HasPrefix(l, rules.StateLabelPrefix):
-			stale = append(stale, l)
+	var add, remove []string
+	for _, l := range e.Labels {
+		if !slices.Contains(current, l) {
+			add = append(add, l)
 		}
 	}
-	if !has {
-		if err := x.ensureLabel(ctx, c, owner, name, want); err != nil {
+	for _, l := range current {
+		if rules.TaskOwned(l) && !slices.Contains(e.Labels, l) {
+			remove = append(remove, l)
+		}
+	}
+	for _, l := range add {
+		if err := x.ensureLabel(ctx, c, owner, name, l); err != nil {
 			return err
 		}
-		if _, _, err := c.Issues.AddLabelsToIssue(ctx, owner, name, e.Number, []string{want}); err != nil {
-			return fmt.Errorf("add label %s: %w", want, err)
+	}
+	if len(add) > 0 {
+		if _, _, err := c.Issues.AddLabelsToIssue(ctx, owner, name, e.Number, add); err != nil {
+			return fmt.Errorf("add labels %v: %w", add, err)
 		}
 	}
-	for _, l := range stale {
+	for _, l := range remove {
 		if _, err := c.Issues.RemoveLabelForIssue(ctx, owner, name, e.Number, url.PathEscape(l)); err != nil && !isStatus(err, http.StatusNotFound) {
 			return fmt.Errorf("remove label %s: %w", l, err)
 		}
@@ -160,7 +176,7 @@ func (x *Executor) syncCard(ctx context.Context, c *github.Client, owner, name s
 		}
 	}
 	if current == nil {
-		if current, err = x.findCard(ctx, c, owner, name, e.Number, bot); err != nil {
+		if current, err = findCard(ctx, c, owner, name, e.Number, bot); err != nil {
 			return err
 		}
 	}
@@ -184,15 +200,23 @@ func (x *Executor) syncCard(ctx context.Context, c *github.Client, owner, name s
 }
 
 // findCard looks through the issue's comments for the bot's task card.
-func (x *Executor) findCard(ctx context.Context, c *github.Client, owner, name string, n int, bot string) (*github.IssueComment, error) {
-	opt := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
+func findCard(ctx context.Context, c *github.Client, owner, name string, n int, bot string) (*github.IssueComment, error) {
+	return findComment(ctx, c, owner, name, n, nil, func(cm *github.IssueComment) bool {
+		return cm.GetUser().GetLogin() == bot && templates.IsCard(cm.GetBody())
+	})
+}
+
+// findComment returns the first comment on issue n (since a time, if given)
+// that match accepts.
+func findComment(ctx context.Context, c *github.Client, owner, name string, n int, since *time.Time, match func(*github.IssueComment) bool) (*github.IssueComment, error) {
+	opt := &github.IssueListCommentsOptions{Since: since, ListOptions: github.ListOptions{PerPage: 100}}
 	for {
 		cs, resp, err := c.Issues.ListComments(ctx, owner, name, n, opt)
 		if err != nil {
 			return nil, fmt.Errorf("list comments: %w", err)
 		}
 		for _, cm := range cs {
-			if cm.GetUser().GetLogin() == bot && templates.IsCard(cm.GetBody()) {
+			if match(cm) {
 				return cm, nil
 			}
 		}
@@ -202,6 +226,9 @@ func (x *Executor) findCard(ctx context.Context, c *github.Client, owner, name s
 		opt.Page = resp.NextPage
 	}
 }
+
+// cardRecord is the task record a card's marker carries.
+func cardRecord(body string) ([]byte, bool) { return templates.CardRecord(body) }
 
 // renderCard is the task card's text for t.
 func renderCard(t *rules.Task) (string, error) {

@@ -21,6 +21,7 @@ const publicAPI = "https://api.github.com/"
 // each installation's GETs through its own ETag cache.
 type GitHub struct {
 	apiURL string
+	appID  int64
 	base   http.RoundTripper
 	apps   *ghinstallation.AppsTransport
 	app    *github.Client
@@ -37,7 +38,7 @@ func NewGitHub(apiURL string, appID int64, key []byte, m *Metrics) (*GitHub, err
 	if err != nil {
 		return nil, fmt.Errorf("github app key: %w", err)
 	}
-	g := &GitHub{apiURL: apiURL, base: base, apps: apps, clients: map[int64]*github.Client{}}
+	g := &GitHub{apiURL: apiURL, appID: appID, base: base, apps: apps, clients: map[int64]*github.Client{}}
 	if g.app, err = g.newClient(apps); err != nil {
 		return nil, err
 	}

@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"time"
 
+	"github.com/bradleyfalzon/ghinstallation/v2"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
 	"github.com/google/go-github/v60/github"
@@ -24,6 +27,8 @@ type Processor struct {
 type outboxEffect struct {
 	Installation int64        `json:"installation"`
 	Delivery     string       `json:"delivery"` // the delivery that caused it, for logs
+	Key          string       `json:"key"`      // unique: marks a notice so a retry finds it
+	At           time.Time    `json:"at"`       // when it was decided
 	Effect       rules.Effect `json:"effect"`
 }
 
@@ -31,13 +36,17 @@ type outboxEffect struct {
 // first, so a task's effects always go out in order. Once the delivery is
 // committed c.Delivery is set to nil: what may remain are its effects.
 func (p *Processor) Handle(ctx context.Context, c *store.Claim, log *slog.Logger) error {
-	if err := p.drain(ctx, c, log); err != nil {
+	if err := p.drain(ctx, c, log, true); err != nil {
 		return outboxError{err} // not the queued delivery's fault
 	}
 	if c.Delivery == nil {
 		return nil
 	}
 	w, err := p.decide(ctx, c.Delivery, log)
+	if installationGone(err) {
+		log.Warn("delivery skipped: the App is no longer installed there", "error", err)
+		w, err = store.Commit{}, nil
+	}
 	if err != nil {
 		return err
 	}
@@ -45,7 +54,7 @@ func (p *Processor) Handle(ctx context.Context, c *store.Claim, log *slog.Logger
 		return fmt.Errorf("commit decision: %w", err)
 	}
 	c.Delivery = nil
-	if err := p.drain(ctx, c, log); err != nil {
+	if err := p.drain(ctx, c, log, false); err != nil {
 		return outboxError{err}
 	}
 	return nil
@@ -59,9 +68,12 @@ func (e outboxError) Error() string { return e.err.Error() }
 func (e outboxError) Unwrap() error { return e.err }
 
 // drain applies the claimed key's outbox, oldest first, popping each effect once
-// applied. An effect GitHub refuses for good (the issue is gone, the App lacks a
-// permission) is logged and dropped; any other failure stops the drain.
-func (p *Processor) drain(ctx context.Context, c *store.Claim, log *slog.Logger) error {
+// applied. leftover says the effects may have been tried before (a crash or a
+// failure): effects that cannot be made idempotent by looking (a new comment)
+// then look for their earlier application first. An effect GitHub refuses for
+// good (the issue is gone, the App lacks a permission) is logged and dropped;
+// any other failure stops the drain.
+func (p *Processor) drain(ctx context.Context, c *store.Claim, log *slog.Logger, leftover bool) error {
 	effects, err := p.store.Outbox(ctx, c)
 	if err != nil {
 		return fmt.Errorf("read outbox: %w", err)
@@ -70,7 +82,7 @@ func (p *Processor) drain(ctx context.Context, c *store.Claim, log *slog.Logger)
 		var oe outboxEffect
 		if err := json.Unmarshal(raw, &oe); err != nil {
 			log.Error("dropping an unreadable outbox effect", "error", err)
-		} else if err := p.exec.Apply(ctx, oe); err != nil {
+		} else if err := p.exec.Apply(ctx, oe, leftover); err != nil {
 			if !isPermanent(err) {
 				return fmt.Errorf("apply %s on %s#%d: %w", oe.Effect.Kind, oe.Effect.Repo, oe.Effect.Number, err)
 			}
@@ -83,8 +95,44 @@ func (p *Processor) drain(ctx context.Context, c *store.Claim, log *slog.Logger)
 	return nil
 }
 
-// decide asks rules what the delivery means. It writes nothing. Only the events
-// and actions rules acts on are parsed; the rest are done with at once.
+// Internal events: a pull request's event fanned out to a task it closes, and
+// a task's change fanned back to the pull requests whose check depends on it.
+const (
+	taskEvent  = "countersign.task"
+	checkEvent = "countersign.check"
+)
+
+// taskDelivery is the payload of a taskEvent delivery.
+type taskDelivery struct {
+	Installation int64       `json:"installation"`
+	Event        rules.Event `json:"event"`
+}
+
+// checkDelivery is the payload of a checkEvent delivery.
+type checkDelivery struct {
+	Installation int64  `json:"installation"`
+	Repo         string `json:"repo"`
+	Number       int    `json:"number"`
+}
+
+// handledActions are the event.action pairs countersign decides on.
+var handledActions = map[string]bool{
+	"issues.opened": true, "issues.edited": true, "issues.assigned": true, "issues.unassigned": true,
+	"issues.closed": true, "issues.reopened": true, "issues.labeled": true, "issues.unlabeled": true,
+	"issues.milestoned":     true,
+	"issue_comment.created": true,
+	"pull_request.opened":   true, "pull_request.reopened": true, "pull_request.edited": true,
+	"pull_request.ready_for_review": true, "pull_request.converted_to_draft": true,
+	"pull_request.synchronize": true, "pull_request.closed": true,
+	"pull_request_review.submitted": true, "pull_request_review.dismissed": true,
+	"push.":          true,
+	taskEvent + ".":  true,
+	checkEvent + ".": true,
+}
+
+// decide asks rules what the delivery means. It reads GitHub and the store but
+// writes nothing. Only the events and actions rules acts on are parsed; the rest
+// are done with at once.
 func (p *Processor) decide(ctx context.Context, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
 	var head struct {
 		Action string `json:"action"`
@@ -95,6 +143,20 @@ func (p *Processor) decide(ctx context.Context, d *store.Delivery, log *slog.Log
 	if !handledActions[d.Event+"."+head.Action] {
 		return store.Commit{}, nil
 	}
+	switch d.Event {
+	case taskEvent:
+		var td taskDelivery
+		if err := json.Unmarshal(d.Payload, &td); err != nil {
+			return store.Commit{}, permanent(fmt.Errorf("parse %s: %w", d.Event, err))
+		}
+		return p.decideTask(ctx, td.Installation, d, td.Event, log)
+	case checkEvent:
+		var cd checkDelivery
+		if err := json.Unmarshal(d.Payload, &cd); err != nil {
+			return store.Commit{}, permanent(fmt.Errorf("parse %s: %w", d.Event, err))
+		}
+		return p.decideCheck(ctx, cd, d)
+	}
 	raw, err := github.ParseWebHook(d.Event, d.Payload)
 	if err != nil {
 		return store.Commit{}, permanent(fmt.Errorf("parse %s payload: %w", d.Event, err))
@@ -102,46 +164,25 @@ func (p *Processor) decide(ctx context.Context, d *store.Delivery, log *slog.Log
 	switch e := raw.(type) {
 	case *github.IssuesEvent:
 		return p.onIssue(ctx, d, e, log)
+	case *github.IssueCommentEvent:
+		return p.onComment(ctx, d, e, log)
+	case *github.PullRequestEvent:
+		return p.onPull(ctx, d, e, log)
+	case *github.PullRequestReviewEvent:
+		return p.onReview(ctx, d, e, log)
+	case *github.PushEvent:
+		return p.onPush(ctx, d, e, log)
 	}
 	return store.Commit{}, nil
 }
 
-// handledActions are the event.action pairs rules decides on.
-var handledActions = map[string]bool{
-	"issues.opened": true,
-}
-
-func (p *Processor) onIssue(ctx context.Context, d *store.Delivery, e *github.IssuesEvent, log *slog.Logger) (store.Commit, error) {
-	inst := e.GetInstallation().GetID()
-	repo, issue := e.GetRepo().GetFullName(), e.GetIssue()
-	if inst == 0 || repo == "" || issue.GetNumber() == 0 {
-		log.Info("skipped: delivery names no installation, repository or issue")
-		return store.Commit{}, nil
-	}
-	var kind rules.EventKind
-	switch e.GetAction() {
-	case "opened":
-		kind = rules.IssueOpened
-	default:
-		return store.Commit{}, nil
-	}
-	if own, err := p.own(ctx, e.GetSender()); err != nil || own {
-		return store.Commit{}, err
-	}
-	task, err := loadTask(ctx, p.store, repo, issue.GetNumber())
-	if err != nil {
-		return store.Commit{}, err
-	}
-	at := issue.GetUpdatedAt().Time
-	if at.IsZero() {
-		at = d.ReceivedAt
-	}
-	dec := rules.DecideTask(task, rules.Event{
-		Kind: kind, Actor: e.GetSender().GetLogin(), At: at.UTC(),
-		Issue: rules.IssueFacts{Repo: repo, Number: issue.GetNumber(), Title: issue.GetTitle(), Body: issue.GetBody(),
-			Assignees: logins(issue.Assignees), Labels: labelNames(issue.Labels)},
-	})
-	return p.commitFor(inst, d, dec)
+// installationGone reports whether err is GitHub refusing an installation
+// token: the App was uninstalled (404) or suspended (403). Nothing can be done
+// for such an installation's deliveries.
+func installationGone(err error) bool {
+	var he *ghinstallation.HTTPError
+	return errors.As(err, &he) && he.Response != nil &&
+		(he.Response.StatusCode == http.StatusNotFound || he.Response.StatusCode == http.StatusForbidden)
 }
 
 // own reports whether sender is this App: its writes come back as webhooks and
@@ -157,18 +198,152 @@ func (p *Processor) own(ctx context.Context, sender *github.User) (bool, error) 
 	return sender.GetLogin() == bot, nil
 }
 
-// commitFor is the store commit that records decision dec.
-func (p *Processor) commitFor(inst int64, d *store.Delivery, dec rules.Decision) (store.Commit, error) {
-	var w store.Commit
+// decideTask decides ev for its task, looking up the facts the event needs.
+func (p *Processor) decideTask(ctx context.Context, inst int64, d *store.Delivery, ev rules.Event, log *slog.Logger) (store.Commit, error) {
+	repo, n := ev.Issue.Repo, ev.Issue.Number
+	c, err := p.gh.Installation(inst)
+	if err != nil {
+		return store.Commit{}, permanent(err)
+	}
+	task, err := loadTask(ctx, p.store, repo, n)
+	if err != nil {
+		return store.Commit{}, err
+	}
+	cfg, err := p.config(ctx, c, repo, log)
+	if err != nil {
+		return store.Commit{}, err
+	}
+	if task == nil {
+		if task, err = p.untracked(ctx, c, &ev, log); err != nil || (task == nil && ev.Issue.Title == "" && ev.Issue.Author == "") {
+			return store.Commit{}, err // gone, or a pull request: nothing to track
+		}
+	}
+	facts, err := p.facts(ctx, newDirectory(c, repo, cfg), task, ev)
+	if err != nil {
+		return store.Commit{}, err
+	}
+	facts.Config = cfg
+	dec := rules.DecideTask(task, ev, facts)
 	if dec.Task != nil {
-		b, err := json.Marshal(dec.Task)
+		log.Debug("task decided", "task", dec.Task.Key(), "state", dec.Task.State, "effects", len(dec.Effects))
+	}
+	w, err := p.commitFor(inst, d, dec.Task, dec.Effects)
+	if err != nil {
+		return w, err
+	}
+	for _, pr := range dec.Refresh {
+		w.Enqueue = append(w.Enqueue, derived(fmt.Sprintf("%s/check/%d", d.ID, pr), checkEvent, rules.TaskKey(repo, pr),
+			checkDelivery{Installation: inst, Repo: repo, Number: pr}))
+	}
+	return w, nil
+}
+
+// facts looks up what the event's decision depends on, and no more: the
+// actor's standing for commands, reviews and closes; the team size for
+// /verify; the leads for /reject (which may escalate).
+func (p *Processor) facts(ctx context.Context, dir *directory, task *rules.Task, ev rules.Event) (rules.Facts, error) {
+	var f rules.Facts
+	who := ""
+	switch ev.Kind {
+	case rules.Commented:
+		who = ev.Actor
+	case rules.PRReviewed:
+		if ev.Review != nil && ev.Review.State == "approved" {
+			who = ev.Review.Reviewer
+		}
+	case rules.IssueClosed:
+		if ev.Reason == "not_planned" && (task == nil || task.State != rules.Verified) {
+			who = ev.Actor
+		}
+	}
+	if who == "" {
+		return f, nil
+	}
+	var err error
+	if f.Actor, err = dir.person(ctx, who); err != nil {
+		return f, err
+	}
+	for _, cmd := range ev.Commands {
+		switch {
+		case cmd.Name == rules.CmdVerify && f.TeamSize == 0 && task != nil && task.State == rules.Completed:
+			if f.TeamSize, err = dir.teamSize(ctx); err != nil {
+				return f, err
+			}
+		case cmd.Name == rules.CmdReject && f.Leads == nil && task != nil && task.State == rules.Completed:
+			if f.Leads, err = dir.leads(ctx); err != nil {
+				return f, err
+			}
+			if f.Leads == nil {
+				f.Leads = []string{}
+			}
+		}
+	}
+	return f, nil
+}
+
+// untracked prepares an event on an issue countersign has no record of. A
+// record lost with the store is rebuilt from the task card (its marker carries
+// the record). An event fanned out from a pull request knows only the issue's
+// number: the issue is read, and a pull request or a missing issue is skipped.
+func (p *Processor) untracked(ctx context.Context, c *github.Client, ev *rules.Event, log *slog.Logger) (*rules.Task, error) {
+	owner, name, n := splitRepo(ev.Issue.Repo), repoName(ev.Issue.Repo), ev.Issue.Number
+	if ev.Issue.Title == "" && ev.Issue.Author == "" {
+		is, _, err := c.Issues.Get(ctx, owner, name, n)
+		if isStatus(err, 404) || isStatus(err, 410) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read issue #%d: %w", n, err)
+		}
+		if is.IsPullRequest() {
+			return nil, nil
+		}
+		ev.Issue = issueFacts(ev.Issue.Repo, is)
+	}
+	for _, l := range ev.Issue.Labels {
+		if _, ok := rules.StateFromLabel(l); ok {
+			return p.recoverTask(ctx, c, ev.Issue.Repo, n, log)
+		}
+	}
+	return nil, nil
+}
+
+// recoverTask rebuilds a task record from its card.
+func (p *Processor) recoverTask(ctx context.Context, c *github.Client, repo string, n int, log *slog.Logger) (*rules.Task, error) {
+	bot, err := p.gh.BotLogin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	card, err := findCard(ctx, c, splitRepo(repo), repoName(repo), n, bot)
+	if err != nil || card == nil {
+		return nil, err
+	}
+	rec, ok := cardRecord(card.GetBody())
+	if !ok {
+		return nil, nil
+	}
+	var t rules.Task
+	if err := json.Unmarshal(rec, &t); err != nil || t.Repo != repo || t.Number != n || !t.State.Valid() {
+		log.Warn("task card holds no usable record", "task", rules.TaskKey(repo, n))
+		return nil, nil
+	}
+	log.Info("task record rebuilt from its card", "task", t.Key(), "state", t.State)
+	return &t, nil
+}
+
+// commitFor is the store commit that records task (nil: unchanged) and effects.
+func (p *Processor) commitFor(inst int64, d *store.Delivery, task *rules.Task, effects []rules.Effect) (store.Commit, error) {
+	var w store.Commit
+	if task != nil {
+		b, err := json.Marshal(task)
 		if err != nil {
 			return w, fmt.Errorf("encode task: %w", err)
 		}
-		w.Records = map[string][]byte{taskRecordKey(dec.Task.Repo, dec.Task.Number): b}
+		w.Records = map[string][]byte{taskRecordKey(task.Repo, task.Number): b}
 	}
-	for _, e := range dec.Effects {
-		b, err := json.Marshal(outboxEffect{Installation: inst, Delivery: d.ID, Effect: e})
+	now := time.Now().UTC()
+	for i, e := range effects {
+		b, err := json.Marshal(outboxEffect{Installation: inst, Delivery: d.ID, Key: fmt.Sprintf("%s/%d", d.ID, i), At: now, Effect: e})
 		if err != nil {
 			return w, fmt.Errorf("encode effect: %w", err)
 		}
@@ -177,22 +352,47 @@ func (p *Processor) commitFor(inst int64, d *store.Delivery, dec rules.Decision)
 	return w, nil
 }
 
+// derived is an internal delivery.
+func derived(id, event, key string, payload any) store.Delivery {
+	b, _ := json.Marshal(payload) // plain structs of strings and numbers: cannot fail
+	return store.Delivery{ID: id, Event: event, Key: key, Payload: b, ReceivedAt: time.Now().UTC()}
+}
+
 func taskRecordKey(repo string, n int) string { return "task/" + rules.TaskKey(repo, n) }
+func prRecordKey(repo string, n int) string   { return "pr/" + rules.TaskKey(repo, n) }
 
 // loadTask reads a task's record; nil when the issue is not tracked.
 func loadTask(ctx context.Context, st store.Store, repo string, n int) (*rules.Task, error) {
-	b, err := st.Get(ctx, taskRecordKey(repo, n))
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read task %s#%d: %w", repo, n, err)
-	}
 	var t rules.Task
-	if err := json.Unmarshal(b, &t); err != nil {
-		return nil, fmt.Errorf("decode task %s#%d: %w", repo, n, err)
+	ok, err := loadRecord(ctx, st, taskRecordKey(repo, n), &t)
+	if !ok {
+		return nil, err
 	}
 	return &t, nil
+}
+
+// loadPR reads a pull request's record; nil when there is none.
+func loadPR(ctx context.Context, st store.Store, repo string, n int) (*rules.PullRequest, error) {
+	var pr rules.PullRequest
+	ok, err := loadRecord(ctx, st, prRecordKey(repo, n), &pr)
+	if !ok {
+		return nil, err
+	}
+	return &pr, nil
+}
+
+func loadRecord(ctx context.Context, st store.Store, key string, v any) (bool, error) {
+	b, err := st.Get(ctx, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read %s: %w", key, err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return false, fmt.Errorf("decode %s: %w", key, err)
+	}
+	return true, nil
 }
 
 func logins(users []*github.User) []string {

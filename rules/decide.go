@@ -1,82 +1,416 @@
 package rules
 
-import "time"
-
-// EventKind names what happened, in the domain's terms.
-type EventKind string
-
-// The events rules decides on.
-const (
-	IssueOpened EventKind = "issue.opened"
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
 )
 
-// Event is one thing that happened to a task, with the facts rules needs.
-type Event struct {
-	Kind  EventKind
-	Actor string    // login of who caused it
-	At    time.Time // when it happened (from the delivery, never the clock)
-	Issue IssueFacts
-}
+// maxRemembered bounds Task.Comments.
+const maxRemembered = 50
 
-// IssueFacts describe the issue an event is about, as GitHub reported it.
-type IssueFacts struct {
-	Repo      string
-	Number    int
-	Title     string
-	Body      string
-	Assignees []string
-	Labels    []string
-}
-
-// EffectKind names a change to make on GitHub. Every effect is idempotent: it
-// states what GitHub must look like, so applying it twice changes nothing more.
-type EffectKind string
-
-// The effects.
-const (
-	// EffectSetState makes the issue carry State's label and no other state label.
-	EffectSetState EffectKind = "set-state"
-	// EffectSyncCard makes the task card (one comment, found by its marker) show
-	// the task record as it is when the effect is applied.
-	EffectSyncCard EffectKind = "sync-card"
-)
-
-// Effect is one change to make on GitHub for a task.
-type Effect struct {
-	Kind   EffectKind `json:"kind"`
-	Repo   string     `json:"repo"`
-	Number int        `json:"number"`
-	State  State      `json:"state,omitempty"`
-}
-
-// Decision is what rules decided for one event: the task record to keep (nil
-// when nothing changed) and the effects to apply, in order.
-type Decision struct {
-	Task    *Task
-	Effects []Effect
+// Tracked reports whether cfg makes the issue a task: goal issues never are;
+// issues with an ignored label are not; then tasks.track decides.
+func Tracked(cfg Config, is IssueFacts) bool {
+	for _, l := range is.Labels {
+		if strings.EqualFold(l, LabelGoal) || slices.ContainsFunc(cfg.Tasks.IgnoreLabels, func(i string) bool { return strings.EqualFold(i, l) }) {
+			return false
+		}
+	}
+	switch cfg.Tasks.Track {
+	case "milestoned":
+		return is.Milestone != 0
+	case "labeled":
+		return slices.ContainsFunc(is.Labels, func(l string) bool { return strings.EqualFold(l, cfg.Tasks.Label) })
+	}
+	return true
 }
 
 // DecideTask decides what event ev means for task t (nil when the issue is not
-// tracked yet).
-func DecideTask(t *Task, ev Event) Decision {
-	switch ev.Kind {
-	case IssueOpened:
-		if t != nil {
-			return Decision{} // already tracked: an opened event changes nothing
+// tracked yet: an event on an issue that should be tracked starts tracking it).
+// t is not modified; the decision carries the new record.
+func DecideTask(t *Task, ev Event, f Facts) Decision {
+	d := &decider{ev: ev, f: f, old: t}
+	if t == nil {
+		if ev.Issue.Number == 0 || ev.Issue.Repo == "" || !Tracked(f.Config, ev.Issue) {
+			return Decision{}
 		}
-		nt := &Task{
-			Repo:    ev.Issue.Repo,
-			Number:  ev.Issue.Number,
-			Title:   ev.Issue.Title,
-			State:   Pending,
-			Opener:  ev.Actor,
-			Attempt: 1,
-			History: []Transition{{To: Pending, Actor: ev.Actor, At: ev.At, Why: "issue opened"}},
+		d.track()
+		if ev.Kind == IssueOpened {
+			return d.finish()
 		}
-		return Decision{Task: nt, Effects: []Effect{
-			{Kind: EffectSetState, Repo: nt.Repo, Number: nt.Number, State: Pending},
-			{Kind: EffectSyncCard, Repo: nt.Repo, Number: nt.Number},
-		}}
+	} else {
+		d.t = t.Clone()
 	}
-	return Decision{}
+	switch ev.Kind {
+	case IssueEdited:
+		if ev.Issue.Title != "" && ev.Issue.Title != d.t.Title {
+			d.t.Title = ev.Issue.Title
+			d.dirty()
+		}
+	case IssueAssigned:
+		d.setAssignees(ev.Issue.Assignees)
+	case IssueClosed:
+		d.closed()
+	case IssueReopened:
+		if d.t.Closed {
+			d.t.Closed = false
+			d.dirty()
+		}
+	case IssueLabeled, IssueUnlabeled:
+		d.labelChanged()
+	case PRLinked, PRReady, PRDraft, PRPushed, PRMerged, PRUnlinked:
+		d.pullRequest()
+	case PRReviewed:
+		d.reviewed()
+	case Commented:
+		d.commented()
+	}
+	return d.finish()
+}
+
+// decider holds one decision being made.
+type decider struct {
+	ev      Event
+	f       Facts
+	old     *Task // nil when the task was not tracked
+	t       *Task // the new record
+	changed bool  // t differs from old
+	card    bool  // the change shows on the card
+	labels  bool  // owned labels must be put back even if t's did not change
+	effects []Effect
+	refresh []int
+}
+
+func (d *decider) dirty() { d.changed, d.card = true, true }
+
+// track starts tracking the event's issue as a pending task.
+func (d *decider) track() {
+	is := d.ev.Issue
+	opener := is.Author
+	if opener == "" {
+		opener = d.ev.Actor
+	}
+	why := "first tracked"
+	if d.ev.Kind == IssueOpened {
+		why = "issue opened"
+	}
+	d.t = &Task{Repo: is.Repo, Number: is.Number, Title: is.Title, State: Pending, Opener: opener, Attempt: 1,
+		Closed: is.Closed && d.ev.Kind != IssueClosed}
+	d.t.History = []Transition{{To: Pending, Actor: d.ev.Actor, At: d.ev.At, Why: why}}
+	d.dirty()
+	if d.ev.Kind != IssueAssigned && len(is.Assignees) > 0 {
+		d.setAssignees(is.Assignees)
+	}
+}
+
+// finish turns the new record into the decision and its effects.
+func (d *decider) finish() Decision {
+	if !d.changed {
+		return Decision{Effects: d.effects}
+	}
+	var effects []Effect
+	if d.labels || d.old == nil || !slices.Equal(d.old.Labels(), d.t.Labels()) {
+		effects = append(effects, Effect{Kind: EffectSyncLabels, Repo: d.t.Repo, Number: d.t.Number, Labels: d.t.Labels()})
+	}
+	if d.card {
+		effects = append(effects, Effect{Kind: EffectSyncCard, Repo: d.t.Repo, Number: d.t.Number})
+	}
+	effects = append(effects, d.effects...)
+	if d.old == nil || d.old.State != d.t.State || d.old.Failing != d.t.Failing || d.old.Unverified != d.t.Unverified || d.old.Forced != d.t.Forced {
+		d.refresh = append(d.refresh, d.t.OpenPRs()...)
+	}
+	slices.Sort(d.refresh)
+	return Decision{Task: d.t, Effects: effects, Refresh: slices.Compact(d.refresh)}
+}
+
+// move records a transition to state to.
+func (d *decider) move(to State, why string) {
+	d.t.History = append(d.t.History, Transition{From: d.t.State, To: to, Actor: d.ev.Actor, At: d.ev.At, Why: why})
+	d.t.State = to
+	d.dirty()
+}
+
+// note records an event that changed no state.
+func (d *decider) note(why string) {
+	d.t.History = append(d.t.History, Transition{From: d.t.State, To: d.t.State, Actor: d.ev.Actor, At: d.ev.At, Why: why})
+	d.dirty()
+}
+
+// advance moves forward one state at a time (each step recorded) up to to,
+// which is at most review: approval, verification and the override have their
+// own transitions, so nothing reaches them by walking.
+func (d *decider) advance(to State, why string) {
+	if Review.Before(to) {
+		to = Review
+	}
+	for d.t.State.Before(to) {
+		d.move(States[d.t.State.rank()+1], why)
+	}
+}
+
+// submitted moves an in-progress task to review: a new attempt is claimed.
+func (d *decider) submitted(why string) {
+	d.move(Review, why)
+	d.t.Failing = false
+}
+
+func (d *decider) notice(where int, n Notice) {
+	n.Task = d.t.Number
+	if n.Actor == "" {
+		n.Actor = d.ev.Actor
+	}
+	d.effects = append(d.effects, Effect{Kind: EffectNotice, Repo: d.t.Repo, Number: where, Notice: &n})
+}
+
+// addBuilder records login as a builder (once; the first reason is kept),
+// and the pilot of login when it is an agent's account.
+func (d *decider) addBuilder(login, as string) {
+	if login == "" {
+		return
+	}
+	if !d.t.IsBuilder(login) {
+		d.t.Builders = append(d.t.Builders, Member{Login: login, As: as})
+		d.dirty()
+	}
+	pilot, ok := d.f.Config.Pilot(login)
+	if !ok && IsBot(login) {
+		pilot, ok = d.defaultPilot(), true
+	}
+	if ok && pilot != "" && !SameLogin(pilot, login) && !d.t.IsBuilder(pilot) {
+		d.t.Builders = append(d.t.Builders, Member{Login: pilot, As: "pilot of " + login})
+		d.dirty()
+	}
+}
+
+// defaultPilot is who flies an agent's account when agents: does not say: the
+// person who assigned it, else the person who opened the task.
+func (d *decider) defaultPilot() string {
+	if d.ev.Kind == IssueAssigned && !IsBot(d.ev.Actor) {
+		return d.ev.Actor
+	}
+	return d.t.Opener
+}
+
+func (d *decider) setAssignees(list []string) {
+	t := d.t
+	for _, a := range list {
+		d.addBuilder(a, "assignee")
+	}
+	if !slices.Equal(t.Assignees, list) {
+		t.Assignees = append([]string(nil), list...)
+		d.dirty()
+	}
+	switch {
+	case t.State == Pending && len(list) > 0:
+		d.move(Assigned, "assigned to "+mentions(list))
+	case t.State == Assigned && len(list) == 0:
+		d.move(Pending, "unassigned")
+	}
+}
+
+func (d *decider) closed() {
+	t := d.t
+	switch {
+	case t.Closed:
+		return
+	case t.State == Verified:
+		t.Closed = true
+		d.dirty()
+	case d.ev.Reason == "not_planned" && d.f.Actor.Lead:
+		t.Closed = true
+		d.note("closed as not planned by a lead")
+	default:
+		d.note("closed while " + string(t.State) + ": reopened")
+		d.effects = append(d.effects, Effect{Kind: EffectReopen, Repo: t.Repo, Number: t.Number})
+		d.notice(t.Number, Notice{Kind: NoticeReopened, State: t.State})
+	}
+}
+
+func (d *decider) labelChanged() {
+	l := d.ev.Label
+	if !TaskOwned(l) {
+		return
+	}
+	want := slices.Contains(d.t.Labels(), l)
+	added := d.ev.Kind == IssueLabeled
+	if added == want {
+		return // GitHub already looks the way it must
+	}
+	verb := "removed"
+	if added {
+		verb = "added"
+	}
+	d.note(fmt.Sprintf("label %s %s by @%s: reverted (only countersign sets it)", l, verb, d.ev.Actor))
+	d.labels = true
+}
+
+// pullRequest handles the events of a pull request that closes the task.
+func (d *decider) pullRequest() {
+	t, p := d.t, d.ev.PR
+	if p == nil {
+		return
+	}
+	d.refresh = append(d.refresh, p.Number)
+	lp := t.pr(p.Number)
+	fresh := lp == nil || !lp.Open
+	if lp == nil {
+		t.PRs = append(t.PRs, LinkedPR{Number: p.Number})
+		lp = &t.PRs[len(t.PRs)-1]
+	}
+	newHead := lp.Head != p.Head
+	was := *lp
+	*lp = LinkedPR{Number: p.Number, Author: p.Author, Head: p.Head, Draft: p.Draft, Open: p.Open, Merged: p.Merged}
+	if *lp != was {
+		d.dirty()
+	}
+	if d.ev.Kind == PRUnlinked {
+		lp.Open = false
+		if was.Open {
+			d.note(fmt.Sprintf("#%d no longer closes this task", p.Number))
+		}
+		return
+	}
+	d.addBuilder(p.Author, fmt.Sprintf("author of #%d", p.Number))
+	for _, c := range p.Committers {
+		d.addBuilder(c.Login, c.As)
+	}
+	if !p.Open {
+		return // merged or closed: nothing more to build on it
+	}
+	switch d.ev.Kind {
+	case PRLinked:
+		d.progress(lp, fresh || newHead, fmt.Sprintf("#%d opened", p.Number))
+	case PRReady:
+		d.progress(lp, false, fmt.Sprintf("#%d ready for review", p.Number))
+	case PRPushed:
+		d.progress(lp, newHead, fmt.Sprintf("new commits on #%d", p.Number))
+	}
+}
+
+// progress moves the task along for work on pull request lp; newWork means
+// commits that no approval or verification has seen.
+func (d *decider) progress(lp *LinkedPR, newWork bool, why string) {
+	t := d.t
+	switch {
+	case t.State.Before(InProgress):
+		if len(t.Assignees) == 0 && lp.Author != "" {
+			t.Assignees = []string{lp.Author}
+			d.effects = append(d.effects, Effect{Kind: EffectAssign, Repo: t.Repo, Number: t.Number, Users: []string{lp.Author}})
+			d.addBuilder(lp.Author, "assignee")
+			d.dirty()
+		}
+		if lp.Draft {
+			d.advance(InProgress, why)
+		} else {
+			d.advance(Review, why)
+			t.Failing = false
+		}
+	case t.State == InProgress:
+		if !lp.Draft && (newWork || d.ev.Kind != PRPushed) {
+			d.submitted(why)
+		}
+	case newWork:
+		d.stale(why)
+	}
+	d.completeIfApproved()
+}
+
+// stale sends a task in review, completed or verified back to review: new
+// commits void the approvals and verification of the old head.
+func (d *decider) stale(why string) {
+	t := d.t
+	if t.State == Verified {
+		t.Verifier, t.VerifiedAt = "", time.Time{}
+		t.Unverified, t.Forced = false, false
+	}
+	if t.State != Review {
+		d.move(Review, why+": approvals and verification are stale")
+	}
+}
+
+// completeIfApproved moves a task in review whose current work carries a
+// counted approval to completed.
+func (d *decider) completeIfApproved() {
+	if d.t.State != Review || !d.t.approvedNow() {
+		return
+	}
+	a := d.t.Approvals[len(d.t.Approvals)-1]
+	why := "approved by @" + a.By
+	if a.PR != 0 {
+		why += fmt.Sprintf(" on #%d", a.PR)
+	}
+	d.move(Completed, why)
+}
+
+func (d *decider) reviewed() {
+	t, rv, p := d.t, d.ev.Review, d.ev.PR
+	if rv == nil || p == nil {
+		return
+	}
+	lp := t.pr(p.Number)
+	if lp == nil || !lp.Open {
+		return // the pull request does not (or no longer) close this task
+	}
+	who := rv.Reviewer
+	switch rv.State {
+	case "approved":
+		if b := t.builder(who); b != nil {
+			d.note(fmt.Sprintf("approval by @%s on #%d not counted: a builder (%s)", who, p.Number, b.As))
+			d.notice(p.Number, Notice{Kind: NoticeIgnored, Actor: who,
+				Reason: fmt.Sprintf("@%s built this task (%s); an approval by a builder does not count", who, b.As)})
+			return
+		}
+		if !d.f.Actor.Eligible {
+			d.note(fmt.Sprintf("approval by @%s on #%d not counted: no write permission", who, p.Number))
+			d.notice(p.Number, Notice{Kind: NoticeIgnored, Actor: who,
+				Reason: fmt.Sprintf("@%s %s", who, d.eligibleWho("approve"))})
+			return
+		}
+		if rv.Head != lp.Head {
+			return // a review of a head the pull request no longer has
+		}
+		d.dropApprovals(who, p.Number)
+		t.Approvals = append(t.Approvals, Approval{By: who, Head: rv.Head, PR: p.Number, At: d.ev.At})
+		d.dirty()
+		d.completeIfApproved()
+	case "changes_requested":
+		if t.IsBuilder(who) {
+			return
+		}
+		d.dropApprovals(who, p.Number)
+		if t.State == Review {
+			why := fmt.Sprintf("changes requested by @%s on #%d", who, p.Number)
+			if r := strings.TrimSpace(rv.Body); r != "" {
+				why += ": " + r
+			}
+			d.move(InProgress, why)
+		}
+	case "dismissed":
+		d.dropApprovals(who, p.Number)
+	}
+}
+
+// dropApprovals forgets login's approvals on pull request pr (a later review
+// replaces them). login stays an approver of the attempt if it approved
+// anything else.
+func (d *decider) dropApprovals(login string, pr int) {
+	kept := d.t.Approvals[:0:0]
+	for _, a := range d.t.Approvals {
+		if a.PR == pr && SameLogin(a.By, login) {
+			d.dirty()
+			continue
+		}
+		kept = append(kept, a)
+	}
+	d.t.Approvals = kept
+}
+
+func mentions(logins []string) string {
+	out := make([]string, len(logins))
+	for i, l := range logins {
+		out[i] = "@" + strings.TrimPrefix(l, "@")
+	}
+	return strings.Join(out, ", ")
 }

@@ -2,6 +2,14 @@ package rules
 
 import "strings"
 
+// The labels countersign owns besides the state labels.
+const (
+	LabelEscalated  = "escalated"
+	LabelUnverified = "unverified"
+	LabelForced     = "forced"
+	LabelGoal       = "goal"
+)
+
 // LabelSpec is how countersign creates one of its labels in a repository.
 type LabelSpec struct {
 	Name        string
@@ -19,10 +27,10 @@ var stateLabelSpecs = map[State]LabelSpec{
 }
 
 var otherLabelSpecs = map[string]LabelSpec{
-	"escalated":  {Color: "b60205", Description: "countersign: repeated rejection or failure; a lead must triage"},
-	"unverified": {Color: "d93f0b", Description: "countersign: marked verified by a lead without verification"},
-	"forced":     {Color: "d93f0b", Description: "countersign: a lead bypassed every gate"},
-	"goal":       {Color: "0052cc", Description: "countersign: a milestone's goal dashboard"},
+	LabelEscalated:  {Color: "b60205", Description: "countersign: repeated rejection or failure; a lead must triage"},
+	LabelUnverified: {Color: "d93f0b", Description: "countersign: marked verified by a lead without verification"},
+	LabelForced:     {Color: "d93f0b", Description: "countersign: a lead bypassed every gate"},
+	LabelGoal:       {Color: "0052cc", Description: "countersign: a milestone's goal dashboard"},
 }
 
 // Spec returns how countersign creates the label name, for the labels it owns;
@@ -41,4 +49,10 @@ func Spec(name string) (LabelSpec, bool) {
 		return LabelSpec{Name: name, Color: "0052cc", Description: "countersign: goal state"}, true
 	}
 	return LabelSpec{}, false
+}
+
+// TaskOwned reports whether only countersign may put label on, or take it off,
+// a task: its state labels and escalated, unverified, forced.
+func TaskOwned(label string) bool {
+	return strings.HasPrefix(label, StateLabelPrefix) || label == LabelEscalated || label == LabelUnverified || label == LabelForced
 }

@@ -6,6 +6,8 @@ package rules
 
 import (
 	"fmt"
+	"sort"
+	"strings"
 	"time"
 )
 
@@ -32,34 +34,101 @@ const StateLabelPrefix = "state:"
 func (s State) Label() string { return StateLabelPrefix + string(s) }
 
 // Valid reports whether s is one of States.
-func (s State) Valid() bool {
-	for _, v := range States {
+func (s State) Valid() bool { return s.rank() >= 0 }
+
+// rank is s's position in States (-1 if s is not a state).
+func (s State) rank() int {
+	for i, v := range States {
 		if s == v {
-			return true
+			return i
 		}
 	}
-	return false
+	return -1
 }
+
+// Before reports whether s comes before o in the lifecycle.
+func (s State) Before(o State) bool { return s.rank() < o.rank() }
 
 // StateFromLabel returns the state a label names, if it is a state label.
 func StateFromLabel(label string) (State, bool) {
-	if len(label) <= len(StateLabelPrefix) || label[:len(StateLabelPrefix)] != StateLabelPrefix {
+	rest, ok := strings.CutPrefix(label, StateLabelPrefix)
+	if !ok {
 		return "", false
 	}
-	s := State(label[len(StateLabelPrefix):])
+	s := State(rest)
 	return s, s.Valid()
 }
 
 // Task is the record countersign keeps for one tracked issue. It is stored in
 // the store and, as a copy, in the task card's hidden marker on GitHub.
 type Task struct {
-	Repo    string       `json:"repo"`   // "owner/name"
-	Number  int          `json:"number"` // issue number
-	Title   string       `json:"title"`
-	State   State        `json:"state"`
-	Opener  string       `json:"opener"`
-	Attempt int          `json:"attempt"` // 1 for the first attempt; a rejection starts the next
-	History []Transition `json:"history"`
+	Repo    string `json:"repo"`   // "owner/name"
+	Number  int    `json:"number"` // issue number
+	Title   string `json:"title"`
+	State   State  `json:"state"`
+	Opener  string `json:"opener"`
+	Attempt int    `json:"attempt"` // 1 for the first attempt; a rejection or reopen starts the next
+
+	Assignees []string `json:"assignees,omitempty"`
+	// Builders is everyone who ever built the task, with why: they can never
+	// verify it. Builders are never forgotten: an unassigned builder's work is
+	// still in the pull request.
+	Builders []Member `json:"builders,omitempty"`
+	// PRs are the pull requests that close the task, over its whole life.
+	PRs []LinkedPR `json:"prs,omitempty"`
+	// Approvals are the approvals counted in the current attempt; their authors
+	// are its approvers.
+	Approvals []Approval `json:"approvals,omitempty"`
+
+	Verifier   string    `json:"verifier,omitempty"`
+	VerifiedAt time.Time `json:"verified_at,omitzero"`
+
+	Rejections     []Rejection `json:"rejections,omitempty"`
+	FailedAttempts int         `json:"failed_attempts,omitempty"`
+	// Failing is set by a rejection (or a failed criterion) and cleared by the
+	// next submission: until then the verification check fails.
+	Failing    bool `json:"failing,omitempty"`
+	Escalated  bool `json:"escalated,omitempty"`
+	Unverified bool `json:"unverified,omitempty"` // verified by a lead's /skip-verify
+	Forced     bool `json:"forced,omitempty"`     // a lead's /force-complete
+	Closed     bool `json:"closed,omitempty"`
+
+	// Comments are the ids of the latest comments acted on: a comment is never
+	// acted on twice, whatever the delivery id it comes back with.
+	Comments []int64      `json:"comments,omitempty"`
+	History  []Transition `json:"history"`
+}
+
+// Member is one person in a role, with why they hold it.
+type Member struct {
+	Login string `json:"login"`
+	As    string `json:"as"` // e.g. "assignee", "author of #12", "co-author on #12"
+}
+
+// LinkedPR is a pull request that closes the task.
+type LinkedPR struct {
+	Number int    `json:"number"`
+	Author string `json:"author"`
+	Head   string `json:"head"`
+	Draft  bool   `json:"draft,omitempty"`
+	Open   bool   `json:"open"`
+	Merged bool   `json:"merged,omitempty"`
+}
+
+// Approval is one counted approval: a GitHub review on Head, or /approve (Head "").
+type Approval struct {
+	By   string    `json:"by"`
+	Head string    `json:"head,omitempty"`
+	PR   int       `json:"pr,omitempty"`
+	At   time.Time `json:"at"`
+}
+
+// Rejection is one /reject.
+type Rejection struct {
+	By      string    `json:"by"`
+	At      time.Time `json:"at"`
+	Reason  string    `json:"reason"`
+	Attempt int       `json:"attempt"`
 }
 
 // Key is the ordering key of a task: one task's events are decided one at a time.
@@ -68,7 +137,8 @@ func (t *Task) Key() string { return TaskKey(t.Repo, t.Number) }
 // TaskKey is the ordering key of the task that issue number n of repo would be.
 func TaskKey(repo string, n int) string { return fmt.Sprintf("%s#%d", repo, n) }
 
-// Transition is one line of a task's history.
+// Transition is one line of a task's history. From == To records an event
+// that changed no state (a reverted label, a refused close).
 type Transition struct {
 	From  State     `json:"from,omitempty"`
 	To    State     `json:"to"`
@@ -76,3 +146,105 @@ type Transition struct {
 	At    time.Time `json:"at"`
 	Why   string    `json:"why,omitempty"`
 }
+
+// IsBuilder reports whether login ever built the task.
+func (t *Task) IsBuilder(login string) bool { return t.builder(login) != nil }
+
+func (t *Task) builder(login string) *Member {
+	for i := range t.Builders {
+		if SameLogin(t.Builders[i].Login, login) {
+			return &t.Builders[i]
+		}
+	}
+	return nil
+}
+
+// Approvers are the people whose approvals counted in the current attempt.
+func (t *Task) Approvers() []string {
+	var out []string
+	for _, a := range t.Approvals {
+		if !containsLogin(out, a.By) {
+			out = append(out, a.By)
+		}
+	}
+	return out
+}
+
+// IsApprover reports whether login approved the current attempt.
+func (t *Task) IsApprover(login string) bool { return containsLogin(t.Approvers(), login) }
+
+// OpenPRs are the numbers of the task's open pull requests.
+func (t *Task) OpenPRs() []int {
+	var out []int
+	for _, p := range t.PRs {
+		if p.Open {
+			out = append(out, p.Number)
+		}
+	}
+	return out
+}
+
+// pr returns the linked pull request n, or nil.
+func (t *Task) pr(n int) *LinkedPR {
+	for i := range t.PRs {
+		if t.PRs[i].Number == n {
+			return &t.PRs[i]
+		}
+	}
+	return nil
+}
+
+// approvedNow reports whether a counted approval covers the work as it is
+// now: the current head of an open pull request, or, with none, /approve.
+func (t *Task) approvedNow() bool {
+	open := t.OpenPRs()
+	for _, a := range t.Approvals {
+		if len(open) == 0 && a.Head == "" {
+			return true
+		}
+		if p := t.pr(a.PR); p != nil && p.Open && a.Head != "" && a.Head == p.Head {
+			return true
+		}
+	}
+	return false
+}
+
+// Labels are the labels countersign owns that the task must carry, sorted.
+func (t *Task) Labels() []string {
+	out := []string{t.State.Label()}
+	for _, f := range []struct {
+		on    bool
+		label string
+	}{{t.Escalated, LabelEscalated}, {t.Unverified, LabelUnverified}, {t.Forced, LabelForced}} {
+		if f.on {
+			out = append(out, f.label)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Clone is a deep copy of t.
+func (t *Task) Clone() *Task {
+	c := *t
+	c.Assignees = append([]string(nil), t.Assignees...)
+	c.Builders = append([]Member(nil), t.Builders...)
+	c.PRs = append([]LinkedPR(nil), t.PRs...)
+	c.Approvals = append([]Approval(nil), t.Approvals...)
+	c.Rejections = append([]Rejection(nil), t.Rejections...)
+	c.Comments = append([]int64(nil), t.Comments...)
+	c.History = append([]Transition(nil), t.History...)
+	return &c
+}
+
+func containsLogin(list []string, login string) bool {
+	for _, l := range list {
+		if SameLogin(l, login) {
+			return true
+		}
+	}
+	return false
+}
+
+// IsBot reports whether login is a GitHub App's bot account.
+func IsBot(login string) bool { return strings.HasSuffix(strings.ToLower(login), "[bot]") }

@@ -8,6 +8,7 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"text/template"
 	"time"
@@ -33,6 +34,21 @@ var all = template.Must(template.New("").Funcs(template.FuncMap{
 			out[i] = "@" + l
 		}
 		return strings.Join(out, ", ")
+	},
+	"inc": func(n int) int { return n + 1 },
+	"last": func(n int, list any) any { // the last n elements of a slice
+		v := reflect.ValueOf(list)
+		if v.Kind() != reflect.Slice || v.Len() <= n {
+			return list
+		}
+		return v.Slice(v.Len()-n, v.Len()).Interface()
+	},
+	"quote": func(s string) string { // a Markdown block quote of s
+		lines := strings.Split(strings.TrimRight(strings.ReplaceAll(s, "\r", ""), "\n"), "\n")
+		for i, l := range lines {
+			lines[i] = "> " + l
+		}
+		return strings.Join(lines, "\n")
 	},
 	"cell": func(s string) string { // keep a value inside one Markdown table cell
 		s = strings.ReplaceAll(s, "\r", "")
@@ -79,4 +95,13 @@ func CardRecord(body string) ([]byte, bool) {
 		return nil, false
 	}
 	return []byte(rec), true
+}
+
+// noticeMarker starts the hidden last line of a notice: its unique key, by
+// which a retry finds a notice it already posted.
+const noticeMarker = "<!-- countersign:notice "
+
+// NoticeMarker is the hidden line that identifies the notice with key.
+func NoticeMarker(key string) string {
+	return noticeMarker + strings.ReplaceAll(key, "--", "- -") + " -->"
 }

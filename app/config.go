@@ -1,0 +1,142 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/rules"
+	"github.com/google/go-github/v60/github"
+)
+
+// configTTL is how long a repository's configuration is used before it is
+// read again (a push to the default branch that changes it re-reads it at once).
+const configTTL = 10 * time.Minute
+
+// configRecord is a repository's configuration as last read.
+type configRecord struct {
+	Config rules.Config `json:"config"`
+	Error  string       `json:"error,omitempty"` // the file's problem: Config is the last good one
+	Line   int          `json:"line,omitempty"`
+	ReadAt time.Time    `json:"read_at"`
+}
+
+func configKey(repo string) string { return "config/" + repo }
+
+// config is repo's configuration: the cached one while fresh, else read again.
+func (p *Processor) config(ctx context.Context, c *github.Client, repo string, log *slog.Logger) (rules.Config, error) {
+	var rec configRecord
+	ok, err := loadRecord(ctx, p.store, configKey(repo), &rec)
+	if err != nil {
+		return rules.Config{}, err
+	}
+	if ok && time.Since(rec.ReadAt) < configTTL {
+		return rec.Config, nil
+	}
+	var prev *configRecord
+	if ok {
+		prev = &rec
+	}
+	fresh, err := p.readConfig(ctx, c, repo, prev, log)
+	if err != nil {
+		if prev != nil {
+			log.Warn("configuration not re-read; using the last one", "repo", repo, "error", err)
+			return prev.Config, nil
+		}
+		return rules.Config{}, err
+	}
+	return fresh.Config, nil
+}
+
+// readConfig reads .github/countersign.yml from the default branch and caches
+// it. An invalid file keeps the last good configuration (or the defaults)
+// and records the error.
+func (p *Processor) readConfig(ctx context.Context, c *github.Client, repo string, prev *configRecord, log *slog.Logger) (configRecord, error) {
+	rec := configRecord{Config: rules.DefaultConfig(), ReadAt: time.Now().UTC()}
+	if prev != nil && prev.Error == "" {
+		rec.Config = prev.Config
+	}
+	file, _, _, err := c.Repositories.GetContents(ctx, splitRepo(repo), repoName(repo), rules.ConfigPath, nil)
+	switch {
+	case isStatus(err, http.StatusNotFound):
+		rec.Config = rules.DefaultConfig()
+	case err != nil:
+		return rec, fmt.Errorf("read %s: %w", rules.ConfigPath, err)
+	default:
+		text, err := file.GetContent()
+		if err != nil {
+			return rec, fmt.Errorf("decode %s: %w", rules.ConfigPath, err)
+		}
+		cfg, err := rules.ParseConfig([]byte(text))
+		var ce *rules.ConfigError
+		switch {
+		case errors.As(err, &ce):
+			rec.Error, rec.Line = ce.Error(), ce.Line
+			if prev != nil {
+				rec.Config = prev.Config
+			}
+			log.Warn("invalid repository configuration; keeping the last good one", "repo", repo, "error", ce.Error())
+		case err != nil:
+			rec.Error = err.Error()
+		default:
+			rec.Config = cfg
+		}
+	}
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return rec, fmt.Errorf("encode configuration: %w", err)
+	}
+	if err := p.store.Put(ctx, configKey(repo), b); err != nil {
+		return rec, fmt.Errorf("cache configuration: %w", err)
+	}
+	return rec, nil
+}
+
+// onPush re-reads the configuration when a push to the default branch changes
+// it, and reports the result on the pushed commit as the check run
+// countersign/config, where the file's author sees it.
+func (p *Processor) onPush(ctx context.Context, d *store.Delivery, e *github.PushEvent, log *slog.Logger) (store.Commit, error) {
+	inst, repo := e.GetInstallation().GetID(), e.GetRepo().GetFullName()
+	if inst == 0 || repo == "" || e.GetRef() != "refs/heads/"+e.GetRepo().GetDefaultBranch() || e.GetDeleted() || !touchesConfig(e) {
+		return store.Commit{}, nil
+	}
+	c, err := p.gh.Installation(inst)
+	if err != nil {
+		return store.Commit{}, permanent(err)
+	}
+	var prev *configRecord
+	var old configRecord
+	if ok, err := loadRecord(ctx, p.store, configKey(repo), &old); err != nil {
+		return store.Commit{}, err
+	} else if ok {
+		prev = &old
+	}
+	rec, err := p.readConfig(ctx, c, repo, prev, log)
+	if err != nil {
+		return store.Commit{}, err
+	}
+	log.Info("repository configuration re-read", "repo", repo, "valid", rec.Error == "")
+	return p.commitFor(inst, d, nil, []rules.Effect{{Kind: rules.EffectConfigCheck, Repo: repo, SHA: e.GetAfter(),
+		Problem: rec.Error, Line: rec.Line}})
+}
+
+func touchesConfig(e *github.PushEvent) bool {
+	commits := e.Commits
+	if e.HeadCommit != nil {
+		commits = append(commits, e.HeadCommit)
+	}
+	for _, cm := range commits {
+		for _, files := range [][]string{cm.Added, cm.Modified, cm.Removed} {
+			if slices.Contains(files, rules.ConfigPath) {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,275 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/rules"
+	"github.com/google/go-github/v60/github"
+)
+
+// This file turns GitHub's webhooks into rules' events. Issue events and
+// comments on an issue are the task's own (their ordering key is the task's);
+// pull request events, reviews and comments on a pull request are decided
+// under the pull request's key, which records the pull request and fans its
+// events out, as internal deliveries, to the tasks it closes.
+
+var issueKinds = map[string]rules.EventKind{
+	"opened": rules.IssueOpened, "edited": rules.IssueEdited, "milestoned": rules.IssueEdited,
+	"assigned": rules.IssueAssigned, "unassigned": rules.IssueAssigned,
+	"closed": rules.IssueClosed, "reopened": rules.IssueReopened,
+	"labeled": rules.IssueLabeled, "unlabeled": rules.IssueUnlabeled,
+}
+
+func (p *Processor) onIssue(ctx context.Context, d *store.Delivery, e *github.IssuesEvent, log *slog.Logger) (store.Commit, error) {
+	inst, repo, issue := e.GetInstallation().GetID(), e.GetRepo().GetFullName(), e.GetIssue()
+	kind, ok := issueKinds[e.GetAction()]
+	if !ok || inst == 0 || repo == "" || issue.GetNumber() == 0 || issue.IsPullRequest() {
+		return store.Commit{}, nil
+	}
+	if own, err := p.own(ctx, e.GetSender()); err != nil || own {
+		return store.Commit{}, err
+	}
+	return p.decideTask(ctx, inst, d, rules.Event{
+		Kind: kind, Actor: e.GetSender().GetLogin(), At: eventTime(issue.GetUpdatedAt().Time, d),
+		Issue: issueFacts(repo, issue), Label: e.GetLabel().GetName(), Reason: issue.GetStateReason(),
+	}, log)
+}
+
+func (p *Processor) onComment(ctx context.Context, d *store.Delivery, e *github.IssueCommentEvent, log *slog.Logger) (store.Commit, error) {
+	inst, repo, issue, cm := e.GetInstallation().GetID(), e.GetRepo().GetFullName(), e.GetIssue(), e.GetComment()
+	if inst == 0 || repo == "" || issue.GetNumber() == 0 {
+		return store.Commit{}, nil
+	}
+	cmds := rules.ParseCommands(cm.GetBody())
+	if len(cmds) == 0 {
+		return store.Commit{}, nil
+	}
+	if own, err := p.own(ctx, e.GetSender()); err != nil || own {
+		return store.Commit{}, err
+	}
+	ev := rules.Event{Kind: rules.Commented, Actor: cm.GetUser().GetLogin(), At: eventTime(cm.GetCreatedAt().Time, d),
+		CommentID: cm.GetID(), Where: issue.GetNumber(), Commands: cmds}
+	if !issue.IsPullRequest() {
+		ev.Issue = issueFacts(repo, issue)
+		return p.decideTask(ctx, inst, d, ev, log)
+	}
+	c, err := p.gh.Installation(inst)
+	if err != nil {
+		return store.Commit{}, permanent(err)
+	}
+	old, err := loadPR(ctx, p.store, repo, issue.GetNumber())
+	if err != nil {
+		return store.Commit{}, err
+	}
+	cur := old
+	if cur == nil { // a pull request from before countersign: read it
+		pr, _, err := c.PullRequests.Get(ctx, splitRepo(repo), repoName(repo), issue.GetNumber())
+		if err != nil {
+			return store.Commit{}, fmt.Errorf("read pull request #%d: %w", issue.GetNumber(), err)
+		}
+		if cur, err = p.pullRecord(ctx, c, repo, pr, nil); err != nil {
+			return store.Commit{}, err
+		}
+	}
+	return p.fanout(inst, d, old, cur, ev)
+}
+
+var pullKinds = map[string]rules.EventKind{
+	"opened": rules.PRLinked, "reopened": rules.PRLinked, "edited": rules.PRLinked,
+	"ready_for_review": rules.PRReady, "converted_to_draft": rules.PRDraft, "synchronize": rules.PRPushed,
+}
+
+func (p *Processor) onPull(ctx context.Context, d *store.Delivery, e *github.PullRequestEvent, log *slog.Logger) (store.Commit, error) {
+	inst, repo, pr := e.GetInstallation().GetID(), e.GetRepo().GetFullName(), e.GetPullRequest()
+	if inst == 0 || repo == "" || pr.GetNumber() == 0 {
+		return store.Commit{}, nil
+	}
+	kind, ok := pullKinds[e.GetAction()]
+	if e.GetAction() == "closed" {
+		kind, ok = rules.PRUnlinked, true
+		if pr.GetMerged() {
+			kind = rules.PRMerged
+		}
+	}
+	if !ok {
+		return store.Commit{}, nil
+	}
+	if own, err := p.own(ctx, e.GetSender()); err != nil || own {
+		return store.Commit{}, err
+	}
+	c, err := p.gh.Installation(inst)
+	if err != nil {
+		return store.Commit{}, permanent(err)
+	}
+	old, err := loadPR(ctx, p.store, repo, pr.GetNumber())
+	if err != nil {
+		return store.Commit{}, err
+	}
+	cur, err := p.pullRecord(ctx, c, repo, pr, old)
+	if err != nil {
+		return store.Commit{}, err
+	}
+	return p.fanout(inst, d, old, cur, rules.Event{Kind: kind, Actor: e.GetSender().GetLogin(), At: eventTime(pr.GetUpdatedAt().Time, d)})
+}
+
+func (p *Processor) onReview(ctx context.Context, d *store.Delivery, e *github.PullRequestReviewEvent, log *slog.Logger) (store.Commit, error) {
+	inst, repo, pr, rv := e.GetInstallation().GetID(), e.GetRepo().GetFullName(), e.GetPullRequest(), e.GetReview()
+	if inst == 0 || repo == "" || pr.GetNumber() == 0 {
+		return store.Commit{}, nil
+	}
+	if own, err := p.own(ctx, e.GetSender()); err != nil || own {
+		return store.Commit{}, err
+	}
+	state := strings.ToLower(rv.GetState())
+	if e.GetAction() == "dismissed" {
+		state = "dismissed"
+	}
+	c, err := p.gh.Installation(inst)
+	if err != nil {
+		return store.Commit{}, permanent(err)
+	}
+	old, err := loadPR(ctx, p.store, repo, pr.GetNumber())
+	if err != nil {
+		return store.Commit{}, err
+	}
+	cur, err := p.pullRecord(ctx, c, repo, pr, old)
+	if err != nil {
+		return store.Commit{}, err
+	}
+	return p.fanout(inst, d, old, cur, rules.Event{Kind: rules.PRReviewed, Actor: e.GetSender().GetLogin(),
+		At:     eventTime(rv.GetSubmittedAt().Time, d),
+		Review: &rules.ReviewFacts{Reviewer: rv.GetUser().GetLogin(), State: state, Head: rv.GetCommitID(), Body: rv.GetBody()}})
+}
+
+// pullRecord is the record of pull request pr as the webhook shows it. Its
+// committers are read from GitHub when it closes a task and its head moved.
+func (p *Processor) pullRecord(ctx context.Context, c *github.Client, repo string, pr *github.PullRequest, old *rules.PullRequest) (*rules.PullRequest, error) {
+	cur := &rules.PullRequest{Repo: repo, Number: pr.GetNumber(), Author: pr.GetUser().GetLogin(), Head: pr.GetHead().GetSHA(),
+		Draft: pr.GetDraft(), Open: pr.GetState() == "open", Merged: pr.GetMerged(),
+		Links: rules.ClosingRefs(pr.GetBody(), repo)}
+	if old != nil && old.CommittersHead == cur.Head {
+		cur.Committers, cur.CommittersHead = old.Committers, old.CommittersHead
+		return cur, nil
+	}
+	if len(cur.Links) == 0 || !cur.Open {
+		if old != nil {
+			cur.Committers, cur.CommittersHead = old.Committers, old.CommittersHead
+		}
+		return cur, nil
+	}
+	committers, err := p.committers(ctx, c, repo, cur.Number)
+	if err != nil {
+		return nil, err
+	}
+	cur.Committers, cur.CommittersHead = committers, cur.Head
+	return cur, nil
+}
+
+// maxCommitPages bounds the commits read per pull request (GitHub lists at
+// most 250 anyway).
+const maxCommitPages = 3
+
+// committers are the authors and Co-authored-by co-authors of the commits
+// of pull request n.
+func (p *Processor) committers(ctx context.Context, c *github.Client, repo string, n int) ([]rules.Member, error) {
+	var out []rules.Member
+	add := func(login, as string) {
+		if login != "" && !slices.ContainsFunc(out, func(m rules.Member) bool { return rules.SameLogin(m.Login, login) }) {
+			out = append(out, rules.Member{Login: login, As: as})
+		}
+	}
+	opt := &github.ListOptions{PerPage: 100}
+	for page := 0; page < maxCommitPages; page++ {
+		commits, resp, err := c.PullRequests.ListCommits(ctx, splitRepo(repo), repoName(repo), n, opt)
+		if err != nil {
+			return nil, fmt.Errorf("list commits of #%d: %w", n, err)
+		}
+		for _, cm := range commits {
+			login := cm.GetAuthor().GetLogin()
+			if login == "" {
+				login = rules.LoginFromAuthor(cm.GetCommit().GetAuthor().GetName(), cm.GetCommit().GetAuthor().GetEmail())
+			}
+			add(login, fmt.Sprintf("commit author on #%d", n))
+			for _, co := range rules.CoAuthors(cm.GetCommit().GetMessage()) {
+				add(co, fmt.Sprintf("co-author on #%d", n))
+			}
+		}
+		if resp.NextPage == 0 {
+			break
+		}
+		opt.Page = resp.NextPage
+	}
+	return out, nil
+}
+
+// fanout records pull request cur and enqueues, for each task it closes (or
+// stopped closing), the task events ev means.
+func (p *Processor) fanout(inst int64, d *store.Delivery, old, cur *rules.PullRequest, ev rules.Event) (store.Commit, error) {
+	w, err := p.commitFor(inst, d, nil, nil)
+	if err != nil {
+		return w, err
+	}
+	b, err := json.Marshal(cur)
+	if err != nil {
+		return w, err
+	}
+	w.Records = map[string][]byte{prRecordKey(cur.Repo, cur.Number): b}
+	for i, te := range rules.Fanout(old, cur, ev.Kind) {
+		tev := ev
+		tev.Kind = te.Kind
+		tev.PR = cur.Facts()
+		tev.Issue = rules.IssueFacts{Repo: cur.Repo, Number: te.Number}
+		if te.Kind != ev.Kind { // PRLinked or PRUnlinked that precedes the event proper
+			tev.Review, tev.Commands, tev.CommentID = nil, nil, 0
+		}
+		w.Enqueue = append(w.Enqueue, derived(fmt.Sprintf("%s/%d/%d", d.ID, te.Number, i), taskEvent,
+			rules.TaskKey(cur.Repo, te.Number), taskDelivery{Installation: inst, Event: tev}))
+	}
+	return w, nil
+}
+
+// decideCheck works out the verification check of a pull request from the
+// tasks it closes.
+func (p *Processor) decideCheck(ctx context.Context, cd checkDelivery, d *store.Delivery) (store.Commit, error) {
+	pr, err := loadPR(ctx, p.store, cd.Repo, cd.Number)
+	if err != nil || pr == nil || !pr.Open || pr.Head == "" {
+		return store.Commit{}, err
+	}
+	var tasks []*rules.Task
+	for _, n := range pr.Links {
+		t, err := loadTask(ctx, p.store, cd.Repo, n)
+		if err != nil {
+			return store.Commit{}, err
+		}
+		if t != nil {
+			tasks = append(tasks, t)
+		}
+	}
+	check := rules.CheckFor(tasks)
+	return p.commitFor(cd.Installation, d, nil, []rules.Effect{{Kind: rules.EffectCheck, Repo: cd.Repo, Number: cd.Number, SHA: pr.Head, Check: &check}})
+}
+
+func issueFacts(repo string, is *github.Issue) rules.IssueFacts {
+	return rules.IssueFacts{Repo: repo, Number: is.GetNumber(), Title: is.GetTitle(), Body: is.GetBody(), Author: is.GetUser().GetLogin(),
+		Assignees: logins(is.Assignees), Labels: labelNames(is.Labels), Milestone: is.GetMilestone().GetNumber(),
+		Closed: is.GetState() == "closed"}
+}
+
+// eventTime is when an event happened: the time its payload gives, else when
+// the delivery arrived.
+func eventTime(t time.Time, d *store.Delivery) time.Time {
+	if t.IsZero() {
+		t = d.ReceivedAt
+	}
+	return t.UTC()
+}
+
+func splitRepo(repo string) string { owner, _, _ := strings.Cut(repo, "/"); return owner }
+func repoName(repo string) string  { _, name, _ := strings.Cut(repo, "/"); return name }

@@ -1,0 +1,154 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/countersign/countersign/rules"
+	"github.com/countersign/countersign/templates"
+	"github.com/google/go-github/v60/github"
+)
+
+// notice posts a comment that needs someone's attention. Its hidden marker
+// carries the effect's unique key: a leftover notice (maybe posted before a
+// crash) is looked for first, so it is never posted twice.
+func (x *Executor) notice(ctx context.Context, c *github.Client, owner, name string, oe outboxEffect, leftover bool) error {
+	e := oe.Effect
+	if e.Notice == nil {
+		return permanent(fmt.Errorf("notice effect without a notice"))
+	}
+	marker := templates.NoticeMarker(oe.Key)
+	if leftover {
+		bot, err := x.gh.BotLogin(ctx)
+		if err != nil {
+			return err
+		}
+		since := oe.At.Add(-time.Minute)
+		found, err := findComment(ctx, c, owner, name, e.Number, &since, func(cm *github.IssueComment) bool {
+			return cm.GetUser().GetLogin() == bot && strings.Contains(cm.GetBody(), marker)
+		})
+		if err != nil || found != nil {
+			return err
+		}
+	}
+	data := noticeData{Notice: e.Notice, Repo: e.Repo, Where: e.Number}
+	if e.Notice.Kind == rules.NoticeStatus {
+		task, err := loadTask(ctx, x.store, e.Repo, e.Notice.Task)
+		if err != nil {
+			return err
+		}
+		if task != nil {
+			data.Record, data.Missing = task, rules.Missing(task)
+		}
+	}
+	body, err := templates.Render("notice-"+string(e.Notice.Kind), data)
+	if err != nil {
+		return permanent(err)
+	}
+	_, _, err = c.Issues.CreateComment(ctx, owner, name, e.Number, &github.IssueComment{Body: github.String(body + "\n" + marker)})
+	if err != nil {
+		return fmt.Errorf("post %s notice: %w", e.Notice.Kind, err)
+	}
+	return nil
+}
+
+// noticeData is what notice templates render.
+type noticeData struct {
+	*rules.Notice
+	Repo    string
+	Where   int         // the issue or pull request it is posted on
+	Record  *rules.Task // status: the task as it is
+	Missing string      // status: what the task needs next
+}
+
+// verificationCheck makes the countersign/verification check run on e.SHA say e.Check.
+func (x *Executor) verificationCheck(ctx context.Context, c *github.Client, owner, name string, e rules.Effect) error {
+	if e.Check == nil || e.SHA == "" {
+		return permanent(fmt.Errorf("check effect without a check"))
+	}
+	title, err := templates.Render("check-title", e.Check)
+	if err != nil {
+		return permanent(err)
+	}
+	summary, err := templates.Render("check", e.Check)
+	if err != nil {
+		return permanent(err)
+	}
+	return x.upsertCheck(ctx, c, owner, name, rules.CheckName, e.SHA, e.Check.Status, e.Check.Conclusion,
+		&github.CheckRunOutput{Title: github.String(strings.TrimSpace(title)), Summary: github.String(summary)})
+}
+
+// ConfigCheckName is the check run that reports a pushed configuration's validity.
+const ConfigCheckName = "countersign/config"
+
+// configCheck reports the configuration pushed in e.SHA.
+func (x *Executor) configCheck(ctx context.Context, c *github.Client, owner, name string, e rules.Effect) error {
+	out := &github.CheckRunOutput{Title: github.String(rules.ConfigPath + " is valid"),
+		Summary: github.String("countersign uses this configuration from now on.")}
+	conclusion := "success"
+	if e.Problem != "" {
+		conclusion = "failure"
+		out.Title = github.String(rules.ConfigPath + " is invalid")
+		out.Summary = github.String("countersign keeps using the last valid configuration (or the defaults) until this is fixed:\n\n" +
+			"```\n" + e.Problem + "\n```")
+		line := e.Line
+		if line < 1 {
+			line = 1
+		}
+		out.Annotations = []*github.CheckRunAnnotation{{Path: github.String(rules.ConfigPath), StartLine: github.Int(line),
+			EndLine: github.Int(line), AnnotationLevel: github.String("failure"), Message: github.String(e.Problem)}}
+	}
+	return x.upsertCheck(ctx, c, owner, name, ConfigCheckName, e.SHA, "completed", conclusion, out)
+}
+
+// upsertCheck creates the App's check run checkName on sha, or updates the
+// one it made before (its id is remembered; else it is looked up by name).
+func (x *Executor) upsertCheck(ctx context.Context, c *github.Client, owner, name, checkName, sha, status, conclusion string, out *github.CheckRunOutput) error {
+	idKey := "checkrun/" + owner + "/" + name + "/" + checkName + "@" + sha
+	var id int64
+	if _, err := loadRecord(ctx, x.store, idKey, &id); err != nil {
+		return err
+	}
+	if id == 0 {
+		runs, _, err := c.Checks.ListCheckRunsForRef(ctx, owner, name, sha, &github.ListCheckRunsOptions{
+			CheckName: github.String(checkName), AppID: github.Int64(x.gh.appID), ListOptions: github.ListOptions{PerPage: 100}})
+		if err != nil {
+			return fmt.Errorf("list check runs: %w", err)
+		}
+		for _, r := range runs.CheckRuns {
+			if r.GetName() == checkName && r.GetApp().GetID() == x.gh.appID {
+				id = r.GetID()
+				if err := x.store.Put(ctx, idKey, []byte(fmt.Sprint(id))); err != nil {
+					return fmt.Errorf("remember check run: %w", err)
+				}
+				break
+			}
+		}
+	}
+	var conc *string
+	if status == "completed" {
+		conc = github.String(conclusion)
+	}
+	if id != 0 {
+		_, _, err := c.Checks.UpdateCheckRun(ctx, owner, name, id, github.UpdateCheckRunOptions{
+			Name: checkName, Status: github.String(status), Conclusion: conc, Output: out})
+		if err == nil || !isStatus(err, 404) {
+			if err != nil {
+				return fmt.Errorf("update check run: %w", err)
+			}
+			return nil
+		}
+	}
+	run, _, err := c.Checks.CreateCheckRun(ctx, owner, name, github.CreateCheckRunOptions{
+		Name: checkName, HeadSHA: sha, Status: github.String(status), Conclusion: conc, Output: out})
+	if err != nil {
+		return fmt.Errorf("create check run: %w", err)
+	}
+	b := []byte(fmt.Sprint(run.GetID()))
+	if err := x.store.Put(ctx, idKey, b); err != nil {
+		return fmt.Errorf("remember check run: %w", err)
+	}
+	return nil
+}

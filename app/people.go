@@ -1,0 +1,200 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/countersign/countersign/rules"
+	"github.com/google/go-github/v60/github"
+)
+
+// directory answers who is who in one repository, for one event: who leads,
+// who may verify, how big the team is. It reads GitHub (permissions, team
+// memberships, collaborators) and remembers answers for the event's duration.
+type directory struct {
+	c           *github.Client
+	owner, name string
+	cfg         rules.Config
+	roles       map[string]string // login -> role_name ("admin", "maintain", "write", ...)
+	members     map[string]bool   // "org/slug\x00login" -> member
+}
+
+func newDirectory(c *github.Client, repo string, cfg rules.Config) *directory {
+	owner, name, _ := strings.Cut(repo, "/")
+	return &directory{c: c, owner: owner, name: name, cfg: cfg, roles: map[string]string{}, members: map[string]bool{}}
+}
+
+// role is login's role on the repository ("none" for strangers).
+func (d *directory) role(ctx context.Context, login string) (string, error) {
+	key := strings.ToLower(login)
+	if r, ok := d.roles[key]; ok {
+		return r, nil
+	}
+	p, _, err := d.c.Repositories.GetPermissionLevel(ctx, d.owner, d.name, login)
+	role := "none"
+	switch {
+	case isStatus(err, http.StatusNotFound): // not a user GitHub knows as a collaborator (bots, strangers)
+	case err != nil:
+		return "", fmt.Errorf("permission of %s: %w", login, err)
+	default:
+		role = p.GetUser().GetRoleName()
+		if role == "" {
+			role = p.GetPermission() // older servers: admin, write, read, none
+		}
+	}
+	d.roles[key] = role
+	return role, nil
+}
+
+// listed reports whether login is one of entries: a login, or a member of an
+// "@org/team" among them.
+func (d *directory) listed(ctx context.Context, entries []string, login string) (bool, error) {
+	for _, e := range entries {
+		if org, slug, ok := d.cfg.IsTeam(e); ok {
+			member, err := d.member(ctx, org, slug, login)
+			if err != nil || member {
+				return member, err
+			}
+		} else if rules.SameLogin(strings.TrimPrefix(e, "@"), login) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+func (d *directory) member(ctx context.Context, org, slug, login string) (bool, error) {
+	key := strings.ToLower(org + "/" + slug + "\x00" + login)
+	if m, ok := d.members[key]; ok {
+		return m, nil
+	}
+	m, _, err := d.c.Teams.GetTeamMembershipBySlug(ctx, org, slug, login)
+	member := err == nil && m.GetState() == "active"
+	if err != nil && !isStatus(err, http.StatusNotFound) {
+		return false, fmt.Errorf("membership of %s in @%s/%s: %w", login, org, slug, err)
+	}
+	d.members[key] = member
+	return member, nil
+}
+
+// person is what the repository says about login: a lead (leads:, else admin
+// or maintain permission) and eligible to approve, verify and reject
+// (verifiers:, else write permission; leads always).
+func (d *directory) person(ctx context.Context, login string) (rules.Person, error) {
+	var p rules.Person
+	var err error
+	if len(d.cfg.Leads) > 0 {
+		p.Lead, err = d.listed(ctx, d.cfg.Leads, login)
+	} else {
+		var role string
+		role, err = d.role(ctx, login)
+		p.Lead = role == "admin" || role == "maintain"
+	}
+	if err != nil {
+		return p, err
+	}
+	if p.Lead {
+		p.Eligible = true
+		return p, nil
+	}
+	if len(d.cfg.Verifiers) > 0 {
+		p.Eligible, err = d.listed(ctx, d.cfg.Verifiers, login)
+		return p, err
+	}
+	role, err := d.role(ctx, login)
+	p.Eligible = role == "admin" || role == "maintain" || role == "write"
+	return p, err
+}
+
+// teamSize is how many people may verify: the verifiers: (teams expanded)
+// and leads: listed, else the collaborators with write permission.
+func (d *directory) teamSize(ctx context.Context) (int, error) {
+	people := map[string]bool{}
+	if len(d.cfg.Verifiers) > 0 {
+		for _, e := range append(append([]string(nil), d.cfg.Verifiers...), d.cfg.Leads...) {
+			if org, slug, ok := d.cfg.IsTeam(e); ok {
+				users, err := d.teamMembers(ctx, org, slug)
+				if err != nil {
+					return 0, err
+				}
+				for _, u := range users {
+					people[strings.ToLower(u)] = true
+				}
+			} else {
+				people[strings.ToLower(strings.TrimPrefix(e, "@"))] = true
+			}
+		}
+		return len(people), nil
+	}
+	users, err := d.collaborators(ctx)
+	if err != nil {
+		return 0, err
+	}
+	for _, u := range users {
+		if r := u.GetRoleName(); r == "admin" || r == "maintain" || r == "write" || u.GetPermissions()["push"] {
+			people[strings.ToLower(u.GetLogin())] = true
+		}
+	}
+	return len(people), nil
+}
+
+// leads are the mentions that reach the leads: the leads: entries as
+// written, else the collaborators with admin or maintain permission.
+func (d *directory) leads(ctx context.Context) ([]string, error) {
+	if len(d.cfg.Leads) > 0 {
+		out := make([]string, len(d.cfg.Leads))
+		for i, e := range d.cfg.Leads {
+			out[i] = strings.TrimPrefix(e, "@")
+		}
+		return out, nil
+	}
+	users, err := d.collaborators(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, u := range users {
+		if r := u.GetRoleName(); r == "admin" || r == "maintain" {
+			out = append(out, u.GetLogin())
+		}
+	}
+	return out, nil
+}
+
+func (d *directory) collaborators(ctx context.Context) ([]*github.User, error) {
+	var out []*github.User
+	opt := &github.ListCollaboratorsOptions{ListOptions: github.ListOptions{PerPage: 100}}
+	for {
+		users, resp, err := d.c.Repositories.ListCollaborators(ctx, d.owner, d.name, opt)
+		if err != nil {
+			return nil, fmt.Errorf("list collaborators: %w", err)
+		}
+		out = append(out, users...)
+		if resp.NextPage == 0 || len(out) >= 1000 {
+			return out, nil
+		}
+		opt.Page = resp.NextPage
+	}
+}
+
+func (d *directory) teamMembers(ctx context.Context, org, slug string) ([]string, error) {
+	var out []string
+	opt := &github.TeamListTeamMembersOptions{ListOptions: github.ListOptions{PerPage: 100}}
+	for {
+		users, resp, err := d.c.Teams.ListTeamMembersBySlug(ctx, org, slug, opt)
+		if isStatus(err, http.StatusNotFound) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("members of @%s/%s: %w", org, slug, err)
+		}
+		for _, u := range users {
+			out = append(out, u.GetLogin())
+		}
+		if resp.NextPage == 0 || len(out) >= 1000 {
+			return out, nil
+		}
+		opt.Page = resp.NextPage
+	}
+}

@@ -1,0 +1,93 @@
+// Package scenario plays workflow stories against a real countersign bot and
+// a fake GitHub, and checks what the bot did.
+//
+// A Rig is the stage: a githubtest server with one repository and the real
+// bot (app.Server, bbolt store in a temporary directory) wired over HTTP.
+// A Scenario is a story read from a small line-based file (testdata/scenarios);
+// Play performs it step by step, lets the bot settle after every action,
+// checks every expectation, and writes a timeline for people to read.
+//
+// # The format
+//
+// One statement per line. Blank lines and lines starting with # are comments;
+// so is the rest of a line after a " # " outside quotes, except in comment
+// bodies ("comments on #1: ..."), which run to the end of the line. Steps may
+// be indented. Strings are "double quoted", with \n, \t, \" and \\ escapes.
+// Issue and PR numbers are written #N; "PR #N" where a pull request is meant.
+// Anything the grammar does not know is an error, reported as file:line.
+//
+// Setup lines come first:
+//
+//	scenario: Simple three-person workflow (seed 000)  # required, first, the title
+//	people: alice=write bob=write carol=admin          # repository permissions:
+//	                                                  # admin|maintain|write|triage|read|none
+//	team: acme/leads = carol dave                      # an organization team and its members
+//	config:                                            # .github/countersign.yml on the default branch:
+//	  leads: [carol]                                   # the indented block that follows
+//	  agents: {"minion[bot]": alice}                   # (or inline: config: {leads: [carol]})
+//
+// Then actions, each starting with who acts (a GitHub login; "minion[bot]"
+// is one too):
+//
+//	carol opens issue #1 "Title"                       # #1 asserts the number GitHub gives it
+//	carol opens issue #1 "Title" with body "Text"
+//	carol edits #1 body "New text"                     # also: title "New title"
+//	carol assigns #1 to alice                          # several: to alice and bob
+//	carol unassigns alice from #1
+//	alice opens PR #2 "Title" closing #1               # body "Fixes #1" (closing #1 #3: one line each)
+//	alice opens draft PR #2 "Title" closing #1
+//	alice opens PR #2 "Title" with body "Text"         # explicit body (kept before the Fixes lines)
+//	alice opens PR #2 "Title" closing #1 co-authored by dave   # Co-authored-by: trailer on the commit
+//	alice opens PR #2 "Title" closing #1 changing login.js     # files the commit changes
+//	alice edits PR #2 body "Fixes #3"
+//	alice marks PR #2 ready for review
+//	alice pushes to PR #2                              # one new commit, authored by alice
+//	bob pushes to PR #2 changing a.go co-authored by eve
+//	carol approves PR #2                               # optionally with a "review body"
+//	carol requests changes on PR #2 "Reason"
+//	carol comments on PR #2 review "Text"              # a COMMENTED review
+//	bob comments on #1: /verify Form renders correctly # the rest of the line is the body (\n allowed)
+//	bob comments on PR #2: /verify                     # a comment on the PR's conversation
+//	bob comments on #1 as c1: some text                # names the comment ...
+//	bob edits comment c1: /verify                      # ... to edit it later
+//	carol closes #1                                    # also: as not planned, as completed
+//	carol reopens #1
+//	carol closes PR #2
+//	mallory labels #1 state:verified                   # several labels: labels #1 a b
+//	mallory unlabels #1 state:review
+//	carol merges PR #2
+//	github redelivers the last issue_comment           # the last webhook of that event (optionally
+//	                                                   # event.action) sent for a person's action,
+//	                                                   # again, with the same delivery id
+//	ci reports test success on PR #2                   # check runs by github-actions on the PR's
+//	ci reports typecheck lint failure on PR #2         # head: success|failure|pending
+//
+// And expectations, checked when they are reached:
+//
+//	expect #1 state verified                  # exactly one state:* label, this one
+//	expect #1 labeled escalated               # has all these labels
+//	expect #1 not labeled escalated forced    # has none of them
+//	expect #1 open                            # or: expect #1 closed
+//	expect #1 assigned to alice               # all of them are among the assignees
+//	expect check on PR #2 success             # countersign/verification on the PR's current head:
+//	                                          # success|failure|in_progress|queued|neutral|none
+//	expect reply on #1 containing "refused"   # a new comment by the bot, other than the task card,
+//	                                          # since the previous action began (case-insensitive)
+//	expect reply on PR #2                     # any such comment
+//	expect no reply on #1                     # no such comment
+//	expect card on #1 containing "verified"   # the task card contains the text (case-insensitive)
+//
+// Consecutive "expect reply" lines about the same issue must all be met by
+// one comment: write them one after the other to require several pieces of
+// text in the same reply; put another line between them to let different
+// replies meet them.
+//
+// # The timeline
+//
+// Play writes each action as a numbered line, then what changed on GitHub
+// by the time the bot settled: labels, assignees, open/closed, the bot's new
+// comments (the task card as its state line, replies in full), card updates,
+// and the countersign/verification check on PR heads; then each expectation
+// with ✓ or ✗; at the end, every issue's final state. `countersign demo`
+// prints it.
+package scenario

@@ -1,0 +1,326 @@
+package scenario
+
+import (
+	"errors"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const head = "scenario: t\npeople: alice=write bob=write carol=admin\n"
+
+// opened are steps that open #1 (issue) and #2 (PR closing #1), for cases
+// that refer to them.
+const opened = "carol opens issue #1 \"Task\"\nalice opens PR #2 \"Work\" closing #1\n"
+
+func TestParseSetup(t *testing.T) {
+	src := `# A comment line.
+scenario: Simple three-person workflow (seed 000)   # trailing comment
+people: alice=write bob=write   # two people
+people: carol=admin minion[bot]=write
+team: acme/leads = carol, dave and erin
+config:
+  leads: [carol]
+
+  agents:
+    "minion[bot]": alice
+# back at column 0
+carol opens issue #1 "Create login form component"
+`
+	sc, err := Parse("x.scenario", strings.NewReader(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.Name != "x.scenario" || sc.Title != "Simple three-person workflow (seed 000)" {
+		t.Errorf("name %q title %q", sc.Name, sc.Title)
+	}
+	wantPeople := []Person{{"alice", "write"}, {"bob", "write"}, {"carol", "admin"}, {"minion[bot]", "write"}}
+	if !reflect.DeepEqual(sc.People, wantPeople) {
+		t.Errorf("people = %+v", sc.People)
+	}
+	if want := []Team{{"acme", "leads", []string{"carol", "dave", "erin"}}}; !reflect.DeepEqual(sc.Teams, want) {
+		t.Errorf("teams = %+v", sc.Teams)
+	}
+	if want := "leads: [carol]\n\nagents:\n  \"minion[bot]\": alice\n"; sc.Config != want {
+		t.Errorf("config = %q, want %q", sc.Config, want)
+	}
+	if len(sc.Steps) != 1 || sc.Steps[0].Line != 12 || sc.Steps[0].Action == nil {
+		t.Fatalf("steps = %+v", sc.Steps)
+	}
+
+	sc, err = Parse("y", strings.NewReader("scenario: t\nconfig: {leads: [carol]}\ncarol opens issue #1 \"x\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.Config != "{leads: [carol]}\n" {
+		t.Errorf("inline config = %q", sc.Config)
+	}
+}
+
+func TestParseSteps(t *testing.T) {
+	tests := []struct {
+		name   string
+		line   string // parsed after head + opened
+		action *Action
+		expect *Expect
+	}{
+		{"open issue with body", `carol opens issue #3 "Title" with body "line 1\nline \"2\""`,
+			&Action{Kind: OpenIssue, Actor: "carol", Number: 3, Title: "Title", Body: "line 1\nline \"2\"", HasBody: true}, nil},
+		{"open PR all clauses", `alice opens PR #3 "Login" closing #1 co-authored by dave and eve changing a.go "b c.go" with body "Body"`,
+			&Action{Kind: OpenPR, Actor: "alice", Number: 3, PR: true, Title: "Login", Closes: []int{1},
+				CoAuthors: []string{"dave", "eve"}, Files: []string{"a.go", "b c.go"}, Body: "Body", HasBody: true}, nil},
+		{"open draft PR", `minion[bot] opens draft PR #3 "Data" closing #1`,
+			&Action{Kind: OpenPR, Actor: "minion[bot]", Number: 3, PR: true, Draft: true, Title: "Data", Closes: []int{1}}, nil},
+		{"edit body", `alice edits PR #2 body "Fixes #3"`,
+			&Action{Kind: Edit, Actor: "alice", Number: 2, PR: true, Body: "Fixes #3", HasBody: true}, nil},
+		{"edit title", `carol edits issue #1 title "New"`,
+			&Action{Kind: Edit, Actor: "carol", Number: 1, Title: "New"}, nil},
+		{"edit empty body", `carol edits #1 body ""`,
+			&Action{Kind: Edit, Actor: "carol", Number: 1, HasBody: true}, nil},
+		{"assign", `carol assigns #1 to alice, bob and minion[bot]`,
+			&Action{Kind: AssignUsers, Actor: "carol", Number: 1, Users: []string{"alice", "bob", "minion[bot]"}}, nil},
+		{"unassign", `carol unassigns alice from #1`,
+			&Action{Kind: UnassignUsers, Actor: "carol", Number: 1, Users: []string{"alice"}}, nil},
+		{"ready", `alice marks PR #2 ready for review`,
+			&Action{Kind: MarkReady, Actor: "alice", Number: 2, PR: true}, nil},
+		{"push", `bob pushes to PR #2`,
+			&Action{Kind: PushCommit, Actor: "bob", Number: 2, PR: true}, nil},
+		{"push with clauses", `bob pushes to PR #2 changing x.go co-authored by eve`,
+			&Action{Kind: PushCommit, Actor: "bob", Number: 2, PR: true, Files: []string{"x.go"}, CoAuthors: []string{"eve"}}, nil},
+		{"approve", `carol approves PR #2`,
+			&Action{Kind: ReviewPR, Actor: "carol", Number: 2, PR: true, Review: "APPROVED"}, nil},
+		{"approve with body", `carol approves PR #2 "LGTM"`,
+			&Action{Kind: ReviewPR, Actor: "carol", Number: 2, PR: true, Review: "APPROVED", Body: "LGTM", HasBody: true}, nil},
+		{"request changes", `carol requests changes on PR #2 "Needs tests"`,
+			&Action{Kind: ReviewPR, Actor: "carol", Number: 2, PR: true, Review: "CHANGES_REQUESTED", Body: "Needs tests", HasBody: true}, nil},
+		{"review comment", `carol comments on PR #2 review "Nice"`,
+			&Action{Kind: ReviewPR, Actor: "carol", Number: 2, PR: true, Review: "COMMENTED", Body: "Nice", HasBody: true}, nil},
+		{"comment", `bob comments on #1: /verify Form renders correctly # not a comment`,
+			&Action{Kind: CommentOn, Actor: "bob", Number: 1, Body: "/verify Form renders correctly # not a comment", HasBody: true}, nil},
+		{"comment escapes", `bob comments on PR #2: ok\n` + "```" + `\n/verify\n` + "```",
+			&Action{Kind: CommentOn, Actor: "bob", Number: 2, PR: true, Body: "ok\n```\n/verify\n```", HasBody: true}, nil},
+		{"named comment", `bob comments on #1 as c1: later`,
+			&Action{Kind: CommentOn, Actor: "bob", Number: 1, Comment: "c1", Body: "later", HasBody: true}, nil},
+		{"close", `carol closes #1`, &Action{Kind: CloseIssue, Actor: "carol", Number: 1}, nil},
+		{"close not planned", `carol closes #1 as not planned`,
+			&Action{Kind: CloseIssue, Actor: "carol", Number: 1, Reason: "not_planned"}, nil},
+		{"close completed", `carol closes issue #1 as completed`,
+			&Action{Kind: CloseIssue, Actor: "carol", Number: 1, Reason: "completed"}, nil},
+		{"close PR", `carol closes PR #2`, &Action{Kind: CloseIssue, Actor: "carol", Number: 2, PR: true}, nil},
+		{"reopen", `carol reopens #1`, &Action{Kind: ReopenIssue, Actor: "carol", Number: 1}, nil},
+		{"labels", `mallory labels #1 state:verified "needs triage"`,
+			&Action{Kind: AddLabels, Actor: "mallory", Number: 1, Labels: []string{"state:verified", "needs triage"}}, nil},
+		{"unlabel", `mallory unlabels #1 state:review`,
+			&Action{Kind: RemoveLabels, Actor: "mallory", Number: 1, Labels: []string{"state:review"}}, nil},
+		{"merge", `carol merges PR #2`, &Action{Kind: MergePR, Actor: "carol", Number: 2, PR: true}, nil},
+		{"redeliver", `github redelivers the last issue_comment`,
+			&Action{Kind: RedeliverLast, Actor: "github", Event: "issue_comment"}, nil},
+		{"redeliver action", `github redelivers the last pull_request_review.submitted`,
+			&Action{Kind: RedeliverLast, Actor: "github", Event: "pull_request_review", EvAction: "submitted"}, nil},
+		{"ci", `ci reports test success on PR #2`,
+			&Action{Kind: ReportCheckRun, Actor: "ci", Number: 2, PR: true, Checks: []string{"test"}, Status: "success"}, nil},
+		{"ci several", `ci reports typecheck, lint and test pending on PR #2`,
+			&Action{Kind: ReportCheckRun, Actor: "ci", Number: 2, PR: true, Checks: []string{"typecheck", "lint", "test"}, Status: "pending"}, nil},
+
+		{"expect state", `expect #1 state in-progress`, nil, &Expect{Kind: ExpectState, Number: 1, State: "in-progress"}},
+		{"expect labeled", `  expect #1 labeled escalated unverified`, nil,
+			&Expect{Kind: ExpectLabeled, Number: 1, Labels: []string{"escalated", "unverified"}}},
+		{"expect not labeled", `expect #1 not labeled escalated`, nil,
+			&Expect{Kind: ExpectLabeled, Number: 1, Not: true, Labels: []string{"escalated"}}},
+		{"expect open", `expect #1 open`, nil, &Expect{Kind: ExpectOpen, Number: 1}},
+		{"expect closed PR", `expect PR #2 closed`, nil, &Expect{Kind: ExpectClosed, Number: 2, PR: true}},
+		{"expect assigned", `expect #1 assigned to alice and bob`, nil,
+			&Expect{Kind: ExpectAssigned, Number: 1, Users: []string{"alice", "bob"}}},
+		{"expect check", `expect check on PR #2 in_progress`, nil,
+			&Expect{Kind: ExpectCheck, Number: 2, PR: true, Status: "in_progress"}},
+		{"expect check none", `expect check on PR #2 none   # no run yet`, nil,
+			&Expect{Kind: ExpectCheck, Number: 2, PR: true, Status: "none"}},
+		{"expect reply", `expect reply on #1 containing "> /verify"`, nil,
+			&Expect{Kind: ExpectReply, Number: 1, Text: "> /verify"}},
+		{"expect any reply", `expect reply on PR #2`, nil, &Expect{Kind: ExpectReply, Number: 2, PR: true}},
+		{"expect no reply", `expect no reply on #1`, nil, &Expect{Kind: ExpectReply, Number: 1, Not: true}},
+		{"expect card", `expect card on #1 containing "State"`, nil,
+			&Expect{Kind: ExpectCard, Number: 1, Text: "State"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			sc, err := Parse("t.scenario", strings.NewReader(head+opened+tc.line+"\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := sc.Steps[len(sc.Steps)-1]
+			if st.Line != 5 {
+				t.Errorf("line = %d, want 5", st.Line)
+			}
+			if !reflect.DeepEqual(st.Action, tc.action) {
+				t.Errorf("action = %+v\nwant     %+v", st.Action, tc.action)
+			}
+			if !reflect.DeepEqual(st.Expect, tc.expect) {
+				t.Errorf("expect = %+v\nwant     %+v", st.Expect, tc.expect)
+			}
+		})
+	}
+}
+
+// Edited comments are named earlier; the name resolves at play time.
+func TestParseEditComment(t *testing.T) {
+	sc, err := Parse("t", strings.NewReader(head+opened+"bob comments on #1 as note: later\nbob edits comment note: /verify\\nok\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Action{Kind: EditCommentOf, Actor: "bob", Comment: "note", Body: "/verify\nok", HasBody: true}
+	if got := sc.Steps[len(sc.Steps)-1].Action; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+	if got := sc.Steps[len(sc.Steps)-1].Text; got != `bob edits comment note: /verify\nok` {
+		t.Errorf("text = %q", got)
+	}
+}
+
+// Step.Text is the line as written, without its trailing comment.
+func TestParseStepText(t *testing.T) {
+	sc, err := Parse("t", strings.NewReader(head+"   carol opens issue #1 \"A # b\"   # opens it\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sc.Steps[0].Text; got != `carol opens issue #1 "A # b"` {
+		t.Errorf("text = %q", got)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		src  string
+		line int
+		want string // in the message
+	}{
+		{"empty file", "", 1, "no \"scenario: <title>\" line"},
+		{"no title first", "people: alice=write\n", 1, "must start with"},
+		{"step before title", "carol opens issue #1 \"x\"\n", 1, "must start with"},
+		{"two titles", "scenario: a\nscenario: b\n", 2, "second"},
+		{"empty title", "scenario:\n", 1, "needs a title"},
+		{"no steps", "scenario: a\npeople: alice=write\n", 2, "no steps"},
+		{"bad permission", "scenario: a\npeople: alice=owner\n", 2, "unknown permission"},
+		{"not a pair", "scenario: a\npeople: alice\n", 2, "login=permission"},
+		{"bad login", "scenario: a\npeople: -x=write\n", 2, "not a GitHub login"},
+		{"person twice", "scenario: a\npeople: alice=write ALICE=read\n", 2, "twice"},
+		{"bad team", "scenario: a\nteam: leads = carol\n", 2, "org/team-slug"},
+		{"team without =", "scenario: a\nteam: acme/leads carol\n", 2, "team: org/slug = member"},
+		{"team twice", "scenario: a\nteam: acme/x = a\nteam: acme/x = b\n", 3, "twice"},
+		{"empty config", "scenario: a\nconfig:\ncarol opens issue #1 \"x\"\n", 2, "needs YAML"},
+		{"two configs", "scenario: a\nconfig: {}\nconfig: {}\n", 3, "second"},
+		{"setup after steps", head + "carol opens issue #1 \"x\"\npeople: dave=write\n", 4, "before the first"},
+		{"unknown verb", head + "carol dances\n", 3, "unknown action \"dances\""},
+		{"unknown line", head + "hello world\n", 3, "unknown action"},
+		{"actor missing verb", head + "carol\n", 3, "what does carol do"},
+		{"reserved actor", head + "github\n", 3, "redelivers"},
+		{"reserved login", head + opened + "carol assigns #1 to ci\n", 5, "reserved"},
+		{"quoted actor", head + "\"carol\" opens issue #1 \"x\"\n", 3, "who acts"},
+		{"unterminated string", head + "carol opens issue #1 \"x\n", 3, "unterminated"},
+		{"bad escape", head + "carol opens issue #1 \"x\\q\"\n", 3, "unknown escape"},
+		{"quote in word", head + "carol opens issue #1 x\"y\"\n", 3, "unexpected quote"},
+		{"glued quote", head + "carol opens issue #1 \"x\"y\n", 3, "followed by a space"},
+		{"title not quoted", head + "carol opens issue #1 Title\n", 3, "a title in double quotes"},
+		{"empty title string", head + "carol opens issue #1 \"  \"\n", 3, "title is empty"},
+		{"no number", head + "carol opens issue \"x\"\n", 3, "number"},
+		{"zero number", head + "carol opens issue #0 \"x\"\n", 3, "not an issue number"},
+		{"leading zero", head + "carol opens issue #01 \"x\"\n", 3, "not an issue number"},
+		{"comment without space", head + "carol opens issue #1 \"x\" #note\n", 3, "needs a space after #"},
+		{"opened twice", head + "carol opens issue #1 \"x\"\ncarol opens issue #1 \"y\"\n", 4, "already opened"},
+		{"unknown number", head + "carol assigns #4 to alice\n", 3, "#4 is not opened earlier"},
+		{"issue as PR", head + "carol opens issue #1 \"x\"\nalice marks PR #1 ready for review\n", 4, "is an issue, not a pull request"},
+		{"PR as issue", head + opened + "carol closes issue #2\n", 5, "is a pull request, not an issue"},
+		{"close PR with reason", head + opened + "carol closes PR #2 as not planned\n", 5, "without a reason"},
+		{"close bad reason", head + opened + "carol closes #1 as done\n", 5, "as not planned"},
+		{"closing a PR", head + opened + "alice opens PR #3 \"y\" closing #2\n", 5, "not an issue opened earlier"},
+		{"closing nothing", head + opened + "alice opens PR #3 \"y\" closing\n", 5, "needs issue numbers"},
+		{"clause twice", head + opened + "alice opens PR #3 \"y\" closing #1 closing #1\n", 5, "unexpected \"closing\""},
+		{"co-authored without by", head + opened + "alice opens PR #3 \"y\" co-authored dave\n", 5, "expected \"by\""},
+		{"changing nothing", head + opened + "alice opens PR #3 \"y\" changing\n", 5, "needs file paths"},
+		{"issue with closing", head + opened + "carol opens issue #3 \"y\" closing #1\n", 5, "unexpected \"closing\""},
+		{"trailing words", head + opened + "carol approves PR #2 now\n", 5, "unexpected \"now\""},
+		{"assign nobody", head + opened + "carol assigns #1 to\n", 5, "one or more logins"},
+		{"assign without to", head + opened + "carol assigns #1 alice\n", 5, "expected \"to\""},
+		{"unassign without from", head + opened + "carol unassigns alice #1\n", 5, "not a GitHub login"},
+		{"ready without PR word", head + opened + "alice marks #2 ready for review\n", 5, "expected \"PR\""},
+		{"ready incomplete", head + opened + "alice marks PR #2 ready\n", 5, "expected \"for\""},
+		{"push without to", head + opened + "alice pushes PR #2\n", 5, "expected \"to\""},
+		{"push closing", head + opened + "alice pushes to PR #2 closing #1\n", 5, "unexpected \"closing\""},
+		{"review comment no text", head + opened + "carol comments on PR #2 review\n", 5, "review text"},
+		{"comment without colon", head + opened + "bob comments on #1 /verify\n", 5, "comments on #N: text"},
+		{"empty comment", head + opened + "bob comments on #1:   \n", 5, "comment is empty"},
+		{"comment on unknown", head + opened + "bob comments on #9: hi\n", 5, "#9 is not opened earlier"},
+		{"comment issue word on PR", head + opened + "bob comments on issue #2: hi\n", 5, "is a pull request"},
+		{"bad comment name", head + opened + "bob comments on #1 as a/b: hi\n", 5, "not a comment name"},
+		{"comment name twice", head + opened + "bob comments on #1 as c: hi\nbob comments on #1 as c: yo\n", 6, "already used at line 5"},
+		{"edit unnamed comment", head + opened + "bob edits comment c9: /verify\n", 5, "no comment named \"c9\""},
+		{"edit comment empty", head + opened + "bob comments on #1 as c: hi\nbob edits comment c: \n", 6, "empty"},
+		{"edit nothing", head + opened + "carol edits #1\n", 5, "title"},
+		{"labels nothing", head + opened + "mallory labels #1\n", 5, "label names"},
+		{"empty label", head + opened + "mallory labels #1 \"\"\n", 5, "empty label"},
+		{"github other", head + opened + "github deletes #1\n", 5, "expected \"redelivers\""},
+		{"redeliver bad event", head + opened + "github redelivers the last Issue-Comment\n", 5, "webhook event"},
+		{"ci other", head + opened + "ci fails PR #2\n", 5, "expected \"reports\""},
+		{"ci bad status", head + opened + "ci reports test green on PR #2\n", 5, "unknown CI status"},
+		{"ci no name", head + opened + "ci reports success on PR #2\n", 5, "check names"},
+		{"ci no on", head + opened + "ci reports test success PR #2\n", 5, "ci reports NAME"},
+		{"ci issue", head + opened + "ci reports test success on PR #1\n", 5, "is an issue"},
+		{"expect nothing", head + opened + "expect\n", 5, "expected an issue number"},
+		{"expect bad state", head + opened + "expect #1 state done\n", 5, "expected a state"},
+		{"expect bad predicate", head + opened + "expect #1 verified\n", 5, "expected state, labeled"},
+		{"expect check status", head + opened + "expect check on PR #2 green\n", 5, "check status"},
+		{"expect check on issue", head + opened + "expect check on PR #1 success\n", 5, "is an issue"},
+		{"expect reply text unquoted", head + opened + "expect reply on #1 containing refused\n", 5, "double quotes"},
+		{"expect card no text", head + opened + "expect card on #1\n", 5, "expected \"containing\""},
+		{"expect no", head + opened + "expect no card on #1\n", 5, "expected \"reply\""},
+		{"expect trailing", head + opened + "expect #1 open now\n", 5, "unexpected \"now\""},
+		{"control char", head + "carol opens issue #1 \"a\x01\"\n", 3, "not valid UTF-8 text"},
+		{"bad utf8", head + "carol opens issue #1 \"a\xff\"\n", 3, "not valid UTF-8 text"},
+		{"config bad utf8", "scenario: a\nconfig:\n  a: \xff\n", 3, "not valid UTF-8 text"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse("bad.scenario", strings.NewReader(tc.src))
+			if err == nil {
+				t.Fatal("parsed without error")
+			}
+			var pe *ParseError
+			if !errors.As(err, &pe) {
+				t.Fatalf("error %T %v is not a *ParseError", err, err)
+			}
+			prefix := "bad.scenario:" + strconv.Itoa(tc.line) + ": "
+			if !strings.HasPrefix(err.Error(), prefix) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q, want prefix %q and %q", err, prefix, tc.want)
+			}
+		})
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add(head + opened + "expect #1 state pending\n")
+	f.Add("scenario: x\nconfig:\n  leads: [a]\n\tb: c\n\na opens issue #1 \"t\\n\"\n")
+	f.Add(head + opened + "bob comments on #1 as c: hi\nbob edits comment c: /verify\\n```\n")
+	f.Add(head + opened + "ci reports a, b and c pending on PR #2\ngithub redelivers the last a.b\n")
+	f.Add(head + opened + "alice opens draft PR #3 \"x\" closing #1 and #1 co-authored by a and b changing \"c d\" with body \"e\"\n")
+	f.Add("scenario: x # y\nteam: a/b = c, d\n\"\n#")
+	f.Fuzz(func(t *testing.T, src string) {
+		sc, err := Parse("f", strings.NewReader(src))
+		if err != nil {
+			var pe *ParseError
+			if !errors.As(err, &pe) || pe.Line < 1 {
+				t.Fatalf("error %v is not a ParseError with a line", err)
+			}
+			return
+		}
+		if sc.Title == "" || len(sc.Steps) == 0 {
+			t.Fatalf("parsed a scenario without title or steps: %+v", sc)
+		}
+		for _, st := range sc.Steps {
+			if (st.Action == nil) == (st.Expect == nil) || st.Line < 1 {
+				t.Fatalf("bad step %+v", st)
+			}
+		}
+	})
+}

@@ -1,0 +1,355 @@
+package rules
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// commented acts on the commands of a new comment, in order. A comment is
+// acted on once, whatever delivery brings it.
+func (d *decider) commented() {
+	t := d.t
+	if d.ev.CommentID != 0 {
+		if slices.Contains(t.Comments, d.ev.CommentID) {
+			return
+		}
+		t.Comments = append(t.Comments, d.ev.CommentID)
+		if len(t.Comments) > maxRemembered {
+			t.Comments = t.Comments[len(t.Comments)-maxRemembered:]
+		}
+		d.changed = true
+	}
+	for _, c := range d.ev.Commands {
+		d.command(c)
+	}
+}
+
+func (d *decider) where() int {
+	if d.ev.Where != 0 {
+		return d.ev.Where
+	}
+	return d.t.Number
+}
+
+// refuse replies to command c, quoting it, with why it changed nothing.
+func (d *decider) refuse(c Command, why string) {
+	d.notice(d.where(), Notice{Kind: NoticeRefused, Quote: c.Line, Reason: why, State: d.t.State})
+}
+
+func (d *decider) command(c Command) {
+	switch c.Name {
+	case CmdStart:
+		d.start(c)
+	case CmdSubmit:
+		d.submit(c)
+	case CmdApprove:
+		d.approve(c)
+	case CmdVerify:
+		d.verify(c)
+	case CmdReject:
+		d.reject(c)
+	case CmdStatus:
+		d.notice(d.where(), Notice{Kind: NoticeStatus, State: d.t.State})
+	case CmdReopen:
+		d.reopen(c)
+	case CmdSkipVerify:
+		d.skipVerify(c)
+	case CmdForceComplete:
+		d.forceComplete(c)
+	case CmdVerifyGoal, CmdRejectGoal:
+		d.refuse(c, fmt.Sprintf("#%d is a task; /%s works on a goal issue (the one labeled `goal` for a milestone)", d.t.Number, c.Name))
+	}
+}
+
+func (d *decider) actor() string { return d.ev.Actor }
+
+// stateIs refuses c unless the task is in state want.
+func (d *decider) stateIs(c Command, want State, what string) bool {
+	if d.t.State == want {
+		return true
+	}
+	d.refuse(c, fmt.Sprintf("#%d is `%s`; %s works on a `%s` task. %s", d.t.Number, d.t.State, "/"+string(c.Name), want, what))
+	return false
+}
+
+func (d *decider) start(c Command) {
+	t := d.t
+	if !containsLogin(t.Assignees, d.actor()) {
+		who := "#" + fmt.Sprint(t.Number) + " has no assignee: assign yourself first"
+		if len(t.Assignees) > 0 {
+			who = "only an assignee (" + mentions(t.Assignees) + ") may start it"
+		}
+		d.refuse(c, who+".")
+		return
+	}
+	if !d.stateIs(c, Assigned, "") {
+		return
+	}
+	d.addBuilder(d.actor(), "/start")
+	d.move(InProgress, "/start")
+}
+
+func (d *decider) submit(c Command) {
+	t := d.t
+	if prs := t.OpenPRs(); len(prs) > 0 {
+		d.refuse(c, fmt.Sprintf("#%d has a pull request (#%d): mark it ready for review instead; /submit is for tasks with no pull request.", t.Number, prs[0]))
+		return
+	}
+	if !t.IsBuilder(d.actor()) {
+		d.refuse(c, "only a builder of the task (an assignee, or who ran /start) may submit it.")
+		return
+	}
+	if !d.stateIs(c, InProgress, "") {
+		return
+	}
+	why := "/submit"
+	if c.Args != "" {
+		why += ": " + c.Args
+	}
+	d.submitted(why)
+}
+
+func (d *decider) approve(c Command) {
+	t := d.t
+	if prs := t.OpenPRs(); len(prs) > 0 {
+		d.refuse(c, fmt.Sprintf("#%d has a pull request (#%d): approve it with a GitHub review; /approve is for tasks with no pull request.", t.Number, prs[0]))
+		return
+	}
+	if b := t.builder(d.actor()); b != nil {
+		d.refuse(c, fmt.Sprintf("@%s built this task (%s); an approval must come from someone who did not.", d.actor(), b.As))
+		return
+	}
+	if !d.f.Actor.Eligible {
+		d.refuse(c, "@"+d.actor()+" "+d.eligibleWho("approve"))
+		return
+	}
+	if !d.stateIs(c, Review, "It must be submitted (/submit) first.") {
+		return
+	}
+	t.Approvals = append(t.Approvals, Approval{By: d.actor(), At: d.ev.At})
+	d.move(Completed, "/approve by @"+d.actor())
+}
+
+// eligibleWho says who may approve, verify or reject, for a refusal.
+func (d *decider) eligibleWho(verb string) string {
+	if len(d.f.Config.Verifiers) > 0 {
+		return "is not listed in `verifiers:` of .github/countersign.yml (nor a lead); only they may " + verb + "."
+	}
+	return "has no write permission on the repository; only people with write permission may " + verb + "."
+}
+
+// Missing says what a task needs before it can be verified.
+func Missing(t *Task) string {
+	switch t.State {
+	case Pending, Assigned:
+		return "It needs to be built, submitted and approved first."
+	case InProgress:
+		return "It needs to be submitted for review (a ready pull request, or /submit) and approved first."
+	case Review:
+		return "It needs an approval from someone who did not build it first."
+	case Completed:
+		return "It needs /verify from someone who neither built nor approved it."
+	case Verified:
+		if t.Verifier != "" {
+			return "It was verified by @" + t.Verifier + "."
+		}
+		return "It is already verified."
+	}
+	return ""
+}
+
+// mayConfirm refuses c unless the actor may verify or reject this task: eligible,
+// not a builder, and (for /verify) not an approver unless the team is too small.
+func (d *decider) mayConfirm(c Command, verifying bool) bool {
+	t, who := d.t, d.actor()
+	if b := t.builder(who); b != nil {
+		d.refuse(c, fmt.Sprintf("@%s built this task (%s); someone who did not build it must %s it.", who, b.As, c.Name))
+		return false
+	}
+	if !d.f.Actor.Eligible {
+		d.refuse(c, "@"+who+" "+d.eligibleWho(string(c.Name)))
+		return false
+	}
+	if verifying && t.IsApprover(who) && !d.approverMayVerify() {
+		d.refuse(c, fmt.Sprintf("@%s approved this attempt; the verifier must be someone else (separation: %s, %d people can verify).",
+			who, d.f.Config.Separation, d.f.TeamSize))
+		return false
+	}
+	return true
+}
+
+// approverMayVerify: separation minimum, or auto in a team of two or fewer.
+func (d *decider) approverMayVerify() bool {
+	switch d.f.Config.Separation {
+	case SeparationMinimum:
+		return true
+	case SeparationTriple:
+		return false
+	}
+	return d.f.TeamSize <= 2
+}
+
+func (d *decider) verify(c Command) {
+	t := d.t
+	if t.State != Completed {
+		d.refuse(c, fmt.Sprintf("#%d is `%s`; only a `completed` (approved) task can be verified. %s", t.Number, t.State, Missing(t)))
+		return
+	}
+	if !d.mayConfirm(c, true) {
+		return
+	}
+	why := "/verify"
+	if c.Args != "" {
+		why += ": " + c.Args
+	}
+	t.Verifier, t.VerifiedAt = d.actor(), d.ev.At
+	t.Escalated, t.Failing = false, false
+	d.move(Verified, why)
+}
+
+func (d *decider) reject(c Command) {
+	t := d.t
+	if c.Args == "" {
+		d.refuse(c, "a reason is required: `/reject <what is wrong>`, so the builder knows what to fix.")
+		return
+	}
+	if t.State != Completed {
+		d.refuse(c, fmt.Sprintf("#%d is `%s`; only a `completed` task can be rejected. %s", t.Number, t.State, rejectHint(t)))
+		return
+	}
+	if !d.mayConfirm(c, false) {
+		return
+	}
+	t.Rejections = append(t.Rejections, Rejection{By: d.actor(), At: d.ev.At, Reason: c.Args, Attempt: t.Attempt})
+	t.Attempt++
+	t.FailedAttempts++
+	t.Approvals = nil
+	t.Failing = true
+	d.move(InProgress, "/reject: "+c.Args)
+	d.notice(d.where(), Notice{Kind: NoticeRejected, Reason: c.Args, Mentions: d.builderMentions(), State: t.State,
+		Rejections: t.Rejections})
+	d.escalateIfDue()
+}
+
+func rejectHint(t *Task) string {
+	if t.State == Review {
+		return "To send work in review back, request changes in a review."
+	}
+	if t.State == Verified {
+		return "A lead can reopen a verified task with `/reopen <reason>`."
+	}
+	return ""
+}
+
+// escalateIfDue escalates a task rejected or failed too often, once.
+func (d *decider) escalateIfDue() {
+	t, e := d.t, d.f.Config.Escalation
+	if t.Escalated || (len(t.Rejections) < e.Rejections && t.FailedAttempts < e.FailedAttempts) {
+		return
+	}
+	t.Escalated = true
+	d.note(fmt.Sprintf("escalated to the leads: %d rejections, %d failed attempts", len(t.Rejections), t.FailedAttempts))
+	d.notice(t.Number, Notice{Kind: NoticeEscalated, Mentions: d.f.Leads, Rejections: t.Rejections, State: t.State})
+}
+
+// builderMentions are who to tell about a rejection or regression: the
+// assignees, else the pull requests' authors.
+func (d *decider) builderMentions() []string {
+	if len(d.t.Assignees) > 0 {
+		return append([]string(nil), d.t.Assignees...)
+	}
+	var out []string
+	for _, p := range d.t.PRs {
+		if !containsLogin(out, p.Author) && p.Author != "" {
+			out = append(out, p.Author)
+		}
+	}
+	return out
+}
+
+// leadOnly refuses c unless the actor is a lead.
+func (d *decider) leadOnly(c Command) bool {
+	if d.f.Actor.Lead {
+		return true
+	}
+	who := "users with admin or maintain permission"
+	if len(d.f.Config.Leads) > 0 {
+		who = "the `leads:` of .github/countersign.yml"
+	}
+	d.refuse(c, fmt.Sprintf("only a lead (%s) may use /%s.", who, c.Name))
+	return false
+}
+
+func (d *decider) needReason(c Command, reason string) bool {
+	if strings.TrimSpace(reason) != "" {
+		return true
+	}
+	d.refuse(c, fmt.Sprintf("a reason is required: `/%s <reason>`; it is kept in the task's history.", c.Name))
+	return false
+}
+
+func (d *decider) reopen(c Command) {
+	t := d.t
+	if !d.leadOnly(c) || !d.needReason(c, c.Args) {
+		return
+	}
+	if t.State != Verified {
+		d.refuse(c, fmt.Sprintf("#%d is `%s`; /reopen sends a `verified` task back for a regression.", t.Number, t.State))
+		return
+	}
+	t.Attempt++
+	t.Approvals, t.Verifier, t.VerifiedAt = nil, "", time.Time{}
+	t.Unverified, t.Forced = false, false
+	builders := d.builderMentions()
+	if len(t.Assignees) == 0 && len(builders) > 0 {
+		t.Assignees = builders
+		d.effects = append(d.effects, Effect{Kind: EffectAssign, Repo: t.Repo, Number: t.Number, Users: builders})
+	}
+	if t.Closed {
+		t.Closed = false
+		d.effects = append(d.effects, Effect{Kind: EffectReopen, Repo: t.Repo, Number: t.Number})
+	}
+	d.move(InProgress, "/reopen (regression): "+c.Args)
+	d.notice(d.where(), Notice{Kind: NoticeRegression, Reason: c.Args, Mentions: builders, State: t.State})
+}
+
+func (d *decider) skipVerify(c Command) {
+	t := d.t
+	if !d.leadOnly(c) || !d.needReason(c, c.Args) {
+		return
+	}
+	if t.State != Completed {
+		d.refuse(c, fmt.Sprintf("#%d is `%s`; /skip-verify marks a `completed` (approved) task verified without verification. To bypass every gate: `/force-complete OVERRIDE <reason>`.", t.Number, t.State))
+		return
+	}
+	t.Unverified, t.Verifier, t.VerifiedAt = true, "", d.ev.At
+	t.Escalated, t.Failing = false, false
+	d.move(Verified, "/skip-verify by lead @"+d.actor()+": "+c.Args)
+}
+
+func (d *decider) forceComplete(c Command) {
+	t := d.t
+	if !d.leadOnly(c) {
+		return
+	}
+	word, reason, _ := strings.Cut(c.Args, " ")
+	if word != "OVERRIDE" {
+		d.refuse(c, "to bypass every gate, write the word OVERRIDE: `/force-complete OVERRIDE <reason>`.")
+		return
+	}
+	if !d.needReason(c, reason) {
+		return
+	}
+	if t.State == Verified {
+		d.refuse(c, fmt.Sprintf("#%d is already `verified`.", t.Number))
+		return
+	}
+	why := "/force-complete by lead @" + d.actor() + ": " + strings.TrimSpace(reason)
+	for t.State != Verified {
+		d.move(States[t.State.rank()+1], why)
+	}
+	t.Forced, t.Verifier, t.VerifiedAt = true, "", d.ev.At
+	t.Escalated, t.Failing = false, false
+}

@@ -1,0 +1,613 @@
+package rules
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/lexer"
+	"github.com/goccy/go-yaml/parser"
+	"github.com/goccy/go-yaml/token"
+)
+
+// ConfigPath is where a repository's configuration lives on its default branch.
+const ConfigPath = ".github/countersign.yml"
+
+// Limits on what ParseConfig reads. The YAML parser's cost grows with the
+// square of the number of tokens for some shapes (long block mappings, deep
+// nesting), so the token count is bounded too: a real configuration has a few
+// hundred tokens.
+const (
+	maxConfigBytes  = 1 << 20
+	maxConfigTokens = 10000
+)
+
+// Separation says which roles must be distinct people (DESIGN §1).
+type Separation string
+
+// The separation modes.
+const (
+	// SeparationAuto demands builder, approver and verifier all distinct in a
+	// team of 3 or more, and relaxes only verifier != approver in a team of 2.
+	SeparationAuto Separation = "auto"
+	// SeparationTriple always demands all three roles distinct.
+	SeparationTriple Separation = "triple"
+	// SeparationMinimum demands only builder != verifier.
+	SeparationMinimum Separation = "minimum"
+)
+
+// Config is a repository's configuration (DESIGN §7). Logins are stored as
+// written (without a leading "@"); compare them with SameLogin.
+type Config struct {
+	Leads      []string          `yaml:"leads"`      // logins and "@org/team"
+	Verifiers  []string          `yaml:"verifiers"`  // empty: anyone with write permission
+	Agents     map[string]string `yaml:"agents"`     // bot/agent account -> its pilot's login
+	Separation Separation        `yaml:"separation"` // auto | triple | minimum
+	Tasks      TaskConfig        `yaml:"tasks"`
+	Escalation EscalationConfig  `yaml:"escalation"`
+	Contracts  ContractConfig    `yaml:"contracts"`
+	Goals      GoalConfig        `yaml:"goals"`
+}
+
+// TaskConfig says which issues are tasks.
+type TaskConfig struct {
+	Track        string   `yaml:"track"`         // all | milestoned | labeled
+	Label        string   `yaml:"label"`         // the label that makes a task when Track is labeled
+	IgnoreLabels []string `yaml:"ignore_labels"` // issues with any of these are never tasks
+}
+
+// EscalationConfig says when a task is escalated to the leads.
+type EscalationConfig struct {
+	Rejections     int `yaml:"rejections"`
+	FailedAttempts int `yaml:"failed_attempts"`
+}
+
+// ContractConfig tunes verification contracts.
+type ContractConfig struct {
+	Checks         map[string][]string `yaml:"checks"`         // activity -> CI check names that count for it
+	Contradictions []string            `yaml:"contradictions"` // phrases that contradict a claim of completion
+}
+
+// GoalConfig tunes goals.
+type GoalConfig struct {
+	IntegrationCheck string `yaml:"integration_check"` // must be green on the default branch to close a goal; "" for none
+}
+
+// DefaultConfig returns the configuration of a repository without a config file.
+func DefaultConfig() Config {
+	return Config{
+		Separation: SeparationAuto,
+		Tasks:      TaskConfig{Track: "all", Label: "task", IgnoreLabels: []string{"question"}},
+		Escalation: EscalationConfig{Rejections: 2, FailedAttempts: 3},
+		Contracts: ContractConfig{
+			Checks: map[string][]string{
+				"unit-test": {"test"}, "typecheck": {"typecheck"}, "lint": {"lint"}, "e2e": {"e2e"},
+			},
+			Contradictions: []string{
+				"requires manual", "cannot be automated", "could not complete", "needs human", "manual intervention",
+			},
+		},
+	}
+}
+
+// ConfigError is a problem with a configuration file. Line and Column are
+// 1-based; 0 when unknown.
+type ConfigError struct {
+	Line, Column int
+	Msg          string
+}
+
+func (e *ConfigError) Error() string {
+	switch {
+	case e.Line <= 0:
+		return fmt.Sprintf("%s: %s", ConfigPath, e.Msg)
+	case e.Column <= 0:
+		return fmt.Sprintf("%s:%d: %s", ConfigPath, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("%s:%d:%d: %s", ConfigPath, e.Line, e.Column, e.Msg)
+}
+
+// SameLogin reports whether two GitHub logins name the same account.
+func SameLogin(a, b string) bool { return strings.EqualFold(a, b) }
+
+// IsTeam reports whether a leads or verifiers entry is a team, "@org/slug".
+func (c Config) IsTeam(entry string) (org, slug string, ok bool) {
+	m := teamRE.FindStringSubmatch(entry)
+	if m == nil {
+		return "", "", false
+	}
+	return m[1], m[2], true
+}
+
+// Pilot returns the login of the person who drives agent account, if it is a
+// configured agent.
+func (c Config) Pilot(account string) (string, bool) {
+	for a, p := range c.Agents {
+		if SameLogin(a, account) {
+			return p, true
+		}
+	}
+	return "", false
+}
+
+var (
+	loginRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,38}$`)
+	botRE   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,38}\[bot\]$`)
+	teamRE  = regexp.MustCompile(`^@([A-Za-z0-9][A-Za-z0-9-]{0,38})/([A-Za-z0-9][A-Za-z0-9_-]{0,99})$`)
+)
+
+// ParseConfig reads a configuration file: the defaults, overlaid by the keys
+// the file sets (a key replaces its default as a whole; a nested key only
+// itself). An empty or comments-only file is the defaults. Errors are
+// *ConfigError.
+func ParseConfig(data []byte) (Config, error) {
+	if len(data) > maxConfigBytes {
+		return Config{}, &ConfigError{Msg: fmt.Sprintf("file is larger than %d bytes", maxConfigBytes)}
+	}
+	body, raw, err := readYAML(data)
+	if err != nil {
+		return Config{}, err
+	}
+	c := DefaultConfig()
+	if body == nil {
+		return c, nil
+	}
+	at := locator{body}
+	if err := raw.apply(&c, at); err != nil {
+		return Config{}, err
+	}
+	if err := c.normalize(at); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// readYAML parses data's one document and decodes it; body is nil when the
+// file has no content. go-yaml panics on some odd input (tags, so those are
+// refused first): a panic in it is reported as an error.
+func readYAML(data []byte) (body ast.Node, raw rawConfig, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			body, err = nil, &ConfigError{Msg: "the YAML parser failed on this file; simplify it"}
+		}
+	}()
+	tokens := lexer.Tokenize(string(data))
+	if len(tokens) > maxConfigTokens {
+		return nil, raw, &ConfigError{Msg: fmt.Sprintf("file is too complex (more than %d YAML tokens)", maxConfigTokens)}
+	}
+	for _, tk := range tokens {
+		if tk.Type == token.TagType {
+			return nil, raw, errorAt(tk, "YAML tags ("+quote(tk.Value)+") are not supported")
+		}
+	}
+	file, err := parser.Parse(tokens, 0)
+	if err != nil {
+		return nil, raw, yamlError(err)
+	}
+	for _, doc := range file.Docs {
+		if doc.Body == nil || doc.Body.Type() == ast.DirectiveType {
+			continue // empty, comments only, or a %YAML directive
+		}
+		if body != nil {
+			tk := doc.Start
+			if tk == nil {
+				tk = doc.Body.GetToken()
+			}
+			return nil, raw, errorAt(tk, "only one YAML document is allowed")
+		}
+		body = doc.Body
+	}
+	if body == nil {
+		return nil, raw, nil
+	}
+	if t := unwrap(body).Type(); t != ast.MappingType {
+		return nil, raw, errorAt(body.GetToken(), "the file must be a mapping of settings (leads:, tasks:, ...), not "+nodeWord(t))
+	}
+	if err := yaml.NodeToValue(body, &raw, yaml.Strict()); err != nil {
+		return nil, raw, yamlError(err)
+	}
+	return body, raw, nil
+}
+
+// rawConfig is the file as written: nil means "not given, keep the default".
+type rawConfig struct {
+	Leads      *[]string          `yaml:"leads"`
+	Verifiers  *[]string          `yaml:"verifiers"`
+	Agents     *map[string]string `yaml:"agents"`
+	Separation *string            `yaml:"separation"`
+	Tasks      *struct {
+		Track        *string   `yaml:"track"`
+		Label        *string   `yaml:"label"`
+		IgnoreLabels *[]string `yaml:"ignore_labels"`
+	} `yaml:"tasks"`
+	Escalation *struct {
+		// any, not int: the decoder would silently truncate 1.5 into an int.
+		Rejections     any `yaml:"rejections"`
+		FailedAttempts any `yaml:"failed_attempts"`
+	} `yaml:"escalation"`
+	Contracts *struct {
+		Checks         *map[string][]string `yaml:"checks"`
+		Contradictions *[]string            `yaml:"contradictions"`
+	} `yaml:"contracts"`
+	Goals *struct {
+		IntegrationCheck *string `yaml:"integration_check"`
+	} `yaml:"goals"`
+}
+
+// apply overlays the keys r sets on c.
+func (r *rawConfig) apply(c *Config, at locator) error {
+	set(&c.Leads, r.Leads)
+	set(&c.Verifiers, r.Verifiers)
+	set(&c.Agents, r.Agents)
+	if r.Separation != nil {
+		c.Separation = Separation(*r.Separation)
+	}
+	if t := r.Tasks; t != nil {
+		set(&c.Tasks.Track, t.Track)
+		set(&c.Tasks.Label, t.Label)
+		set(&c.Tasks.IgnoreLabels, t.IgnoreLabels)
+	}
+	if e := r.Escalation; e != nil {
+		for _, f := range []struct {
+			key string
+			v   any
+			dst *int
+		}{{"rejections", e.Rejections, &c.Escalation.Rejections}, {"failed_attempts", e.FailedAttempts, &c.Escalation.FailedAttempts}} {
+			if f.v == nil {
+				continue
+			}
+			n, ok := wholeNumber(f.v)
+			if !ok {
+				return at.errorf(fmt.Sprintf("escalation.%s must be a whole number, not %s", f.key, valueWord(f.v)), "escalation", f.key)
+			}
+			*f.dst = n
+		}
+	}
+	if k := r.Contracts; k != nil {
+		set(&c.Contracts.Checks, k.Checks)
+		set(&c.Contracts.Contradictions, k.Contradictions)
+	}
+	if g := r.Goals; g != nil {
+		set(&c.Goals.IntegrationCheck, g.IntegrationCheck)
+	}
+	return nil
+}
+
+func set[T any](dst *T, v *T) {
+	if v != nil {
+		*dst = *v
+	}
+}
+
+func wholeNumber(v any) (int, bool) {
+	switch n := v.(type) {
+	case int64:
+		if n >= math.MinInt && n <= math.MaxInt {
+			return int(n), true
+		}
+	case uint64:
+		if n <= math.MaxInt {
+			return int(n), true
+		}
+	}
+	return 0, false
+}
+
+// normalize checks c and puts it in canonical form: a leading "@" stripped
+// from logins, duplicates removed (the first kept), empty lists and maps nil.
+// It is idempotent. at locates the offending value for errors.
+func (c *Config) normalize(at locator) error {
+	var err error
+	if c.Leads, err = people(c.Leads, "leads", at); err != nil {
+		return err
+	}
+	if c.Verifiers, err = people(c.Verifiers, "verifiers", at); err != nil {
+		return err
+	}
+	if c.Agents, err = agents(c.Agents, at); err != nil {
+		return err
+	}
+	switch c.Separation {
+	case SeparationAuto, SeparationTriple, SeparationMinimum:
+	default:
+		return at.errorf("separation must be auto, triple or minimum, not "+quote(string(c.Separation)), "separation")
+	}
+	switch c.Tasks.Track {
+	case "all", "milestoned":
+	case "labeled":
+		if strings.TrimSpace(c.Tasks.Label) == "" {
+			return at.errorf("tasks.label must name a label when tasks.track is labeled", "tasks", "label")
+		}
+	default:
+		return at.errorf("tasks.track must be all, milestoned or labeled, not "+quote(c.Tasks.Track), "tasks", "track")
+	}
+	if c.Tasks.IgnoreLabels, err = words(c.Tasks.IgnoreLabels, strings.EqualFold, at, "tasks", "ignore_labels"); err != nil {
+		return err
+	}
+	for _, f := range []struct {
+		key string
+		n   int
+	}{{"rejections", c.Escalation.Rejections}, {"failed_attempts", c.Escalation.FailedAttempts}} {
+		if f.n < 1 {
+			return at.errorf(fmt.Sprintf("escalation.%s must be at least 1, not %d", f.key, f.n), "escalation", f.key)
+		}
+	}
+	if c.Contracts.Checks, err = checks(c.Contracts.Checks, at); err != nil {
+		return err
+	}
+	c.Contracts.Contradictions, err = words(c.Contracts.Contradictions, strings.EqualFold, at, "contracts", "contradictions")
+	return err
+}
+
+// people checks and dedups a leads or verifiers list.
+func people(list []string, key string, at locator) ([]string, error) {
+	var out []string
+	for i, e := range list {
+		if !teamRE.MatchString(e) {
+			e = strings.TrimPrefix(e, "@")
+			if !loginRE.MatchString(e) && !botRE.MatchString(e) {
+				return nil, at.errorf(fmt.Sprintf("%s: %s is not a GitHub login or an @org/team", key, quote(list[i])), key, i)
+			}
+		}
+		if !slices.ContainsFunc(out, func(o string) bool { return SameLogin(o, e) }) {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// agents checks the agents map: account (login, optionally with [bot]) ->
+// pilot (a person's login). Accounts that differ only in case must agree on
+// the pilot; the one that sorts first is kept.
+func agents(m map[string]string, at locator) (map[string]string, error) {
+	keys := slices.Sorted(maps.Keys(m))
+	var out map[string]string
+	for _, k := range keys {
+		a, p := strings.TrimPrefix(k, "@"), strings.TrimPrefix(m[k], "@")
+		if !loginRE.MatchString(a) && !botRE.MatchString(a) {
+			return nil, at.errorf(fmt.Sprintf("agents: %s is not a GitHub login", quote(k)), "agents", mapKey(k))
+		}
+		if !loginRE.MatchString(p) {
+			return nil, at.errorf(fmt.Sprintf("agents: the pilot of %s must be a person's GitHub login, not %s", quote(k), quote(m[k])), "agents", k)
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		if prev, ok := (Config{Agents: out}).Pilot(a); ok {
+			if !SameLogin(prev, p) {
+				return nil, at.errorf(fmt.Sprintf("agents: %s is listed twice with different pilots", quote(a)), "agents", mapKey(k))
+			}
+			continue
+		}
+		out[a] = p
+	}
+	return out, nil
+}
+
+// checks checks contracts.checks: activity -> check names.
+func checks(m map[string][]string, at locator) (map[string][]string, error) {
+	var out map[string][]string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if strings.TrimSpace(k) == "" {
+			return nil, at.errorf("contracts.checks: an activity name is empty", "contracts", "checks", mapKey(k))
+		}
+		names, err := words(m[k], func(a, b string) bool { return a == b }, at, "contracts", "checks", k)
+		if err != nil {
+			return nil, err
+		}
+		if out == nil {
+			out = map[string][]string{}
+		}
+		out[k] = names
+	}
+	return out, nil
+}
+
+// words checks that no entry of a list is blank, and dedups it.
+func words(list []string, same func(a, b string) bool, at locator, path ...any) ([]string, error) {
+	var out []string
+	for i, w := range list {
+		if strings.TrimSpace(w) == "" {
+			return nil, at.errorf(fmt.Sprintf("%s: entries must not be empty", dotted(path)), append(path, i)...)
+		}
+		if !slices.ContainsFunc(out, func(o string) bool { return same(o, w) }) {
+			out = append(out, w)
+		}
+	}
+	return out, nil
+}
+
+func dotted(path []any) string {
+	var b strings.Builder
+	for i, p := range path {
+		if i > 0 {
+			b.WriteByte('.')
+		}
+		fmt.Fprint(&b, p)
+	}
+	return b.String()
+}
+
+// locator finds where a value is in the file, to report errors at its line.
+// A zero locator knows no positions.
+type locator struct{ root ast.Node }
+
+// mapKey, in a locator path, stands for a mapping's key rather than its value.
+type mapKey string
+
+// errorf returns a ConfigError at the node that path leads to: string steps
+// are mapping keys (to the value), int steps sequence indexes, a final mapKey
+// the key itself. Where the path cannot be followed (an alias, a merge key),
+// the error is at the last node reached, or at line 0.
+func (l locator) errorf(msg string, path ...any) *ConfigError {
+	n, best := unwrap(l.root), ast.Node(nil)
+	for _, step := range path {
+		var next ast.Node
+		switch s := step.(type) {
+		case string, mapKey:
+			if m, ok := n.(*ast.MappingNode); ok {
+				for _, mv := range m.Values {
+					if keyText(mv.Key) == fmt.Sprint(s) {
+						next = mv.Value
+						if _, isKey := s.(mapKey); isKey {
+							next = mv.Key
+						}
+						break
+					}
+				}
+			}
+		case int:
+			if seq, ok := n.(*ast.SequenceNode); ok && s < len(seq.Values) {
+				next = seq.Values[s]
+			}
+		}
+		if next == nil || next.GetToken() == nil {
+			break
+		}
+		best, n = next, unwrap(next)
+	}
+	if best == nil {
+		return &ConfigError{Msg: msg}
+	}
+	return errorAt(best.GetToken(), msg)
+}
+
+// unwrap looks through anchors, tags and explicit "? key" markers.
+func unwrap(n ast.Node) ast.Node {
+	for {
+		var inner ast.Node
+		switch v := n.(type) {
+		case *ast.AnchorNode:
+			inner = v.Value
+		case *ast.TagNode:
+			inner = v.Value
+		case *ast.MappingKeyNode:
+			inner = v.Value
+		}
+		if inner == nil {
+			return n
+		}
+		n = inner
+	}
+}
+
+func keyText(k ast.Node) string {
+	switch n := unwrap(k).(type) {
+	case *ast.StringNode:
+		return n.Value
+	case nil:
+		return ""
+	default:
+		if tk := n.GetToken(); tk != nil {
+			return tk.Value
+		}
+		return ""
+	}
+}
+
+func nodeWord(t ast.NodeType) string {
+	switch t {
+	case ast.SequenceType:
+		return "a list"
+	case ast.IntegerType, ast.FloatType, ast.InfinityType, ast.NanType:
+		return "a number"
+	case ast.LiteralType:
+		return "a string"
+	case ast.NullType:
+		return "null"
+	case ast.AliasType, ast.AnchorType:
+		return "an " + t.YAMLName()
+	}
+	return "a " + t.YAMLName()
+}
+
+func typeWord(t reflect.Type) string {
+	if t == nil {
+		return "nothing"
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		return typeWord(t.Elem())
+	case reflect.String:
+		return "a string"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Map, reflect.Struct:
+		return "a mapping"
+	}
+	return "a value"
+}
+
+// yamlError turns a go-yaml error into a ConfigError with its position and a
+// one-line message (go-yaml's own Error() appends a source excerpt).
+func yamlError(err error) *ConfigError {
+	var (
+		typ     *yaml.TypeError
+		node    *yaml.UnexpectedNodeTypeError
+		unknown *yaml.UnknownFieldError
+		over    *yaml.OverflowError
+		ye      yaml.Error
+	)
+	switch {
+	case errors.As(err, &typ):
+		return errorAt(typ.Token, fmt.Sprintf("expected %s, not %s", typeWord(typ.DstType), typeWord(typ.SrcType)))
+	case errors.As(err, &node):
+		return errorAt(node.Token, fmt.Sprintf("expected %s, not %s", nodeWord(node.Expected), nodeWord(node.Actual)))
+	case errors.As(err, &unknown) && unknown.Token != nil:
+		return errorAt(unknown.Token, "unknown key "+quote(unknown.Token.Value))
+	case errors.As(err, &over):
+		return errorAt(over.Token, "number "+quote(over.SrcNum)+" is too large")
+	case errors.As(err, &ye):
+		return errorAt(ye.GetToken(), ye.GetMessage())
+	}
+	return &ConfigError{Msg: oneLine(err.Error())}
+}
+
+// errorAt returns a ConfigError at tk (line 0 when tk is nil).
+func errorAt(tk *token.Token, msg string) *ConfigError {
+	e := &ConfigError{Msg: oneLine(msg)}
+	if tk != nil {
+		e.Line, e.Column = max(tk.Position.Line, 0), max(tk.Position.Column, 0)
+	}
+	return e
+}
+
+// oneLine returns the first line of s.
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+// quote quotes a value from the file for a message, cut short if long.
+func quote(s string) string {
+	if r := []rune(s); len(r) > 60 {
+		s = string(r[:60]) + "..."
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+// valueWord describes a decoded value for a message.
+func valueWord(v any) string {
+	switch v := v.(type) {
+	case string:
+		return quote(v)
+	case bool, float64:
+		return fmt.Sprint(v)
+	}
+	return typeWord(reflect.TypeOf(v))
+}

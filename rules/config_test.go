@@ -1,0 +1,264 @@
+package rules
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// yml joins lines into a file, so that a test's line numbers are easy to read.
+func yml(lines ...string) string { return strings.Join(lines, "\n") + "\n" }
+
+// designExample is the example in DESIGN §7.
+var designExample = yml(
+	`leads: [alice, "@acme/leads"]`,
+	`verifiers: []            # empty: anyone with write permission`,
+	`agents: {}               # bot account -> its pilot, e.g. {"copilot[bot]": alice}`,
+	`separation: auto         # auto | triple | minimum`,
+	`tasks: {track: all, label: task, ignore_labels: [question]}`,
+	`escalation: {rejections: 2, failed_attempts: 3}`,
+	`contracts:`,
+	`  checks: {unit-test: [test], typecheck: [typecheck], lint: [lint], e2e: [e2e]}`,
+	`  contradictions: ["requires manual", "cannot be automated", "could not complete", "needs human", "manual intervention"]`,
+	`goals: {integration_check: ""}`,
+)
+
+func TestDefaultConfigIsFresh(t *testing.T) {
+	a := DefaultConfig()
+	a.Tasks.IgnoreLabels[0] = "changed"
+	a.Contracts.Checks["lint"][0] = "changed"
+	a.Contracts.Contradictions[0] = "changed"
+	b := DefaultConfig()
+	if b.Tasks.IgnoreLabels[0] != "question" || b.Contracts.Checks["lint"][0] != "lint" || b.Contracts.Contradictions[0] != "requires manual" {
+		t.Fatalf("DefaultConfig shares state between calls: %+v", b)
+	}
+}
+
+func TestParseConfigDefaults(t *testing.T) {
+	tests := []struct{ name, in string }{
+		{"empty", ""},
+		{"whitespace", "  \n\n   \n"},
+		{"comments only", yml("# countersign", "  # nothing configured yet")},
+		{"document marker and comments", yml("---", "# nothing")},
+		{"trailing empty document", yml("# one", "---")},
+		{"design example", designExample},
+		{"empty mappings", yml("tasks: {}", "escalation: {}", "contracts: {}", "goals: {}")},
+		{"null values keep the defaults", yml("leads:", "separation: ~", "tasks: null", "escalation: {rejections: null}")},
+	}
+	want := DefaultConfig()
+	want.Leads = []string{"alice", "@acme/leads"}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ParseConfig([]byte(tc.in))
+			if err != nil {
+				t.Fatalf("ParseConfig: %v", err)
+			}
+			w := DefaultConfig()
+			if tc.name == "design example" {
+				w = want
+			}
+			if !reflect.DeepEqual(got, w) {
+				t.Fatalf("got  %+v\nwant %+v", got, w)
+			}
+		})
+	}
+}
+
+func TestParseConfigOverrides(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want func(c *Config) // applied to DefaultConfig()
+	}{
+		{"leads: logins and teams, @ stripped, duplicates removed",
+			yml(`leads: [alice, "@acme/leads", "@bob", Alice, "ACME-ci[bot]", "@Acme/Leads"]`),
+			func(c *Config) { c.Leads = []string{"alice", "@acme/leads", "bob", "ACME-ci[bot]"} }},
+		{"verifiers as a block list",
+			yml("verifiers:", "  - carol", "  - '@acme/qa'"),
+			func(c *Config) { c.Verifiers = []string{"carol", "@acme/qa"} }},
+		{"agents",
+			yml("agents:", `  "copilot[bot]": alice`, "  claude-bot: '@bob'", "  Claude-Bot: Bob"),
+			func(c *Config) { c.Agents = map[string]string{"copilot[bot]": "alice", "Claude-Bot": "Bob"} }},
+		{"separation", "separation: triple\n",
+			func(c *Config) { c.Separation = SeparationTriple }},
+		{"tasks.track alone keeps label and ignore_labels", "tasks: {track: labeled}\n",
+			func(c *Config) { c.Tasks.Track = "labeled" }},
+		{"tasks.label and empty ignore_labels", yml("tasks:", "  label: work", "  ignore_labels: []"),
+			func(c *Config) { c.Tasks.Label = "work"; c.Tasks.IgnoreLabels = nil }},
+		{"tasks.ignore_labels deduplicated", "tasks: {ignore_labels: [question, wontfix, Question]}\n",
+			func(c *Config) { c.Tasks.IgnoreLabels = []string{"question", "wontfix"} }},
+		{"escalation.rejections alone keeps failed_attempts", "escalation: {rejections: 3}\n",
+			func(c *Config) { c.Escalation.Rejections = 3 }},
+		{"escalation.failed_attempts alone keeps rejections", "escalation: {failed_attempts: 5}\n",
+			func(c *Config) { c.Escalation.FailedAttempts = 5 }},
+		{"contracts.checks replaces the whole map", yml("contracts:", "  checks:", "    unit-test: [go-test, go-test, race]"),
+			func(c *Config) { c.Contracts.Checks = map[string][]string{"unit-test": {"go-test", "race"}} }},
+		{"contracts.checks empty means none", "contracts: {checks: {}}\n",
+			func(c *Config) { c.Contracts.Checks = nil }},
+		{"contracts.contradictions alone keeps checks", `contracts: {contradictions: ["TODO: manual"]}` + "\n",
+			func(c *Config) { c.Contracts.Contradictions = []string{"TODO: manual"} }},
+		{"goals.integration_check", "goals:\n  integration_check: e2e-nightly\n",
+			func(c *Config) { c.Goals.IntegrationCheck = "e2e-nightly" }},
+		{"anchors and aliases", yml("leads: &people [alice, bob]", "verifiers: *people"),
+			func(c *Config) { c.Leads = []string{"alice", "bob"}; c.Verifiers = []string{"alice", "bob"} }},
+		{"explicit document start", yml("---", "separation: minimum", "..."),
+			func(c *Config) { c.Separation = SeparationMinimum }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ParseConfig([]byte(tc.in))
+			if err != nil {
+				t.Fatalf("ParseConfig: %v", err)
+			}
+			want := DefaultConfig()
+			tc.want(&want)
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("got  %+v\nwant %+v", got, want)
+			}
+		})
+	}
+}
+
+func TestParseConfigErrors(t *testing.T) {
+	tests := []struct {
+		name      string
+		in        string
+		line, col int // col 0: not checked
+		msg       string
+	}{
+		// Structure.
+		{"unknown top-level key", yml("leads: [alice]", "", "separaton: triple"), 3, 1, `unknown key "separaton"`},
+		{"unknown nested key", yml("tasks:", "  track: all", "  labels: [x]"), 3, 3, `unknown key "labels"`},
+		{"keys are case-sensitive", "Leads: [alice]\n", 1, 1, `unknown key "Leads"`},
+		{"a list where a list of strings is expected", yml("leads:", "  - alice", "  - [bob]"), 3, 5, "expected a string, not a list"},
+		{"a string where a list is expected", yml("# c", "leads: alice"), 2, 8, "expected a list, not a string"},
+		{"a list where a string is expected", yml("separation: [auto]"), 1, 13, "expected a string, not a list"},
+		{"a list where a mapping is expected", yml("tasks: [all]"), 1, 8, "expected a mapping, not a list"},
+		{"syntax error", yml("separation: auto", "leads: [alice, bob"), 2, 8, "']' not found"},
+		{"duplicate key", yml("tasks:", "  track: all", "  track: labeled"), 3, 3, `"track" already defined`},
+		{"two documents", yml("leads: [alice]", "---", "leads: [bob]"), 2, 1, "only one YAML document"},
+		{"top-level list", yml("- leads", "- alice"), 1, 1, "must be a mapping of settings"},
+		{"top-level string", "countersign\n", 1, 1, "not a string"},
+		{"top-level null", "~\n", 1, 1, "not null"},
+		{"a YAML tag", yml("leads:", "  - !!str alice"), 2, 5, `YAML tags ("!!str") are not supported`},
+		{"too large", strings.Repeat("#", 1<<20+1), 0, 0, "larger than"},
+		{"too many tokens", "leads: [" + strings.Repeat("a, ", 6000) + "]\n", 0, 0, "too complex"},
+		// Values.
+		{"separation", yml("leads: []", "separation: strict"), 2, 13, `separation must be auto, triple or minimum, not "strict"`},
+		{"tasks.track", yml("tasks:", "  track: sometimes"), 2, 10, `tasks.track must be all, milestoned or labeled, not "sometimes"`},
+		{"labeled tracking without a label", yml("tasks:", "  track: labeled", `  label: " "`), 3, 10, "tasks.label must name a label"},
+		{"tasks.ignore_labels empty entry", yml("tasks:", "  ignore_labels:", "    - question", `    - ""`), 4, 7, "tasks.ignore_labels: entries must not be empty"},
+		{"escalation.rejections zero", yml("escalation:", "  rejections: 0"), 2, 15, "escalation.rejections must be at least 1, not 0"},
+		{"escalation.rejections negative", "escalation: {rejections: -1}\n", 1, 26, "at least 1, not -1"},
+		{"escalation.failed_attempts negative", yml("escalation:", "  failed_attempts: -2"), 2, 20, "escalation.failed_attempts must be at least 1"},
+		{"escalation.rejections not whole", "escalation: {rejections: 1.5}\n", 1, 26, "whole number, not 1.5"},
+		{"escalation.rejections a string", "escalation: {rejections: two}\n", 1, 26, `whole number, not "two"`},
+		{"escalation.rejections a list", yml("escalation:", "  failed_attempts: [3]"), 2, 20, "whole number, not a list"},
+		{"escalation.rejections too large", "escalation: {rejections: 99999999999999999999}\n", 1, 26, "whole number"},
+		{"lead with a space", yml("leads:", "  - alice", "  - bob smith"), 3, 5, `leads: "bob smith" is not a GitHub login`},
+		{"lead too long", "leads: [" + strings.Repeat("a", 40) + "]\n", 1, 9, "is not a GitHub login"},
+		{"lead with a leading hyphen", "leads: [-alice]\n", 1, 9, "not a GitHub login"},
+		{"lead with an empty team", yml("leads:", `  - "@acme/"`), 2, 5, `"@acme/" is not a GitHub login or an @org/team`},
+		{"lead null", "leads: [alice, ~]\n", 1, 16, `"" is not a GitHub login`},
+		{"verifier", yml("verifiers: [carol, dave@example.com]"), 1, 20, `verifiers: "dave@example.com"`},
+		{"agent account", yml("agents:", "  alice: bob", "  not a login: carol"), 3, 3, `agents: "not a login" is not a GitHub login`},
+		{"agent pilot is a bot", yml("agents:", `  "copilot[bot]": "helper[bot]"`), 2, 19, `pilot of "copilot[bot]" must be a person's GitHub login`},
+		{"agent pilot is a team", yml("agents:", `  ci-bot: "@acme/leads"`), 2, 11, "must be a person's GitHub login"},
+		{"agent listed twice", yml("agents:", "  ci-bot: alice", "  CI-Bot: bob"), 2, 3, `"ci-bot" is listed twice with different pilots`},
+		{"empty contradiction", yml("contracts:", `  contradictions: ["needs human", ""]`), 2, 35, "contracts.contradictions: entries must not be empty"},
+		{"empty check name", yml("contracts:", "  checks:", "    lint: [golangci, '']"), 3, 22, "contracts.checks.lint: entries must not be empty"},
+		{"empty activity name", yml("contracts:", "  checks:", `    "": [test]`), 3, 5, "activity name is empty"},
+		// Through an alias the value's own line is unknown: the alias's line is given.
+		{"invalid value behind an alias", yml("goals: {integration_check: &x strict}", "separation: *x"), 2, 13, `not "strict"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := ParseConfig([]byte(tc.in))
+			var ce *ConfigError
+			if !errors.As(err, &ce) {
+				t.Fatalf("want a *ConfigError, got %v (config %+v)", err, c)
+			}
+			if ce.Line != tc.line || (tc.col != 0 && ce.Column != tc.col) {
+				t.Errorf("at %d:%d, want %d:%d (%v)", ce.Line, ce.Column, tc.line, tc.col, err)
+			}
+			if !strings.Contains(ce.Msg, tc.msg) {
+				t.Errorf("message %q does not contain %q", ce.Msg, tc.msg)
+			}
+			if strings.ContainsAny(ce.Msg, "\r\n") {
+				t.Errorf("message is not one line: %q", ce.Msg)
+			}
+		})
+	}
+}
+
+func TestConfigErrorString(t *testing.T) {
+	tests := []struct {
+		err  ConfigError
+		want string
+	}{
+		{ConfigError{Line: 3, Column: 7, Msg: "bad"}, ".github/countersign.yml:3:7: bad"},
+		{ConfigError{Line: 3, Msg: "bad"}, ".github/countersign.yml:3: bad"},
+		{ConfigError{Msg: "bad"}, ".github/countersign.yml: bad"},
+	}
+	for _, tc := range tests {
+		if got := tc.err.Error(); got != tc.want {
+			t.Errorf("got %q, want %q", got, tc.want)
+		}
+	}
+}
+
+func TestConfigLookups(t *testing.T) {
+	c, err := ParseConfig([]byte(yml(`leads: [alice, "@acme/leads"]`, `agents: {"Copilot[bot]": alice}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !SameLogin("Alice", "alice") || SameLogin("alice", "alicia") {
+		t.Error("SameLogin")
+	}
+	if org, slug, ok := c.IsTeam(c.Leads[1]); !ok || org != "acme" || slug != "leads" {
+		t.Errorf("IsTeam(%q) = %q, %q, %v", c.Leads[1], org, slug, ok)
+	}
+	for _, e := range []string{"alice", "@alice", "@acme/", "acme/leads"} {
+		if _, _, ok := c.IsTeam(e); ok {
+			t.Errorf("IsTeam(%q) is true", e)
+		}
+	}
+	if p, ok := c.Pilot("copilot[BOT]"); !ok || p != "alice" {
+		t.Errorf("Pilot = %q, %v", p, ok)
+	}
+	if _, ok := c.Pilot("alice"); ok {
+		t.Error("alice has a pilot")
+	}
+}
+
+func FuzzParseConfig(f *testing.F) {
+	f.Add([]byte(designExample))
+	f.Add([]byte(""))
+	f.Add([]byte(yml("leads:", "  - '@bob'", "agents:", `  "copilot[bot]": alice`, "tasks: {track: labeled, label: x}")))
+	f.Add([]byte(yml("escalation: {rejections: 0, failed_attempts: -1}", "separation: x")))
+	f.Add([]byte(yml("a: &x [1]", "---", "b: *x", "<<: {c: d}")))
+	f.Add([]byte("contracts: {checks: {a: [b, b]}, contradictions: [c]}\n"))
+	f.Add([]byte("leads: !!str x\ntasks: !!map {track: !!str all}\n"))
+	f.Add([]byte("tasks: &t {track: all}\ngoals: {<<: *t}\nleads: [? a]\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := ParseConfig(data)
+		if err != nil {
+			var ce *ConfigError
+			if !errors.As(err, &ce) {
+				t.Fatalf("error is %T, not *ConfigError: %v", err, err)
+			}
+			if ce.Line < 0 || ce.Column < 0 || ce.Msg == "" || strings.ContainsAny(ce.Msg, "\r\n") {
+				t.Fatalf("bad error %#v", ce)
+			}
+			return
+		}
+		again := c
+		if err := again.normalize(locator{}); err != nil {
+			t.Fatalf("parsed config does not validate: %v\n%+v", err, c)
+		}
+		if !reflect.DeepEqual(again, c) {
+			t.Fatalf("normalizing again changed the config:\n got  %+v\n want %+v", again, c)
+		}
+	})
+}

@@ -1,0 +1,180 @@
+package rules
+
+import "time"
+
+// EventKind names what happened, in the domain's terms.
+type EventKind string
+
+// The events rules decides on. Issue events come from the task's own issue;
+// PR events from a pull request that closes it; Commented from a comment on
+// either.
+const (
+	IssueOpened    EventKind = "issue.opened"
+	IssueEdited    EventKind = "issue.edited"
+	IssueAssigned  EventKind = "issue.assignees" // assigned or unassigned: Issue.Assignees is the new set
+	IssueClosed    EventKind = "issue.closed"
+	IssueReopened  EventKind = "issue.reopened"
+	IssueLabeled   EventKind = "issue.labeled"
+	IssueUnlabeled EventKind = "issue.unlabeled"
+
+	PRLinked   EventKind = "pr.linked"   // opened, reopened, or edited to close the task
+	PRUnlinked EventKind = "pr.unlinked" // edited not to close it, or closed unmerged
+	PRReady    EventKind = "pr.ready"    // marked ready for review
+	PRDraft    EventKind = "pr.draft"    // converted to draft
+	PRPushed   EventKind = "pr.pushed"   // new commits
+	PRReviewed EventKind = "pr.reviewed" // a review submitted or dismissed
+	PRMerged   EventKind = "pr.merged"
+
+	Commented EventKind = "commented" // a new comment with commands
+)
+
+// Event is one thing that happened to a task, with the facts about it that
+// GitHub's webhook carried.
+type Event struct {
+	Kind  EventKind `json:"kind"`
+	Actor string    `json:"actor"`
+	At    time.Time `json:"at"` // when it happened (from the delivery, never the clock)
+
+	Issue  IssueFacts   `json:"issue"`            // the task's issue, as the webhook showed it
+	Label  string       `json:"label,omitempty"`  // labeled, unlabeled
+	Reason string       `json:"reason,omitempty"` // closed: "completed", "not_planned"
+	PR     *PRFacts     `json:"pr,omitempty"`
+	Review *ReviewFacts `json:"review,omitempty"`
+
+	// Commented: the comment's id, where it was written (the task or a linked
+	// pull request) and the commands found in it, in order.
+	CommentID int64     `json:"comment_id,omitempty"`
+	Where     int       `json:"where,omitempty"`
+	Commands  []Command `json:"commands,omitempty"`
+}
+
+// IssueFacts describe the task's issue as GitHub reported it.
+type IssueFacts struct {
+	Repo      string   `json:"repo"`
+	Number    int      `json:"number"`
+	Title     string   `json:"title,omitempty"`
+	Body      string   `json:"body,omitempty"`
+	Author    string   `json:"author,omitempty"`
+	Assignees []string `json:"assignees,omitempty"`
+	Labels    []string `json:"labels,omitempty"`
+	Milestone int      `json:"milestone,omitempty"`
+	Closed    bool     `json:"closed,omitempty"`
+}
+
+// PRFacts describe a pull request that closes the task.
+type PRFacts struct {
+	Number int    `json:"number"`
+	Author string `json:"author"`
+	Head   string `json:"head"`
+	Draft  bool   `json:"draft,omitempty"`
+	Open   bool   `json:"open"`
+	Merged bool   `json:"merged,omitempty"`
+	// Committers are the authors and Co-authored-by co-authors of its commits.
+	Committers []Member `json:"committers,omitempty"`
+}
+
+// ReviewFacts describe one pull request review.
+type ReviewFacts struct {
+	Reviewer string `json:"reviewer"`
+	State    string `json:"state"` // approved, changes_requested, commented, dismissed
+	Head     string `json:"head"`  // the commit reviewed
+	Body     string `json:"body,omitempty"`
+}
+
+// Facts are what the adapters looked up for an event: the repository's
+// configuration and, when the event needs them, the actor's standing, the team
+// size and the leads.
+type Facts struct {
+	Config Config
+	Actor  Person
+	// TeamSize is how many people may verify (for separation: auto).
+	TeamSize int
+	// Leads are the mentions ("alice", "@acme/leads") that reach the leads.
+	Leads []string
+}
+
+// Person is what the repository says about the event's actor.
+type Person struct {
+	Lead bool `json:"lead,omitempty"`
+	// Eligible: may approve, verify and reject (write permission, or listed in
+	// verifiers:, or a lead).
+	Eligible bool `json:"eligible,omitempty"`
+}
+
+// EffectKind names a change to make on GitHub. Every effect is idempotent: it
+// states what GitHub must look like, so applying it twice changes nothing more.
+type EffectKind string
+
+// The effects.
+const (
+	// EffectSyncLabels makes the issue carry exactly Labels among the labels
+	// countersign owns (TaskOwned), leaving every other label alone.
+	EffectSyncLabels EffectKind = "sync-labels"
+	// EffectSyncCard makes the task card (one comment, found by its marker) show
+	// the task record as it is when the effect is applied.
+	EffectSyncCard EffectKind = "sync-card"
+	// EffectNotice posts Notice as a new comment on issue or pull request Number
+	// (once: a retry finds the comment it posted before).
+	EffectNotice EffectKind = "notice"
+	// EffectReopen reopens the issue.
+	EffectReopen EffectKind = "reopen"
+	// EffectAssign adds Users to the issue's assignees.
+	EffectAssign EffectKind = "assign"
+	// EffectCheck makes the countersign/verification check run on SHA, the
+	// head of pull request Number, say Check.
+	EffectCheck EffectKind = "check"
+	// EffectConfigCheck reports whether the repository configuration of commit
+	// SHA is valid (Problem, at Line, when not) as the countersign/config check run.
+	EffectConfigCheck EffectKind = "config-check"
+)
+
+// Effect is one change to make on GitHub.
+type Effect struct {
+	Kind   EffectKind `json:"kind"`
+	Repo   string     `json:"repo"`
+	Number int        `json:"number"`
+	Labels []string   `json:"labels,omitempty"`
+	Users  []string   `json:"users,omitempty"`
+	Notice *Notice    `json:"notice,omitempty"`
+	SHA    string     `json:"sha,omitempty"`
+	Check  *Check     `json:"check,omitempty"`
+	// Problem and Line: the configuration error of a config-check.
+	Problem string `json:"problem,omitempty"`
+	Line    int    `json:"line,omitempty"`
+}
+
+// NoticeKind names a comment that needs someone's attention.
+type NoticeKind string
+
+// The notices.
+const (
+	NoticeRefused    NoticeKind = "refused"    // a command was refused
+	NoticeIgnored    NoticeKind = "ignored"    // an approval did not count
+	NoticeRejected   NoticeKind = "rejected"   // /reject
+	NoticeEscalated  NoticeKind = "escalated"  // repeated rejection or failure
+	NoticeReopened   NoticeKind = "reopened"   // a close of an unverified task was undone
+	NoticeRegression NoticeKind = "regression" // /reopen of a verified task
+	NoticeStatus     NoticeKind = "status"     // /status
+)
+
+// Notice is the content of a comment; templates/notice-<kind>.md.tmpl
+// renders it.
+type Notice struct {
+	Kind       NoticeKind  `json:"kind"`
+	Task       int         `json:"task"`
+	Actor      string      `json:"actor,omitempty"`
+	Quote      string      `json:"quote,omitempty"`  // the command, as written
+	Reason     string      `json:"reason,omitempty"` // why (refused), or the person's reason
+	Mentions   []string    `json:"mentions,omitempty"`
+	State      State       `json:"state,omitempty"`
+	Rejections []Rejection `json:"rejections,omitempty"`
+}
+
+// Decision is what rules decided for one event: the task record to keep (nil
+// when nothing changed), the effects to apply, in order, and the pull requests
+// whose verification check must be worked out again.
+type Decision struct {
+	Task    *Task
+	Effects []Effect
+	Refresh []int
+}

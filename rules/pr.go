@@ -1,0 +1,120 @@
+package rules
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// PullRequest is the record countersign keeps for a pull request: enough to
+// know which tasks it closes and who built it.
+type PullRequest struct {
+	Repo   string `json:"repo"`
+	Number int    `json:"number"`
+	Author string `json:"author"`
+	Head   string `json:"head"`
+	Draft  bool   `json:"draft,omitempty"`
+	Open   bool   `json:"open"`
+	Merged bool   `json:"merged,omitempty"`
+	// Links are the issues its body closes (ClosingRefs), in order.
+	Links []int `json:"links,omitempty"`
+	// Committers are the authors and co-authors of its commits, as of
+	// CommittersHead.
+	Committers     []Member `json:"committers,omitempty"`
+	CommittersHead string   `json:"committers_head,omitempty"`
+}
+
+// Facts are the pull request as rules' task events see it.
+func (p *PullRequest) Facts() *PRFacts {
+	return &PRFacts{Number: p.Number, Author: p.Author, Head: p.Head, Draft: p.Draft, Open: p.Open, Merged: p.Merged,
+		Committers: append([]Member(nil), p.Committers...)}
+}
+
+// TaskEvent is an event for task Number that a pull request event means.
+type TaskEvent struct {
+	Number int
+	Kind   EventKind
+}
+
+// Fanout lists the task events that a pull request event of kind means, given
+// the record before the event (nil if there was none) and after it. A task the
+// pull request starts to close gets PRLinked first; a task it no longer closes
+// (body edited, or closed unmerged) gets PRUnlinked. kind is PRLinked for an
+// event that only (re)states the pull request (opened, reopened, edited).
+func Fanout(old, cur *PullRequest, kind EventKind) []TaskEvent {
+	var before []int
+	if old != nil && old.Open {
+		before = old.Links
+	}
+	var out []TaskEvent
+	if !cur.Open && !cur.Merged { // closed unmerged: it closes nothing any more
+		for _, n := range union(before, cur.Links) {
+			out = append(out, TaskEvent{n, PRUnlinked})
+		}
+		return out
+	}
+	for _, n := range cur.Links {
+		if n == cur.Number {
+			continue
+		}
+		if !slices.Contains(before, n) {
+			out = append(out, TaskEvent{n, PRLinked})
+			if kind == PRLinked || kind == PRPushed || kind == PRReady || kind == PRDraft {
+				continue // PRLinked already carries the pull request as it is
+			}
+		}
+		if kind != PRLinked {
+			out = append(out, TaskEvent{n, kind})
+		}
+	}
+	for _, n := range before {
+		if !slices.Contains(cur.Links, n) {
+			out = append(out, TaskEvent{n, PRUnlinked})
+		}
+	}
+	return out
+}
+
+func union(a, b []int) []int {
+	out := append([]int(nil), a...)
+	for _, n := range b {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// noreplyRE is GitHub's private commit email: "ID+login@users.noreply.github.com"
+// or "login@users.noreply.github.com".
+var noreplyRE = regexp.MustCompile(`(?i)^(?:\d+\+)?([A-Za-z0-9-]+(?:\[bot\])?)@users\.noreply\.github\.com$`)
+
+// coAuthorRE is a Co-authored-by trailer: "Co-authored-by: Name <email>".
+var coAuthorRE = regexp.MustCompile(`(?im)^[ \t]*co-authored-by:[ \t]*([^<\r\n]*?)[ \t]*<([^>\r\n]*)>[ \t]*\r?$`)
+
+// CoAuthors are the logins named by a commit message's Co-authored-by
+// trailers. GitHub itself matches co-authors by email; without that lookup a
+// trailer's login is read from a GitHub noreply email, else from the name when
+// it is shaped like a login. Erring towards more builders only makes
+// verification stricter.
+func CoAuthors(message string) []string {
+	var out []string
+	for _, m := range coAuthorRE.FindAllStringSubmatch(message, -1) {
+		if login := LoginFromAuthor(m[1], m[2]); login != "" && !containsLogin(out, login) {
+			out = append(out, login)
+		}
+	}
+	return out
+}
+
+// LoginFromAuthor guesses the login of a commit author GitHub did not match
+// to an account: from a noreply email, else a login-shaped name.
+func LoginFromAuthor(name, email string) string {
+	if m := noreplyRE.FindStringSubmatch(strings.TrimSpace(email)); m != nil {
+		return m[1]
+	}
+	if name = strings.TrimSpace(name); loginRE.MatchString(name) {
+		return name
+	}
+	return ""
+}

@@ -334,7 +334,10 @@ func (d *decider) forceComplete(c Command) {
 	if !d.leadOnly(c) {
 		return
 	}
-	word, reason, _ := strings.Cut(c.Args, " ")
+	word, reason := "", ""
+	if f := strings.Fields(c.Args); len(f) > 0 {
+		word, reason = f[0], strings.TrimSpace(strings.TrimPrefix(c.Args, f[0]))
+	}
 	if word != "OVERRIDE" {
 		d.refuse(c, "to bypass every gate, write the word OVERRIDE: `/force-complete OVERRIDE <reason>`.")
 		return

@@ -1,0 +1,270 @@
+package app_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/countersign/countersign/app/githubtest"
+	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/rules"
+)
+
+// stateOf is the one state label issue n carries ("" if none, "many" if several).
+func stateOf(h *harness, n int) string {
+	var states []string
+	for _, l := range h.gh.Labels(testRepo, n) {
+		if strings.HasPrefix(l, "state:") {
+			states = append(states, strings.TrimPrefix(l, "state:"))
+		}
+	}
+	switch len(states) {
+	case 0:
+		return ""
+	case 1:
+		return states[0]
+	}
+	return "many"
+}
+
+func wantState(t *testing.T, h *harness, n int, want string) {
+	t.Helper()
+	if got := stateOf(h, n); got != want {
+		t.Fatalf("#%d state = %q, want %q; labels %v", n, got, want, h.gh.Labels(testRepo, n))
+	}
+}
+
+// verification is the countersign/verification check run on sha.
+func verification(h *harness, sha string) (githubtest.CheckRunView, bool) {
+	for _, r := range h.gh.CheckRuns(testRepo, sha) {
+		if r.Name == rules.CheckName {
+			return r, true
+		}
+	}
+	return githubtest.CheckRunView{}, false
+}
+
+func wantCheck(t *testing.T, h *harness, sha, want string) githubtest.CheckRunView {
+	t.Helper()
+	r, ok := verification(h, sha)
+	got := "none"
+	if ok {
+		got = r.Status
+		if r.Status == "completed" {
+			got = r.Conclusion
+		}
+	}
+	if got != want {
+		t.Fatalf("check on %s = %s, want %s (%s)", sha, got, want, r.Title)
+	}
+	return r
+}
+
+// team gives the test repository a lead (carol, admin), a builder (alice)
+// and a checker (bob), both with write permission.
+func team(h *harness) {
+	h.gh.SetPermission(testRepo, "carol", "admin")
+	h.gh.SetPermission(testRepo, "alice", "write")
+	h.gh.SetPermission(testRepo, "bob", "write")
+}
+
+// A pull request that closes two tasks passes its check only once both are
+// verified; each task's card and state follow on their own.
+func TestPullRequestClosingTwoTasks(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	one := h.gh.OpenIssue(testRepo, "carol", "Login form", "")
+	two := h.gh.OpenIssue(testRepo, "carol", "Logout button", "")
+	h.gh.Assign(testRepo, one, "carol", "alice")
+	h.gh.Assign(testRepo, two, "carol", "alice")
+	pr, sha := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Auth UI", Body: fmt.Sprintf("Fixes #%d\nCloses #%d", one, two)})
+	h.settle()
+	wantState(t, h, one, "review")
+	wantState(t, h, two, "review")
+	wantCheck(t, h, sha, "in_progress")
+
+	h.gh.Review(testRepo, pr, "carol", "APPROVED", "")
+	h.settle()
+	wantState(t, h, one, "completed")
+	wantState(t, h, two, "completed")
+
+	h.gh.Comment(testRepo, one, "bob", "/verify the form works")
+	h.settle()
+	wantState(t, h, one, "verified")
+	wantState(t, h, two, "completed")
+	r := wantCheck(t, h, sha, "in_progress")
+	if !strings.Contains(r.Summary, fmt.Sprintf("#%d", two)) {
+		t.Errorf("the check's summary does not name the task still missing:\n%s", r.Summary)
+	}
+
+	// A /verify on the pull request applies to every task it closes.
+	h.gh.Comment(testRepo, pr, "bob", "/verify both checked")
+	h.settle()
+	wantState(t, h, two, "verified")
+	wantState(t, h, one, "verified") // already verified: refused for it, nothing changes
+	wantCheck(t, h, sha, "success")
+}
+
+// Editing a pull request's description relinks it: a task it no longer
+// closes stops following it, a task it newly closes starts.
+func TestEditingThePullRequestRelinks(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	one := h.gh.OpenIssue(testRepo, "carol", "First", "")
+	two := h.gh.OpenIssue(testRepo, "carol", "Second", "")
+	pr, sha := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Work", Body: fmt.Sprintf("Fixes #%d", one), Draft: true})
+	h.settle()
+	wantState(t, h, one, "in-progress")
+	wantState(t, h, two, "pending")
+	if got := h.gh.Issue; true {
+		is, _ := got(testRepo, one)
+		if !slices.Contains(is.Assignees, "alice") {
+			t.Fatalf("the PR's author was not assigned to #%d: %v", one, is.Assignees)
+		}
+	}
+	h.gh.EditPR(testRepo, pr, "alice", "", fmt.Sprintf("Resolves https://github.com/%s/issues/%d", testRepo, two))
+	h.settle()
+	wantState(t, h, two, "in-progress")
+	h.gh.ReadyForReview(testRepo, pr, "alice")
+	h.settle()
+	wantState(t, h, two, "review")
+	wantState(t, h, one, "in-progress") // no longer linked: the PR's readiness is not its
+	r := wantCheck(t, h, sha, "in_progress")
+	if strings.Contains(r.Summary, fmt.Sprintf("#%d ", one)) {
+		t.Errorf("the check still lists unlinked #%d:\n%s", one, r.Summary)
+	}
+}
+
+// An invalid configuration pushed to the default branch is reported on the
+// commit (check run countersign/config, with the line) and the last good one
+// stays in force.
+func TestInvalidConfigurationIsReportedAndTheLastGoodKept(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	h.gh.SetPermission(testRepo, "dave", "write")
+	good := h.gh.PushDefault(testRepo, "carol", map[string]string{rules.ConfigPath: "leads: [dave]\n"})
+	h.settle()
+	if r := configCheck(h, good); r.Conclusion != "success" {
+		t.Fatalf("valid configuration reported %+v", r)
+	}
+	bad := h.gh.PushDefault(testRepo, "carol", map[string]string{rules.ConfigPath: "leads: [dave]\nseparation: sometimes\n"})
+	h.settle()
+	r := configCheck(h, bad)
+	if r.Conclusion != "failure" || !strings.Contains(r.Summary, ":2") || !strings.Contains(r.Summary, "separation") {
+		t.Fatalf("invalid configuration reported %+v", r)
+	}
+	// dave is still the lead (carol, an admin, is not: leads: is configured).
+	n := h.gh.OpenIssue(testRepo, "alice", "Task", "")
+	h.gh.Assign(testRepo, n, "alice", "alice")
+	h.gh.Comment(testRepo, n, "alice", "/start")
+	h.gh.Comment(testRepo, n, "alice", "/submit done")
+	h.gh.Comment(testRepo, n, "carol", "/approve")
+	h.settle()
+	wantState(t, h, n, "completed")
+	h.gh.Comment(testRepo, n, "carol", "/skip-verify trivial")
+	h.settle()
+	wantState(t, h, n, "completed")
+	h.gh.Comment(testRepo, n, "dave", "/skip-verify trivial")
+	h.settle()
+	wantState(t, h, n, "verified")
+}
+
+func configCheck(h *harness, sha string) githubtest.CheckRunView {
+	for _, r := range h.gh.CheckRuns(testRepo, sha) {
+		if r.Name == "countersign/config" {
+			return r
+		}
+	}
+	return githubtest.CheckRunView{}
+}
+
+// A lost store is not lost state: a bot on an empty store rebuilds a task's
+// record from its card and goes on from there.
+func TestTaskRecordIsRebuiltFromItsCard(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	n := h.gh.OpenIssue(testRepo, "carol", "Task", "")
+	h.gh.Assign(testRepo, n, "carol", "alice")
+	pr, _ := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Work", Body: fmt.Sprintf("Fixes #%d", n)})
+	h.settle()
+	h.gh.Review(testRepo, pr, "carol", "APPROVED", "")
+	h.settle()
+	wantState(t, h, n, "completed")
+	h.shutdown()
+
+	fresh, err := store.OpenBolt(filepath.Join(t.TempDir(), "fresh.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h2 := startHarness(t, h.gh, fresh)
+	// alice built it: the rebuilt record still knows, so her /verify is refused.
+	h2.gh.Comment(testRepo, n, "alice", "/verify mine")
+	h2.settle()
+	wantState(t, h2, n, "completed")
+	h2.gh.Comment(testRepo, n, "bob", "/verify checked")
+	h2.settle()
+	wantState(t, h2, n, "verified")
+	if cards := cardsOn(t, h2, n); len(cards) != 1 || !strings.Contains(cards[0], "@bob") {
+		t.Fatalf("cards after the rebuild: %q", cards)
+	}
+}
+
+// The API calls that seed 000's simple workflow costs, per transition. Writes
+// are asserted exactly (they are the contract: one label swap and one card
+// edit per transition, a check run update per linked head); reads are logged.
+func TestAPICallsPerTransition(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	warm := h.gh.OpenIssue(testRepo, "carol", "warm-up: labels and configuration", "")
+	h.gh.Assign(testRepo, warm, "carol", "alice")
+	h.gh.Comment(testRepo, warm, "alice", "/start")
+	h.gh.Comment(testRepo, warm, "alice", "/submit")
+	h.gh.Comment(testRepo, warm, "carol", "/approve")
+	h.gh.Comment(testRepo, warm, "bob", "/verify")
+	h.settle()
+
+	var n, pr int
+	var sha string
+	steps := []struct {
+		name   string
+		act    func()
+		writes int
+	}{
+		{"opened → pending", func() { n = h.gh.OpenIssue(testRepo, "carol", "Create login form component", "") }, 2},
+		{"pending → assigned", func() { h.gh.Assign(testRepo, n, "carol", "alice") }, 3},
+		{"assigned → in-progress (/start)", func() { h.gh.Comment(testRepo, n, "alice", "/start") }, 3},
+		{"draft PR linked", func() {
+			pr, sha = h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Login form", Body: fmt.Sprintf("Fixes #%d", n), Draft: true})
+		}, 2},
+		{"in-progress → review (PR ready)", func() { h.gh.ReadyForReview(testRepo, pr, "alice") }, 4},
+		{"review → completed (approval)", func() { h.gh.Review(testRepo, pr, "carol", "APPROVED", "") }, 4},
+		{"completed → verified (/verify)", func() { h.gh.Comment(testRepo, n, "bob", "/verify works") }, 4},
+	}
+	for _, s := range steps {
+		h.gh.ResetRequests()
+		s.act()
+		h.settle()
+		var reads, writes []string
+		for _, r := range h.gh.Requests() {
+			if r.Method == http.MethodGet {
+				reads = append(reads, r.Method+" "+r.Path)
+			} else {
+				writes = append(writes, r.Method+" "+r.Path)
+			}
+		}
+		t.Logf("%-34s reads %d, writes %d\n    reads:  %s\n    writes: %s", s.name, len(reads), len(writes),
+			strings.Join(reads, ", "), strings.Join(writes, ", "))
+		if len(writes) != s.writes {
+			t.Errorf("%s: %d writes, want %d", s.name, len(writes), s.writes)
+		}
+	}
+	wantState(t, h, n, "verified")
+	wantCheck(t, h, sha, "success")
+	if dead, _ := h.store.DeadLetters(context.Background()); len(dead) != 0 {
+		t.Fatalf("dead letters: %+v", dead)
+	}
+}

@@ -221,7 +221,21 @@ func (p *Processor) fanout(inst int64, d *store.Delivery, old, cur *rules.PullRe
 		return w, err
 	}
 	w.Records = map[string][]byte{prRecordKey(cur.Repo, cur.Number): b}
-	for i, te := range rules.Fanout(old, cur, ev.Kind) {
+	fan := rules.Fanout(old, cur, ev.Kind)
+	if ev.Kind == rules.Commented && len(fan) == 0 {
+		// Commands on a pull request that closes no task: say so rather than
+		// leave them unanswered.
+		var effects []rules.Effect
+		for _, cmd := range ev.Commands {
+			effects = append(effects, rules.Effect{Kind: rules.EffectNotice, Repo: cur.Repo, Number: cur.Number,
+				Notice: &rules.Notice{Kind: rules.NoticeRefused, Actor: ev.Actor, Quote: cmd.Line,
+					Reason: "this pull request closes no task: write `Fixes #N` (or `Closes`, `Resolves`) in its description, or comment on the task's issue."}})
+		}
+		nw, err := p.commitFor(inst, d, nil, effects)
+		nw.Records = w.Records
+		return nw, err
+	}
+	for i, te := range fan {
 		tev := ev
 		tev.Kind = te.Kind
 		tev.PR = cur.Facts()

@@ -268,3 +268,21 @@ func TestAPICallsPerTransition(t *testing.T) {
 		t.Fatalf("dead letters: %+v", dead)
 	}
 }
+
+// A command on a pull request that closes no task is answered, not ignored.
+func TestCommandOnAPullRequestThatClosesNoTask(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	pr, _ := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Chore", Body: "no task"})
+	h.gh.Comment(testRepo, pr, "bob", "/verify looks fine")
+	h.settle()
+	var replies []string
+	for _, c := range h.gh.Comments(testRepo, pr) {
+		if c.User == h.gh.BotLogin() {
+			replies = append(replies, c.Body)
+		}
+	}
+	if len(replies) != 1 || !strings.Contains(replies[0], "> /verify looks fine") || !strings.Contains(replies[0], "closes no task") {
+		t.Fatalf("replies = %q", replies)
+	}
+}

@@ -248,7 +248,7 @@ func (p *Processor) facts(ctx context.Context, dir *directory, task *rules.Task,
 	case rules.Commented:
 		who = ev.Actor
 	case rules.PRReviewed:
-		if ev.Review != nil && ev.Review.State == "approved" {
+		if ev.Review != nil && (ev.Review.State == "approved" || ev.Review.State == "changes_requested") {
 			who = ev.Review.Reviewer
 		}
 	case rules.IssueClosed:

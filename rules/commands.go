@@ -128,7 +128,7 @@ func (d *decider) approve(c Command) {
 	if !d.stateIs(c, Review, "It must be submitted (/submit) first.") {
 		return
 	}
-	t.Approvals = append(t.Approvals, Approval{By: d.actor(), At: d.ev.At})
+	d.countApproval(Approval{By: d.actor(), At: d.ev.At})
 	d.move(Completed, "/approve by @"+d.actor())
 }
 
@@ -160,9 +160,10 @@ func Missing(t *Task) string {
 	return ""
 }
 
-// mayConfirm refuses c unless the actor may verify or reject this task: eligible,
-// not a builder, and (for /verify) not an approver unless the team is too small.
-func (d *decider) mayConfirm(c Command, verifying bool) bool {
+// mayConfirm refuses c unless the actor may verify or reject this task (both
+// make them its verifier, DESIGN §1): eligible, not a builder, and not an
+// approver of the attempt unless separation allows it.
+func (d *decider) mayConfirm(c Command) bool {
 	t, who := d.t, d.actor()
 	if b := t.builder(who); b != nil {
 		d.refuse(c, fmt.Sprintf("@%s built this task (%s); someone who did not build it must %s it.", who, b.As, c.Name))
@@ -172,7 +173,7 @@ func (d *decider) mayConfirm(c Command, verifying bool) bool {
 		d.refuse(c, "@"+who+" "+d.eligibleWho(string(c.Name)))
 		return false
 	}
-	if verifying && t.IsApprover(who) && !d.approverMayVerify() {
+	if t.IsApprover(who) && !d.approverMayVerify() {
 		d.refuse(c, fmt.Sprintf("@%s approved this attempt; the verifier must be someone else (separation: %s, %d people can verify).",
 			who, d.f.Config.Separation, d.f.TeamSize))
 		return false
@@ -188,7 +189,7 @@ func (d *decider) approverMayVerify() bool {
 	case SeparationTriple:
 		return false
 	}
-	return d.f.TeamSize <= 2
+	return d.f.TeamSize >= 1 && d.f.TeamSize <= 2 // 0: unknown, so no relaxing
 }
 
 func (d *decider) verify(c Command) {
@@ -197,7 +198,7 @@ func (d *decider) verify(c Command) {
 		d.refuse(c, fmt.Sprintf("#%d is `%s`; only a `completed` (approved) task can be verified. %s", t.Number, t.State, Missing(t)))
 		return
 	}
-	if !d.mayConfirm(c, true) {
+	if !d.mayConfirm(c) {
 		return
 	}
 	why := "/verify"
@@ -219,13 +220,13 @@ func (d *decider) reject(c Command) {
 		d.refuse(c, fmt.Sprintf("#%d is `%s`; only a `completed` task can be rejected. %s", t.Number, t.State, rejectHint(t)))
 		return
 	}
-	if !d.mayConfirm(c, false) {
+	if !d.mayConfirm(c) {
 		return
 	}
 	t.Rejections = append(t.Rejections, Rejection{By: d.actor(), At: d.ev.At, Reason: c.Args, Attempt: t.Attempt})
 	t.Attempt++
 	t.FailedAttempts++
-	t.Approvals = nil
+	t.Approvals, t.Approvers = nil, nil
 	t.Failing = true
 	d.move(InProgress, "/reject: "+c.Args)
 	d.notice(d.where(), Notice{Kind: NoticeRejected, Reason: c.Args, Mentions: d.builderMentions(), State: t.State,
@@ -255,12 +256,20 @@ func (d *decider) escalateIfDue() {
 }
 
 // builderMentions are who to tell about a rejection or regression: the
-// assignees, else the pull requests' authors.
+// assignees, else those who were, else the pull requests' authors.
 func (d *decider) builderMentions() []string {
 	if len(d.t.Assignees) > 0 {
 		return append([]string(nil), d.t.Assignees...)
 	}
 	var out []string
+	for _, b := range d.t.Builders {
+		if b.As == "assignee" {
+			out = append(out, b.Login)
+		}
+	}
+	if len(out) > 0 {
+		return out
+	}
 	for _, p := range d.t.PRs {
 		if !containsLogin(out, p.Author) && p.Author != "" {
 			out = append(out, p.Author)
@@ -300,7 +309,7 @@ func (d *decider) reopen(c Command) {
 		return
 	}
 	t.Attempt++
-	t.Approvals, t.Verifier, t.VerifiedAt = nil, "", time.Time{}
+	t.Approvals, t.Approvers, t.Verifier, t.VerifiedAt = nil, nil, "", time.Time{}
 	t.Unverified, t.Forced = false, false
 	builders := d.builderMentions()
 	if len(t.Assignees) == 0 && len(builders) > 0 {

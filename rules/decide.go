@@ -33,7 +33,7 @@ func Tracked(cfg Config, is IssueFacts) bool {
 func DecideTask(t *Task, ev Event, f Facts) Decision {
 	d := &decider{ev: ev, f: f, old: t}
 	if t == nil {
-		if ev.Issue.Number == 0 || ev.Issue.Repo == "" || !Tracked(f.Config, ev.Issue) {
+		if ev.Issue.Number == 0 || ev.Issue.Repo == "" || ev.Kind == PRUnlinked || !Tracked(f.Config, ev.Issue) {
 			return Decision{}
 		}
 		d.track()
@@ -270,6 +270,7 @@ func (d *decider) pullRequest() {
 		if was.Open {
 			d.note(fmt.Sprintf("#%d no longer closes this task", p.Number))
 		}
+		d.completeIfApproved() // the approvals of the pull requests left may now cover it all
 		return
 	}
 	d.addBuilder(p.Author, fmt.Sprintf("author of #%d", p.Number))
@@ -277,13 +278,16 @@ func (d *decider) pullRequest() {
 		d.addBuilder(c.Login, c.As)
 	}
 	if !p.Open {
-		return // merged or closed: nothing more to build on it
+		d.completeIfApproved() // merged: the approvals of the pull requests left may now cover it all
+		return
 	}
 	switch d.ev.Kind {
 	case PRLinked:
 		d.progress(lp, fresh || newHead, fmt.Sprintf("#%d opened", p.Number))
 	case PRReady:
-		d.progress(lp, false, fmt.Sprintf("#%d ready for review", p.Number))
+		if was.Draft || fresh { // not a restatement of a pull request already ready
+			d.progress(lp, false, fmt.Sprintf("#%d ready for review", p.Number))
+		}
 	case PRPushed:
 		d.progress(lp, newHead, fmt.Sprintf("new commits on #%d", p.Number))
 	}
@@ -308,7 +312,9 @@ func (d *decider) progress(lp *LinkedPR, newWork bool, why string) {
 			t.Failing = false
 		}
 	case t.State == InProgress:
-		if !lp.Draft && (newWork || d.ev.Kind != PRPushed) {
+		// A new pull request or new commits submit the next attempt; so does
+		// marking one ready, unless the attempt failed: then only new work does.
+		if !lp.Draft && (newWork || (d.ev.Kind == PRReady && !t.Failing)) {
 			d.submitted(why)
 		}
 	case newWork:
@@ -336,7 +342,7 @@ func (d *decider) completeIfApproved() {
 	if d.t.State != Review || !d.t.approvedNow() {
 		return
 	}
-	a := d.t.Approvals[len(d.t.Approvals)-1]
+	a := d.t.Approvals[len(d.t.Approvals)-1] // the approval that completed the set
 	why := "approved by @" + a.By
 	if a.PR != 0 {
 		why += fmt.Sprintf(" on #%d", a.PR)
@@ -372,23 +378,46 @@ func (d *decider) reviewed() {
 			return // a review of a head the pull request no longer has
 		}
 		d.dropApprovals(who, p.Number)
-		t.Approvals = append(t.Approvals, Approval{By: who, Head: rv.Head, PR: p.Number, At: d.ev.At})
-		d.dirty()
+		d.countApproval(Approval{By: who, Head: rv.Head, PR: p.Number, At: d.ev.At})
 		d.completeIfApproved()
 	case "changes_requested":
-		if t.IsBuilder(who) {
-			return
+		if t.IsBuilder(who) || !d.f.Actor.Eligible {
+			return // only a review that could have approved can send work back
 		}
 		d.dropApprovals(who, p.Number)
-		if t.State == Review {
-			why := fmt.Sprintf("changes requested by @%s on #%d", who, p.Number)
-			if r := strings.TrimSpace(rv.Body); r != "" {
-				why += ": " + r
-			}
+		why := fmt.Sprintf("changes requested by @%s on #%d", who, p.Number)
+		if r := strings.TrimSpace(rv.Body); r != "" {
+			why += ": " + r
+		}
+		switch t.State {
+		case Review:
 			d.move(InProgress, why)
+		case Completed:
+			d.withdrawn(why)
 		}
 	case "dismissed":
 		d.dropApprovals(who, p.Number)
+		if t.State == Completed {
+			d.withdrawn(fmt.Sprintf("the approval by @%s on #%d was dismissed", who, p.Number))
+		}
+	}
+}
+
+// countApproval counts approval a; its author is an approver of the attempt from
+// now on, even if the approval is later withdrawn.
+func (d *decider) countApproval(a Approval) {
+	d.t.Approvals = append(d.t.Approvals, a)
+	if !containsLogin(d.t.Approvers, a.By) {
+		d.t.Approvers = append(d.t.Approvers, a.By)
+	}
+	d.dirty()
+}
+
+// withdrawn sends a completed task whose approval no longer stands back to
+// review: completed means approved.
+func (d *decider) withdrawn(why string) {
+	if !d.t.approvedNow() {
+		d.move(Review, why)
 	}
 }
 

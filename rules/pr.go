@@ -49,7 +49,9 @@ func Fanout(old, cur *PullRequest, kind EventKind) []TaskEvent {
 	var out []TaskEvent
 	if !cur.Open && !cur.Merged { // closed unmerged: it closes nothing any more
 		for _, n := range union(before, cur.Links) {
-			out = append(out, TaskEvent{n, PRUnlinked})
+			if n != cur.Number {
+				out = append(out, TaskEvent{n, PRUnlinked})
+			}
 		}
 		return out
 	}
@@ -68,7 +70,7 @@ func Fanout(old, cur *PullRequest, kind EventKind) []TaskEvent {
 		}
 	}
 	for _, n := range before {
-		if !slices.Contains(cur.Links, n) {
+		if n != cur.Number && !slices.Contains(cur.Links, n) {
 			out = append(out, TaskEvent{n, PRUnlinked})
 		}
 	}
@@ -110,7 +112,7 @@ func CoAuthors(message string) []string {
 // LoginFromAuthor guesses the login of a commit author GitHub did not match
 // to an account: from a noreply email, else a login-shaped name.
 func LoginFromAuthor(name, email string) string {
-	if m := noreplyRE.FindStringSubmatch(strings.TrimSpace(email)); m != nil {
+	if m := noreplyRE.FindStringSubmatch(strings.TrimSpace(email)); m != nil && (loginRE.MatchString(m[1]) || botRE.MatchString(m[1])) {
 		return m[1]
 	}
 	if name = strings.TrimSpace(name); loginRE.MatchString(name) {

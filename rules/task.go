@@ -6,6 +6,7 @@ package rules
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -76,9 +77,13 @@ type Task struct {
 	Builders []Member `json:"builders,omitempty"`
 	// PRs are the pull requests that close the task, over its whole life.
 	PRs []LinkedPR `json:"prs,omitempty"`
-	// Approvals are the approvals counted in the current attempt; their authors
-	// are its approvers.
+	// Approvals are the approvals that count now (a review's approval lasts
+	// until its reviewer reviews again or it is dismissed).
 	Approvals []Approval `json:"approvals,omitempty"`
+	// Approvers are everyone whose approval counted at any time in the
+	// current attempt: a withdrawn approval does not make its author
+	// independent of the work.
+	Approvers []string `json:"approvers,omitempty"`
 
 	Verifier   string    `json:"verifier,omitempty"`
 	VerifiedAt time.Time `json:"verified_at,omitzero"`
@@ -159,19 +164,11 @@ func (t *Task) builder(login string) *Member {
 	return nil
 }
 
-// Approvers are the people whose approvals counted in the current attempt.
-func (t *Task) Approvers() []string {
-	var out []string
-	for _, a := range t.Approvals {
-		if !containsLogin(out, a.By) {
-			out = append(out, a.By)
-		}
-	}
-	return out
-}
-
 // IsApprover reports whether login approved the current attempt.
-func (t *Task) IsApprover(login string) bool { return containsLogin(t.Approvers(), login) }
+func (t *Task) IsApprover(login string) bool {
+	return containsLogin(t.Approvers, login) ||
+		slices.ContainsFunc(t.Approvals, func(a Approval) bool { return SameLogin(a.By, login) })
+}
 
 // OpenPRs are the numbers of the task's open pull requests.
 func (t *Task) OpenPRs() []int {
@@ -194,19 +191,20 @@ func (t *Task) pr(n int) *LinkedPR {
 	return nil
 }
 
-// approvedNow reports whether a counted approval covers the work as it is
-// now: the current head of an open pull request, or, with none, /approve.
+// approvedNow reports whether counted approvals cover the work as it is now:
+// the current head of every open pull request or, with none, an /approve.
 func (t *Task) approvedNow() bool {
 	open := t.OpenPRs()
-	for _, a := range t.Approvals {
-		if len(open) == 0 && a.Head == "" {
-			return true
-		}
-		if p := t.pr(a.PR); p != nil && p.Open && a.Head != "" && a.Head == p.Head {
-			return true
+	if len(open) == 0 {
+		return slices.ContainsFunc(t.Approvals, func(a Approval) bool { return a.Head == "" && a.PR == 0 })
+	}
+	for _, n := range open {
+		p := t.pr(n)
+		if !slices.ContainsFunc(t.Approvals, func(a Approval) bool { return a.PR == n && a.Head != "" && a.Head == p.Head }) {
+			return false
 		}
 	}
-	return false
+	return true
 }
 
 // Labels are the labels countersign owns that the task must carry, sorted.
@@ -231,6 +229,7 @@ func (t *Task) Clone() *Task {
 	c.Builders = append([]Member(nil), t.Builders...)
 	c.PRs = append([]LinkedPR(nil), t.PRs...)
 	c.Approvals = append([]Approval(nil), t.Approvals...)
+	c.Approvers = append([]string(nil), t.Approvers...)
 	c.Rejections = append([]Rejection(nil), t.Rejections...)
 	c.Comments = append([]int64(nil), t.Comments...)
 	c.History = append([]Transition(nil), t.History...)

@@ -9,12 +9,15 @@
 //
 // # The format
 //
-// One statement per line. Blank lines and lines starting with # are comments;
-// so is the rest of a line after a " # " outside quotes, except in comment
+// One statement per line. Blank lines and lines starting with # are comments
+// (those before the scenario: line describe the story; those right before a
+// step are shown above it in the timeline); so is the rest of a line after a " # " outside quotes, except in comment
 // bodies ("comments on #1: ..."), which run to the end of the line. Steps may
 // be indented. Strings are "double quoted", with \n, \t, \" and \\ escapes.
 // Issue and PR numbers are written #N; "PR #N" where a pull request is meant.
 // Anything the grammar does not know is an error, reported as file:line.
+// testdata/scenarios/README.md has the same reference, the list of stories
+// and a complete example.
 //
 // Setup lines come first:
 //
@@ -86,8 +89,9 @@
 //
 // Play writes each action as a numbered line, then what changed on GitHub
 // by the time the bot settled: labels, assignees, open/closed, the bot's new
-// comments (the task card as its state line, replies in full), card updates,
-// and the countersign/verification check on PR heads; then each expectation
+// comments (the task card as its state line, replies in full), card updates
+// (with their newest history entry), and the countersign/verification check
+// on PR heads; then each expectation
 // with ✓ or ✗; at the end, every issue's final state. `countersign demo`
 // prints it.
 package scenario

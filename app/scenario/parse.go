@@ -14,13 +14,16 @@ import (
 
 // Scenario is a parsed scenario file.
 type Scenario struct {
-	Name   string       // file name it was parsed from (for file:line in errors)
-	Title  string       // the "scenario:" line
-	People []Person     // "people:" lines, in order
-	Teams  []Team       // "team:" lines, in order
-	Config string       // the "config:" block (YAML), dedented; "" if none
-	Steps  []Step       // actions and expectations, in order
-	issues map[int]bool // number -> is a PR, for every "opens" step
+	Name  string // file name it was parsed from (for file:line in errors)
+	Title string // the "scenario:" line
+	// Description is the comment lines before the "scenario:" line, without
+	// their "#", one per line.
+	Description string
+	People      []Person     // "people:" lines, in order
+	Teams       []Team       // "team:" lines, in order
+	Config      string       // the "config:" block (YAML), dedented; "" if none
+	Steps       []Step       // actions and expectations, in order
+	issues      map[int]bool // number -> is a PR, for every "opens" step
 }
 
 // Person is a repository permission given before the scenario starts.
@@ -36,8 +39,11 @@ type Team struct {
 
 // Step is one action or expectation line. Exactly one of Action and Expect is set.
 type Step struct {
-	Line   int    // 1-based line in the file
-	Text   string // the line as written, without its trailing comment
+	Line int    // 1-based line in the file
+	Text string // the line as written, without its trailing comment
+	// Notes are the comment lines right before the step (blank lines
+	// between are allowed), without their "#": the timeline shows them.
+	Notes  []string
 	Action *Action
 	Expect *Expect
 }
@@ -163,7 +169,7 @@ func Parse(name string, r io.Reader) (*Scenario, error) {
 	p := &parser{sc: &Scenario{Name: name, issues: map[int]bool{}}, names: map[string]int{}}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	var lines []string
+	var lines, desc, notes []string
 	for sc.Scan() {
 		lines = append(lines, strings.TrimSuffix(sc.Text(), "\r"))
 	}
@@ -177,10 +183,21 @@ func Parse(name string, r io.Reader) (*Scenario, error) {
 			return nil, p.errf("the line is not valid UTF-8 text")
 		}
 		text := strings.TrimSpace(raw)
-		if text == "" || strings.HasPrefix(text, "#") {
+		if text == "" {
+			continue
+		}
+		if note, ok := strings.CutPrefix(text, "#"); ok {
+			if note = strings.TrimSpace(note); note != "" {
+				if p.sc.Title == "" {
+					desc = append(desc, note)
+				} else {
+					notes = append(notes, note)
+				}
+			}
 			continue
 		}
 		if key, rest, ok := header(text); ok {
+			notes = nil
 			if len(p.sc.Steps) > 0 {
 				return nil, p.errf("%q belongs before the first action or expectation", key+":")
 			}
@@ -204,11 +221,13 @@ func Parse(name string, r io.Reader) (*Scenario, error) {
 		if err != nil {
 			return nil, err
 		}
+		st.Notes, notes = notes, nil
 		p.sc.Steps = append(p.sc.Steps, st)
 	}
 	if p.sc.Title == "" {
 		return nil, &ParseError{name, 1, "no \"scenario: <title>\" line"}
 	}
+	p.sc.Description = strings.Join(desc, "\n")
 	if len(p.sc.Steps) == 0 {
 		p.line = len(lines)
 		return nil, p.errf("the scenario has no steps")

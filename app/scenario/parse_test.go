@@ -178,6 +178,38 @@ func TestParseEditComment(t *testing.T) {
 	}
 }
 
+// Comments before the title describe the story; comments right before a
+// step are its notes; comments before setup lines are dropped.
+func TestParseNotes(t *testing.T) {
+	sc, err := Parse("n", strings.NewReader(`# The story,
+#
+# in two lines.
+scenario: t
+# about people: dropped
+people: carol=admin
+# First note.
+
+# Second note.
+carol opens issue #1 "x"   # not a note
+expect #1 open
+# Last.
+expect #1 state pending
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.Description != "The story,\nin two lines." {
+		t.Errorf("description = %q", sc.Description)
+	}
+	var notes [][]string
+	for _, st := range sc.Steps {
+		notes = append(notes, st.Notes)
+	}
+	if want := [][]string{{"First note.", "Second note."}, nil, {"Last."}}; !reflect.DeepEqual(notes, want) {
+		t.Errorf("notes = %q, want %q", notes, want)
+	}
+}
+
 // Step.Text is the line as written, without its trailing comment.
 func TestParseStepText(t *testing.T) {
 	sc, err := Parse("t", strings.NewReader(head+"   carol opens issue #1 \"A # b\"   # opens it\n"))

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/countersign/countersign/app/githubtest"
 )
@@ -60,6 +61,12 @@ func (s *Scenario) Play(ctx context.Context, rig *Rig, out io.Writer) error {
 	expects := 0
 	for i := range s.Steps {
 		st := &s.Steps[i]
+		if len(st.Notes) > 0 {
+			if i > 0 {
+				fmt.Fprintln(out)
+			}
+			fmt.Fprintf(out, "%s\n", strings.Join(st.Notes, "\n"))
+		}
 		if err := ctx.Err(); err != nil {
 			return p.fail(st, fmt.Sprintf("stopped: %v", err), 0)
 		}
@@ -118,7 +125,11 @@ func (p *player) setup(ctx context.Context) error {
 	}
 
 	fmt.Fprintf(p.out, "%s\n", p.sc.Title)
-	fmt.Fprintf(p.out, "%s\n\n", strings.Repeat("=", max(len([]rune(p.sc.Title)), 8)))
+	fmt.Fprintf(p.out, "%s\n", strings.Repeat("=", max(len([]rune(p.sc.Title)), 8)))
+	if p.sc.Description != "" {
+		fmt.Fprintf(p.out, "%s\n", p.sc.Description)
+	}
+	fmt.Fprintln(p.out)
 	fmt.Fprintf(p.out, "  scenario  %s\n", p.sc.Name)
 	fmt.Fprintf(p.out, "  repo      %s (bot: %s)\n", p.repo, p.bot)
 	if len(p.sc.People) > 0 {
@@ -443,12 +454,10 @@ func (p *player) stateChange(a *Action, n int, b, af issueSnap, bot []string) {
 				p.linef("#%d reopened", n)
 			}
 		}
-	case target && af.view.State == b.view.State && a.Kind != MergePR:
-		if af.view.State == "open" {
-			p.linef("#%d is open again", n)
-		} else {
-			p.linef("#%d is closed again", n)
-		}
+	case target && a.Kind == CloseIssue && af.view.State == "open":
+		p.linef("#%d is open again", n)
+	case target && a.Kind == ReopenIssue && af.view.State == "closed":
+		p.linef("#%d is closed again", n)
 	}
 }
 
@@ -461,7 +470,7 @@ func (p *player) labelChange(a *Action, n int, b, af issueSnap) {
 	case !slices.Equal(af.view.Labels, b.view.Labels):
 		p.linef("#%d labels: %s", n, list(af.view.Labels))
 	case !slices.Equal(intended, b.view.Labels):
-		p.linef("#%d labels: %s (%s reverted the change)", n, list(af.view.Labels), p.slug)
+		p.linef("#%d labels: %s again (%s reverted %s's change)", n, list(af.view.Labels), p.slug, a.Actor)
 	}
 }
 
@@ -521,7 +530,11 @@ func (p *player) commentChanges(n int, b, af issueSnap) {
 				p.linef("    %s", l)
 			}
 		case prev != c.Body && isCard(c.Body):
-			p.linef("card on #%d updated: %s", n, cardSummary(c.Body))
+			if news := cardNews(prev, c.Body); news != "" {
+				p.linef("card on #%d updated: %s (%s)", n, cardSummary(c.Body), news)
+			} else {
+				p.linef("card on #%d updated: %s", n, cardSummary(c.Body))
+			}
 		case prev != c.Body:
 			p.linef("%s edited its comment on #%d", p.slug, n)
 		}
@@ -529,7 +542,7 @@ func (p *player) commentChanges(n int, b, af issueSnap) {
 }
 
 func (p *player) linef(format string, args ...any) {
-	fmt.Fprintf(p.out, "    "+format+"\n", args...)
+	fmt.Fprintln(p.out, strings.TrimRight("    "+fmt.Sprintf(format, args...), " "))
 }
 
 // ---- expectations ----
@@ -701,7 +714,7 @@ func (p *player) seen(n int) string {
 		}
 		fmt.Fprintf(&b, "    %s commented (%s):\n", p.slug, when)
 		for _, l := range replyLines(c.Body, 10) {
-			fmt.Fprintf(&b, "      %s\n", l)
+			fmt.Fprintln(&b, strings.TrimRight("      "+l, " "))
 		}
 	}
 	return strings.TrimRight(b.String(), "\n")
@@ -709,8 +722,8 @@ func (p *player) seen(n int) string {
 
 func (p *player) summary(expects int) {
 	fmt.Fprintf(p.out, "\nFinal state of %s:\n", p.repo)
-	nums := p.gh.IssueNumbers(p.repo)
-	for _, n := range nums {
+	w := tabwriter.NewWriter(p.out, 0, 4, 2, ' ', 0)
+	for _, n := range p.gh.IssueNumbers(p.repo) {
 		v, ok := p.gh.Issue(p.repo, n)
 		if !ok {
 			continue
@@ -720,12 +733,13 @@ func (p *player) summary(expects int) {
 			state = "merged"
 		}
 		if v.IsPR {
-			fmt.Fprintf(p.out, "  PR #%-3d %-8s check %s: %-11s %s\n", n, state, CheckName, p.checkStatus(v.HeadSHA), v.Title)
+			fmt.Fprintf(w, "  PR #%d\t%s\t%s: %s\t%s\n", n, state, CheckName, p.checkStatus(v.HeadSHA), v.Title)
 			continue
 		}
-		fmt.Fprintf(p.out, "  #%-6d %-8s %-40s %s\n", n, state, list(v.Labels), v.Title)
+		fmt.Fprintf(w, "  #%d\t%s\t%s\t%s\n", n, state, list(v.Labels), v.Title)
 	}
-	fmt.Fprintf(p.out, "\n%d actions, %d expectations met.\n", p.actions, expects)
+	w.Flush()
+	fmt.Fprintf(p.out, "\n%s, %s met.\n", plural(p.actions, "action"), plural(expects, "expectation"))
 }
 
 // ---- text helpers ----
@@ -755,10 +769,23 @@ func cardSummary(body string) string {
 	return oneLine(first, 100)
 }
 
-// cardHistory is the last rows of the card's first table that has a
-// "change" or "history" column, as plain text.
+// cardHistory is the last n rows of the card's history table (the first
+// table with a "when" or "change" column), as plain text.
 func cardHistory(body string, n int) []string {
-	var rows []string
+	rows := historyRows(body)
+	if len(rows) > n {
+		rows = rows[len(rows)-n:]
+	}
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = "history: " + strings.Join(r, " · ")
+	}
+	return out
+}
+
+// historyRows are the cells of the card's history table, row by row.
+func historyRows(body string) [][]string {
+	var rows [][]string
 	inHistory := false
 	for _, l := range strings.Split(body, "\n") {
 		t := strings.TrimSpace(l)
@@ -768,7 +795,7 @@ func cardHistory(body string, n int) []string {
 			}
 			continue
 		}
-		if strings.Contains(t, "---") {
+		if strings.Trim(t, "|-: ") == "" {
 			continue
 		}
 		lower := strings.ToLower(t)
@@ -780,12 +807,20 @@ func cardHistory(body string, n int) []string {
 		for i := range cells {
 			cells[i] = plain(cells[i])
 		}
-		rows = append(rows, "history: "+strings.Join(cells, " · "))
-	}
-	if len(rows) > n {
-		rows = rows[len(rows)-n:]
+		rows = append(rows, cells)
 	}
 	return rows
+}
+
+// cardNews is the last history entry a card update added ("" if none): its
+// last cell, the why.
+func cardNews(before, after string) string {
+	old, rows := historyRows(before), historyRows(after)
+	if len(rows) <= len(old) {
+		return ""
+	}
+	last := rows[len(rows)-1]
+	return oneLine(last[len(last)-1], 110)
 }
 
 // replyLines is a comment as indented plain lines: hidden HTML comment lines
@@ -818,7 +853,6 @@ func replyLines(body string, maxLines int) []string {
 // plain strips Markdown emphasis and code marks from a line.
 func plain(s string) string {
 	s = strings.TrimSpace(s)
-	s = strings.TrimLeft(s, "#> ")
 	for _, m := range []string{"**", "__", "`"} {
 		s = strings.ReplaceAll(s, m, "")
 	}
@@ -831,6 +865,13 @@ func oneLine(s string, maxLen int) string {
 		s = string(r[:maxLen-1]) + "…"
 	}
 	return s
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 func containsFold(s, sub string) bool {

@@ -21,6 +21,7 @@ usage:
   countersign serve [flags]         run the GitHub App (webhook server and workers)
   countersign deadletters list      list deliveries that failed every attempt
   countersign deadletters retry ID  put dead letters back in their queue (--all for every one)
+  countersign demo [NAME | FILE]    play a workflow scenario against a fake GitHub (-list: the scenarios)
   countersign help                  this text
 
 Settings (environment variables, each mirrored by a flag):
@@ -40,6 +41,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return serve(args[1:], stderr)
 	case "deadletters":
 		return deadletters(args[1:], stdout, stderr)
+	case "demo":
+		return demo(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage, app.SettingsHelp())
 		return 0

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/countersign/countersign/app/scenario"
+	"github.com/countersign/countersign/testdata/scenarios"
+)
+
+// defaultDemo is the scenario `countersign demo` plays without an argument.
+const defaultDemo = "simple"
+
+const demoUsage = `usage:
+  countersign demo [-v] [NAME | FILE]   play a scenario and print its timeline
+  countersign demo -list                list the built-in scenarios
+
+A scenario is a workflow story (people, issues, PRs, reviews, /verify ...)
+played against a fake GitHub and a real countersign bot, both in this
+process, with every expectation in it checked. NAME is a built-in scenario
+(default %q); FILE is a .scenario file (format: testdata/scenarios/README.md).
+The exit code is 1 if an expectation is not met.
+
+flags:
+`
+
+func demo(args []string, stdout, stderr io.Writer) int {
+	fset := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fset.SetOutput(stderr)
+	list := fset.Bool("list", false, "list the built-in scenarios")
+	verbose := fset.Bool("v", false, "write the bot's logs (JSON) to stderr")
+	fset.Usage = func() {
+		fmt.Fprintf(stderr, demoUsage, defaultDemo)
+		fset.PrintDefaults()
+	}
+	// Flags may come before or after the scenario.
+	var rest []string
+	for {
+		if err := fset.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return 0
+			}
+			return 2
+		}
+		if fset.NArg() == 0 {
+			break
+		}
+		rest = append(rest, fset.Arg(0))
+		args = fset.Args()[1:]
+	}
+	if len(rest) > 1 || (*list && len(rest) > 0) {
+		fset.Usage()
+		return 2
+	}
+	if *list {
+		return demoList(stdout, stderr)
+	}
+
+	name := defaultDemo
+	if len(rest) == 1 {
+		name = rest[0]
+	}
+	sc, err := loadScenario(name)
+	if err != nil {
+		fmt.Fprintf(stderr, "countersign demo: %v\n", err)
+		return 2
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	var logs io.Writer
+	if *verbose {
+		logs = stderr
+	}
+	rig, err := scenario.NewRig(ctx, scenario.RigOptions{LogWriter: logs})
+	if err != nil {
+		fmt.Fprintf(stderr, "countersign demo: %v\n", err)
+		return 1
+	}
+	defer rig.Close()
+	if err := sc.Play(ctx, rig, stdout); err != nil {
+		fmt.Fprintf(stderr, "\ncountersign demo: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// loadScenario reads a scenario file (a path, or a name ending in
+// .scenario that exists on disk) or a built-in scenario by name.
+func loadScenario(arg string) (*scenario.Scenario, error) {
+	pathLike := strings.ContainsRune(arg, '/') || strings.ContainsRune(arg, filepath.Separator)
+	if pathLike || strings.HasSuffix(arg, ".scenario") {
+		f, err := os.Open(arg)
+		if err == nil {
+			defer f.Close()
+			return scenario.Parse(arg, f)
+		}
+		if pathLike || !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+	}
+	file := strings.TrimSuffix(arg, ".scenario") + ".scenario"
+	if _, err := fs.Stat(scenarios.Files, file); err != nil {
+		return nil, fmt.Errorf("no scenario %q (see countersign demo -list, or give a .scenario file)", arg)
+	}
+	return scenario.ParseFile(scenarios.Files, file)
+}
+
+// demoNames lists the built-in scenarios: the workflow examples first, then
+// the attacks, each group by name.
+func demoNames() []string {
+	files, _ := fs.Glob(scenarios.Files, "*.scenario")
+	names := make([]string, 0, len(files))
+	for _, f := range files {
+		names = append(names, strings.TrimSuffix(f, ".scenario"))
+	}
+	sort.Slice(names, func(i, j int) bool {
+		ai, aj := strings.HasPrefix(names[i], "attack-"), strings.HasPrefix(names[j], "attack-")
+		if ai != aj {
+			return aj
+		}
+		return names[i] < names[j]
+	})
+	return names
+}
+
+func demoList(stdout, stderr io.Writer) int {
+	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "Built-in scenarios (play one with: countersign demo NAME):")
+	code := 0
+	for _, name := range demoNames() {
+		sc, err := scenario.ParseFile(scenarios.Files, name+".scenario")
+		if err != nil {
+			fmt.Fprintf(stderr, "countersign demo: %v\n", err)
+			code = 1
+			continue
+		}
+		title := sc.Title
+		if name == defaultDemo {
+			title += " (default)"
+		}
+		fmt.Fprintf(w, "  %s\t%s\n", name, title)
+	}
+	w.Flush()
+	return code
+}

@@ -1,0 +1,128 @@
+package rules
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestCheckFor(t *testing.T) {
+	task := func(n int, s State, mod ...func(*Task)) *Task {
+		t := &Task{Repo: fxRepo, Number: n, Title: "task " + string(s), State: s, Attempt: 1}
+		if s == Verified {
+			t.Verifier = "bob"
+		}
+		for _, m := range mod {
+			m(t)
+		}
+		return t
+	}
+	rejected := func(reasons ...string) func(*Task) {
+		return func(t *Task) {
+			t.Failing = true
+			for _, r := range reasons {
+				t.Rejections = append(t.Rejections, Rejection{By: "erin", Reason: r})
+			}
+		}
+	}
+	unverified := func(t *Task) { t.Verifier, t.Unverified = "", true }
+	forced := func(t *Task) { t.Verifier, t.Forced = "", true }
+	tests := []struct {
+		name       string
+		tasks      []*Task
+		status     string
+		conclusion string
+	}{
+		{"no tasks: in progress", nil, "in_progress", ""},
+		{"no tasks (empty): in progress", []*Task{}, "in_progress", ""},
+		{"one verified: success", []*Task{task(3, Verified)}, "completed", "success"},
+		{"all verified: success", []*Task{task(3, Verified), task(4, Verified)}, "completed", "success"},
+		{"all verified, one by skip-verify, one forced: success", []*Task{task(3, Verified, unverified), task(4, Verified, forced)}, "completed", "success"},
+		{"one failing: failure", []*Task{task(3, InProgress, rejected("broken"))}, "completed", "failure"},
+		{"one failing among verified: failure", []*Task{task(3, Verified), task(4, InProgress, rejected("broken")), task(5, Verified)}, "completed", "failure"},
+		{"one failing among others in progress: failure", []*Task{task(3, Review), task(4, InProgress, rejected("broken"))}, "completed", "failure"},
+		{"mixed verified and completed: in progress", []*Task{task(3, Verified), task(4, Completed)}, "in_progress", ""},
+		{"mixed verified and review: in progress", []*Task{task(3, Review), task(4, Verified)}, "in_progress", ""},
+		{"pending: in progress", []*Task{task(3, Pending)}, "in_progress", ""},
+		{"assigned: in progress", []*Task{task(3, Assigned)}, "in_progress", ""},
+		{"in progress: in progress", []*Task{task(3, InProgress)}, "in_progress", ""},
+		{"review: in progress", []*Task{task(3, Review)}, "in_progress", ""},
+		{"completed: in progress", []*Task{task(3, Completed)}, "in_progress", ""},
+		{"rejected before, resubmitted: in progress", []*Task{task(3, Review, func(t *Task) {
+			t.Rejections = []Rejection{{By: "erin", Reason: "old"}}
+		})}, "in_progress", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := CheckFor(tc.tasks)
+			if c.Status != tc.status || c.Conclusion != tc.conclusion {
+				t.Errorf("CheckFor = %s/%s, want %s/%s", c.Status, c.Conclusion, tc.status, tc.conclusion)
+			}
+			if c.Tasks == nil || len(c.Tasks) != len(tc.tasks) {
+				t.Fatalf("check tasks %v, want one per task (%d), never nil", c.Tasks, len(tc.tasks))
+			}
+			for i, ct := range c.Tasks {
+				tk := tc.tasks[i]
+				if ct.Number != tk.Number || ct.Title != tk.Title || ct.State != tk.State || ct.Verifier != tk.Verifier ||
+					ct.Failing != tk.Failing || ct.Unverified != tk.Unverified || ct.Forced != tk.Forced {
+					t.Errorf("check task %+v does not report task %+v", ct, *tk)
+				}
+				if (tk.State == Verified) != (ct.Missing == "") {
+					t.Errorf("task #%d in %s: missing %q", tk.Number, tk.State, ct.Missing)
+				}
+				wantReason := ""
+				if tk.Failing && len(tk.Rejections) > 0 {
+					wantReason = tk.Rejections[len(tk.Rejections)-1].Reason
+				}
+				if ct.Reason != wantReason {
+					t.Errorf("task #%d: reason %q, want %q", tk.Number, ct.Reason, wantReason)
+				}
+			}
+		})
+	}
+}
+
+func TestCheckForLatestRejection(t *testing.T) {
+	tk := &Task{Number: 3, State: InProgress, Failing: true, Rejections: []Rejection{{Reason: "first"}, {Reason: "second"}}}
+	if c := CheckFor([]*Task{tk}); c.Tasks[0].Reason != "second" {
+		t.Errorf("reason %q, want the latest rejection's", c.Tasks[0].Reason)
+	}
+	tk.Rejections = nil // failing for a failed criterion
+	if c := CheckFor([]*Task{tk}); c.Conclusion != "failure" || c.Tasks[0].Reason != "" {
+		t.Errorf("check %+v, want a failure without a rejection reason", c)
+	}
+}
+
+func TestMissing(t *testing.T) {
+	tests := []struct {
+		state    State
+		verifier string
+		phrases  []string
+	}{
+		{Pending, "", []string{"built", "submitted", "approved"}},
+		{Assigned, "", []string{"built", "submitted", "approved"}},
+		{InProgress, "", []string{"submitted for review", "approved"}},
+		{Review, "", []string{"approval", "did not build"}},
+		{Completed, "", []string{"/verify", "neither built nor approved"}},
+		{Verified, "bob", []string{"verified by @bob"}},
+		{Verified, "", []string{"already verified"}},
+	}
+	for _, tc := range tests {
+		t.Run(string(tc.state)+"/"+tc.verifier, func(t *testing.T) {
+			got := Missing(&Task{State: tc.state, Verifier: tc.verifier})
+			for _, p := range tc.phrases {
+				if !strings.Contains(got, p) {
+					t.Errorf("Missing = %q, want it to contain %q", got, p)
+				}
+			}
+		})
+	}
+	if got := Missing(&Task{State: "bogus"}); got != "" {
+		t.Errorf("Missing of an unknown state = %q", got)
+	}
+}
+
+func TestCheckName(t *testing.T) {
+	if CheckName != "countersign/verification" {
+		t.Errorf("CheckName = %q: the name never changes (branch protection requires it)", CheckName)
+	}
+}

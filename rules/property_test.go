@@ -1,0 +1,569 @@
+package rules
+
+import (
+	"fmt"
+	mrand "math/rand"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"testing/quick"
+)
+
+// propPeople are the actors of the random sequences: builders-to-be, approvers,
+// outsiders, a stranger, a lead and an agent's bot account.
+var propPeople = []string{"alice", "dave", "carol", "bob", "erin", "mallory", "lead", "copilot[bot]"}
+
+func propPerson(login string) Person {
+	switch login {
+	case "lead":
+		return Person{Lead: true, Eligible: true}
+	case "mallory", "copilot[bot]":
+		return Person{}
+	}
+	return Person{Eligible: true}
+}
+
+// propRelaxed reports whether f lets an approver verify (DESIGN §1).
+func propRelaxed(f Facts) bool {
+	switch f.Config.Separation {
+	case SeparationMinimum:
+		return true
+	case SeparationAuto, "":
+		return f.TeamSize <= 2
+	}
+	return false
+}
+
+// propAllowedBack are the backward moves of DESIGN §2.
+var propAllowedBack = map[[2]State]bool{
+	{Review, InProgress}:    true, // changes requested
+	{Completed, InProgress}: true, // /reject
+	{Review, Review}:        true, // new commits (no move needed)
+	{Completed, Review}:     true, // new commits
+	{Verified, Review}:      true, // new commits
+	{Verified, InProgress}:  true, // /reopen
+	{Assigned, Pending}:     true, // last assignee removed
+}
+
+// propSeq is one random sequence of events on one task.
+type propSeq struct {
+	seed    uint64
+	r       *rand.Rand
+	cfg     Config // per sequence: escalation and agents
+	prs     map[int]*PRFacts
+	heads   int
+	comment int64
+	seen    []int64
+	min     int
+	log     []string
+}
+
+func newPropSeq(seed uint64) *propSeq {
+	s := &propSeq{seed: seed, r: rand.New(rand.NewPCG(seed, seed*0x9e3779b97f4a7c15)), prs: map[int]*PRFacts{}}
+	s.cfg = DefaultConfig()
+	s.cfg.Escalation.Rejections = 1 + s.r.IntN(3)
+	s.cfg.Escalation.FailedAttempts = 1 + s.r.IntN(4)
+	if s.r.IntN(2) == 0 {
+		s.cfg.Agents = map[string]string{"copilot[bot]": "erin"}
+	}
+	return s
+}
+
+func (s *propSeq) pick(list ...string) string { return list[s.r.IntN(len(list))] }
+
+func (s *propSeq) head() string {
+	s.heads++
+	return fmt.Sprintf("h%d", s.heads)
+}
+
+// facts are random facts for an event by actor.
+func (s *propSeq) facts(actor string) Facts {
+	f := Facts{Config: s.cfg, Actor: propPerson(actor), TeamSize: 1 + s.r.IntN(5), Leads: []string{"lead"}}
+	f.Config.Separation = []Separation{SeparationAuto, SeparationTriple, SeparationMinimum}[s.r.IntN(3)]
+	return f
+}
+
+// command is a random command line, with or without its arguments.
+func (s *propSeq) command() string {
+	switch s.r.IntN(12) {
+	case 0:
+		return "/start"
+	case 1:
+		return s.pick("/submit", "/submit done")
+	case 2, 3:
+		return s.pick("/approve", "/approve lgtm")
+	case 4, 5:
+		return s.pick("/verify", "/verify ran it")
+	case 6:
+		return s.pick("/reject", "/reject broken", "/reject   ")
+	case 7:
+		return "/status"
+	case 8:
+		return s.pick("/reopen", "/reopen regressed")
+	case 9:
+		return s.pick("/skip-verify", "/skip-verify docs only")
+	case 10:
+		return s.pick("/force-complete", "/force-complete OVERRIDE", "/force-complete OVERRIDE ship it",
+			"/force-complete override ship it", "/force-complete ship it", "/force-complete  OVERRIDE  x")
+	}
+	return s.pick("/verify-goal", "/contract advisory")
+}
+
+// openPR returns pull request n, opening it (as a new PR with a new head) if
+// it is not open.
+func (s *propSeq) openPR(n int) (p *PRFacts, opened bool) {
+	if p := s.prs[n]; p != nil && p.Open {
+		return p, false
+	}
+	p = &PRFacts{Number: n, Author: s.pick("dave", "dave", "alice", "erin", "copilot[bot]"), Head: s.head(),
+		Draft: s.r.IntN(2) == 0, Open: true}
+	s.prs[n] = p
+	return p, true
+}
+
+func copyPR(p *PRFacts) *PRFacts {
+	c := *p
+	c.Committers = slices.Clone(p.Committers)
+	return &c
+}
+
+// event is a random event for task cur (nil if not tracked yet).
+func (s *propSeq) event(cur *Task) (Event, Facts) {
+	s.min++
+	actor := propPeople[s.r.IntN(len(propPeople))]
+	ev := Event{Actor: actor, At: fxAt(s.min), Issue: IssueFacts{Repo: fxRepo, Number: fxIssue, Title: "Login form", Author: "lead"}}
+	n := 12
+	if s.r.IntN(4) == 0 {
+		n = 13
+	}
+	switch k := s.r.IntN(20); {
+	case k < 7:
+		ev.Kind = Commented
+		body := s.command()
+		if s.r.IntN(4) == 0 {
+			body += "\n" + s.command()
+		}
+		ev.Commands = ParseCommands(body)
+		if len(s.seen) > 0 && s.r.IntN(10) == 0 {
+			ev.CommentID = s.seen[s.r.IntN(len(s.seen))] // a redelivered comment
+		} else {
+			s.comment++
+			ev.CommentID = s.comment
+			s.seen = append(s.seen, s.comment)
+		}
+		if p := s.prs[n]; p != nil && p.Open && s.r.IntN(3) == 0 {
+			ev.Where = n
+		}
+	case k < 9:
+		ev.Kind = IssueAssigned
+		for _, a := range []string{"alice", "dave", "erin", "copilot[bot]"} {
+			if s.r.IntN(4) == 0 {
+				ev.Issue.Assignees = append(ev.Issue.Assignees, a)
+			}
+		}
+	case k < 10:
+		ev.Kind = IssueClosed
+		ev.Reason = s.pick("completed", "not_planned")
+		ev.Issue.Closed = true
+	case k < 11:
+		ev.Kind = IssueReopened
+	case k < 12:
+		ev.Kind = EventKind(s.pick(string(IssueLabeled), string(IssueUnlabeled)))
+		ev.Label = s.pick("state:verified", "state:review", "state:pending", "state:bogus", LabelEscalated, LabelUnverified, LabelForced, "bug")
+	case k < 16:
+		s.prEvent(&ev, n, cur)
+	default:
+		s.review(&ev, n, cur)
+	}
+	return ev, s.facts(ev.Actor)
+}
+
+// prEvent is an event of pull request n, including restatements of a pull
+// request as the task records it (PRLinked, as Fanout makes when the pull
+// request's record is missing; a redelivered PRReady), which must move nothing.
+func (s *propSeq) prEvent(ev *Event, n int, cur *Task) {
+	p, opened := s.openPR(n)
+	ev.Kind = PRLinked
+	if !opened {
+		switch s.r.IntN(10) {
+		case 0: // a restatement (edited, or redelivered)
+		case 1, 2:
+			ev.Kind, p.Draft = PRReady, false
+		case 3:
+			ev.Kind, p.Draft = PRDraft, true
+		case 4, 5, 6, 7:
+			ev.Kind = PRPushed
+			if s.r.IntN(5) > 0 {
+				p.Head = s.head()
+			}
+			if s.r.IntN(3) == 0 {
+				p.Committers = append(p.Committers, Member{Login: s.pick("erin", "bob", "copilot[bot]"), As: fmt.Sprintf("co-author on #%d", n)})
+			}
+		case 8:
+			ev.Kind, p.Open, p.Merged = PRMerged, false, true
+		case 9:
+			ev.Kind, p.Open = PRUnlinked, false
+		}
+	}
+	ev.Actor = p.Author
+	ev.PR = copyPR(p)
+}
+
+// review is a review of pull request n: approvals (current or stale heads),
+// change requests (by anyone, eligible or not), dismissals and comments.
+func (s *propSeq) review(ev *Event, n int, cur *Task) {
+	p, opened := s.openPR(n)
+	if opened {
+		ev.Kind, ev.Actor, ev.PR = PRLinked, p.Author, copyPR(p)
+		return
+	}
+	ev.Kind = PRReviewed
+	ev.PR = copyPR(p)
+	rv := &ReviewFacts{Reviewer: ev.Actor, Head: p.Head}
+	if s.r.IntN(5) == 0 {
+		rv.Head = "h0"
+	}
+	switch k := s.r.IntN(10); {
+	case k < 5:
+		rv.State = "approved"
+	case k < 7:
+		rv.State = "changes_requested"
+		rv.Body = "fix the email check"
+	case k < 8:
+		rv.State = "dismissed"
+	default:
+		rv.State = "commented"
+	}
+	ev.Review = rv
+}
+
+func (s *propSeq) describe(ev Event, f Facts) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s by %s (lead %v, eligible %v, team %d, separation %s)", ev.Kind, ev.Actor, f.Actor.Lead, f.Actor.Eligible, f.TeamSize, f.Config.Separation)
+	if ev.PR != nil {
+		fmt.Fprintf(&b, " PR %+v", *ev.PR)
+	}
+	if ev.Review != nil {
+		fmt.Fprintf(&b, " review %+v", *ev.Review)
+	}
+	for _, c := range ev.Commands {
+		fmt.Fprintf(&b, " %q", c.Line)
+	}
+	if ev.CommentID != 0 {
+		fmt.Fprintf(&b, " comment %d", ev.CommentID)
+	}
+	if ev.Label != "" {
+		fmt.Fprintf(&b, " label %s", ev.Label)
+	}
+	if ev.Reason != "" {
+		fmt.Fprintf(&b, " reason %s", ev.Reason)
+	}
+	if len(ev.Issue.Assignees) > 0 || ev.Kind == IssueAssigned {
+		fmt.Fprintf(&b, " assignees %v", ev.Issue.Assignees)
+	}
+	return b.String()
+}
+
+// propState is what the checks carry from one step to the next.
+type propState struct {
+	approvers []string // everyone whose approval counted in the current attempt
+	attempt   int
+	blocked   bool // failed verification, no new submission (review) since
+}
+
+// run applies steps random events and checks the properties after each one;
+// it returns the first violation, with the sequence that led to it.
+func (s *propSeq) run(steps int) error {
+	var cur *Task
+	var ps propState
+	for i := range steps {
+		ev, f := s.event(cur)
+		s.log = append(s.log, fmt.Sprintf("%2d. %s", i, s.describe(ev, f)))
+		var before *Task
+		if cur != nil {
+			before = snapshot(cur)
+		}
+		d := DecideTask(cur, ev, f)
+		fail := func(format string, args ...any) error {
+			hist := ""
+			if d.Task != nil {
+				hist = fmtHistory(d.Task.History)
+			}
+			return fmt.Errorf("seed %d, step %d: %s\nevents:\n%s\nhistory after:\n%s", s.seed, i, fmt.Sprintf(format, args...),
+				strings.Join(s.log, "\n"), hist)
+		}
+		// (e) the input is never modified.
+		if cur != nil && !reflect.DeepEqual(cur, before) {
+			return fail("DecideTask modified its input:\nbefore %+v\nafter  %+v", before, cur)
+		}
+		next := d.Task
+		if next == nil {
+			if cur == nil && ev.Issue.Number != 0 {
+				return fail("a tracked issue's event did not start tracking it")
+			}
+			for _, e := range d.Effects {
+				if e.Kind == EffectSyncLabels || e.Kind == EffectAssign || e.Kind == EffectReopen {
+					return fail("effect %s without a new record", e.Kind)
+				}
+			}
+			continue
+		}
+		if err := checkStep(cur, next, ev, f, d, &ps); err != nil {
+			return fail("%v", err)
+		}
+		cur = next
+	}
+	return nil
+}
+
+// checkStep checks the properties of one decision: cur (nil if untracked) to
+// next, for ev with facts f.
+func checkStep(cur, next *Task, ev Event, f Facts, d Decision, ps *propState) error {
+	// (a) one of States; the labels effect carries exactly one state label.
+	if !next.State.Valid() {
+		return fmt.Errorf("state %q is not a state", next.State)
+	}
+	for _, e := range effectsOf(d, EffectSyncLabels) {
+		n := 0
+		for _, l := range e.Labels {
+			if _, ok := StateFromLabel(l); ok {
+				n++
+			} else if strings.HasPrefix(l, StateLabelPrefix) {
+				return fmt.Errorf("labels %v carry an invalid state label", e.Labels)
+			}
+		}
+		if n != 1 {
+			return fmt.Errorf("labels effect %v carries %d state labels", e.Labels, n)
+		}
+		if !slices.Equal(e.Labels, next.Labels()) {
+			return fmt.Errorf("labels effect %v, record's labels %v", e.Labels, next.Labels())
+		}
+	}
+	if cur != nil && !slices.Equal(cur.Labels(), next.Labels()) && len(effectsOf(d, EffectSyncLabels)) == 0 {
+		return fmt.Errorf("labels changed from %v to %v without a labels effect", cur.Labels(), next.Labels())
+	}
+	if next.State == Verified {
+		ways := 0
+		for _, w := range []bool{next.Verifier != "", next.Unverified, next.Forced} {
+			if w {
+				ways++
+			}
+		}
+		if ways != 1 {
+			return fmt.Errorf("verified with verifier %q, unverified %v, forced %v: want exactly one", next.Verifier, next.Unverified, next.Forced)
+		}
+	} else if next.Verifier != "" || next.Unverified || next.Forced {
+		return fmt.Errorf("%s with verifier %q, unverified %v, forced %v", next.State, next.Verifier, next.Unverified, next.Forced)
+	}
+	// (f) a completed task carries a counted approval.
+	if next.State == Completed && len(next.Approvals) == 0 {
+		return fmt.Errorf("completed without any counted approval")
+	}
+
+	// (c) history is append-only; each entry moves from the previous state,
+	// one step forward, or along an allowed backward move.
+	var old []Transition
+	if cur != nil {
+		old = cur.History
+	}
+	if len(next.History) < len(old) || len(old) > 0 && !reflect.DeepEqual(next.History[:len(old)], old) {
+		return fmt.Errorf("history is not append-only")
+	}
+	added := next.History[len(old):]
+	state := State("")
+	if cur != nil {
+		state = cur.State
+	}
+	if cur != nil && cur.State != next.State && len(added) == 0 {
+		return fmt.Errorf("state changed from %s to %s without history", cur.State, next.State)
+	}
+	// The approvers of the attempt as the verification sees them.
+	approvers := next.Approvers
+	if cur != nil && next.Attempt == ps.attempt {
+		for _, a := range ps.approvers {
+			if !containsLogin(approvers, a) {
+				approvers = append(approvers, a)
+			}
+		}
+	}
+	for i, h := range added {
+		if h.Actor != ev.Actor || !h.At.Equal(ev.At) {
+			return fmt.Errorf("history entry %+v is not by the event's actor at its time", h)
+		}
+		switch {
+		case state == "":
+			if h.From != "" || h.To != Pending || i != 0 {
+				return fmt.Errorf("first history entry %+v, want (new) -> pending", h)
+			}
+		case h.From != state:
+			return fmt.Errorf("history entry %+v starts from %s, the state was %s", h, h.From, state)
+		case h.To == h.From:
+			// a note
+		case h.To.rank() == h.From.rank()+1:
+			// one step forward
+		case propAllowedBack[[2]State{h.From, h.To}]:
+		default:
+			return fmt.Errorf("forbidden move %s -> %s (%s)", h.From, h.To, h.Why)
+		}
+		// (d) a task that failed verification reaches completed only
+		// through review (a new submission).
+		if strings.HasPrefix(h.Why, "/reject") {
+			ps.blocked = true
+		}
+		if h.To == Review && h.From != Review {
+			ps.blocked = false
+		}
+		if h.To == Completed && h.From != Completed && ps.blocked {
+			return fmt.Errorf("completed after a failed verification without a new submission: %+v", h)
+		}
+		// (b) verified only by a proper /verify or a lead's logged override.
+		if h.To == Verified && h.From != Verified {
+			if err := checkVerified(next, ev, f, approvers, added); err != nil {
+				return err
+			}
+		}
+		// Changes requested: by an eligible non-builder only.
+		if ev.Kind == PRReviewed && h.From == Review && h.To == InProgress {
+			if !f.Actor.Eligible || next.IsBuilder(ev.Review.Reviewer) {
+				return fmt.Errorf("changes requested by %s (eligible %v, builder %v) sent the task back", ev.Review.Reviewer, f.Actor.Eligible, next.IsBuilder(ev.Review.Reviewer))
+			}
+		}
+		state = h.To
+	}
+	if state != next.State {
+		return fmt.Errorf("history ends in %s, the state is %s", state, next.State)
+	}
+	// (g) a pull request event that restates what the record already holds
+	// (a redelivery, a resync) moves nothing.
+	if cur != nil && ev.PR != nil && ev.Kind != PRReviewed && cur.State != next.State {
+		if p := cur.pr(ev.PR.Number); p != nil && p.Open && ev.PR.Open && p.Head == ev.PR.Head && p.Draft == ev.PR.Draft {
+			return fmt.Errorf("%s restating #%d as recorded moved %s -> %s", ev.Kind, p.Number, cur.State, next.State)
+		}
+	}
+	ps.blocked = ps.blocked || next.Failing
+	if next.Failing && next.State != InProgress {
+		return fmt.Errorf("failing in %s", next.State)
+	}
+	if cur == nil || next.Attempt != ps.attempt {
+		ps.attempt, ps.approvers = next.Attempt, nil
+	}
+	for _, a := range next.Approvers {
+		if !containsLogin(ps.approvers, a) {
+			ps.approvers = append(ps.approvers, a)
+		}
+	}
+	return nil
+}
+
+// checkVerified checks that ev, which moved next into verified, may.
+func checkVerified(next *Task, ev Event, f Facts, approvers []string, added []Transition) error {
+	if ev.Kind != Commented {
+		return fmt.Errorf("%s moved the task to verified", ev.Kind)
+	}
+	logged := func(word string) bool {
+		return slices.ContainsFunc(added, func(h Transition) bool {
+			return h.To == Verified && strings.Contains(h.Why, word) && strings.Contains(h.Why, ev.Actor)
+		})
+	}
+	for _, c := range ev.Commands {
+		switch c.Name {
+		case CmdVerify:
+			if f.Actor.Eligible && !next.IsBuilder(ev.Actor) && (propRelaxed(f) || !containsLogin(approvers, ev.Actor)) {
+				return nil
+			}
+		case CmdSkipVerify:
+			if f.Actor.Lead && strings.TrimSpace(c.Args) != "" && logged("skip-verify") &&
+				(next.State != Verified || next.Unverified) {
+				return nil
+			}
+		case CmdForceComplete:
+			word, reason := forceArgs(c.Args)
+			if f.Actor.Lead && word == "OVERRIDE" && reason != "" && logged("force-complete") &&
+				(next.State != Verified || next.Forced) {
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("verified by %s (lead %v, eligible %v, builder %v, approvers %v, separation %s, team %d) without a proper /verify or a lead's override",
+		ev.Actor, f.Actor.Lead, f.Actor.Eligible, next.IsBuilder(ev.Actor), approvers, f.Config.Separation, f.TeamSize)
+}
+
+func TestDecideTaskProperties(t *testing.T) {
+	const sequences, steps = 2000, 60
+	reached := map[State]int{}
+	for seed := uint64(1); seed <= sequences; seed++ {
+		s := newPropSeq(seed)
+		if err := s.run(steps); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The generator must reach every state, or the properties say little.
+	for seed := uint64(1); seed <= 200; seed++ {
+		s := newPropSeq(seed)
+		var cur *Task
+		for range steps {
+			ev, f := s.event(cur)
+			if d := DecideTask(cur, ev, f); d.Task != nil {
+				cur = d.Task
+				reached[cur.State]++
+			}
+		}
+	}
+	for _, st := range States {
+		if reached[st] == 0 {
+			t.Errorf("the random sequences never reach %s", st)
+		}
+	}
+	t.Logf("steps per state (200 sequences): %v", reached)
+}
+
+// TestDecideTaskPropertiesQuick lets testing/quick pick the seeds.
+func TestDecideTaskPropertiesQuick(t *testing.T) {
+	cfg := &quick.Config{MaxCount: 300, Rand: mrand.New(mrand.NewSource(1))}
+	err := quick.Check(func(seed uint64) bool {
+		if err := newPropSeq(seed).run(40); err != nil {
+			t.Log(err)
+			return false
+		}
+		return true
+	}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The verification paths the properties allow are reached by the random
+// sequences: each of /verify, /skip-verify and /force-complete.
+func TestDecideTaskPropertiesReachVerification(t *testing.T) {
+	ways := map[string]int{}
+	for seed := uint64(1); seed <= 500; seed++ {
+		s := newPropSeq(seed)
+		var cur *Task
+		for range 60 {
+			ev, f := s.event(cur)
+			d := DecideTask(cur, ev, f)
+			if d.Task == nil {
+				continue
+			}
+			if (cur == nil || cur.State != Verified) && d.Task.State == Verified {
+				switch {
+				case d.Task.Forced:
+					ways["force-complete"]++
+				case d.Task.Unverified:
+					ways["skip-verify"]++
+				default:
+					ways["verify"]++
+				}
+			}
+			cur = d.Task
+		}
+	}
+	for _, w := range []string{"verify", "skip-verify", "force-complete"} {
+		if ways[w] == 0 {
+			t.Errorf("no random sequence reaches verified by %s", w)
+		}
+	}
+	t.Logf("ways into verified: %v", ways)
+}

@@ -253,7 +253,7 @@ func (p *Processor) fanout(inst int64, d *store.Delivery, old, cur *rules.PullRe
 // tasks it closes.
 func (p *Processor) decideCheck(ctx context.Context, cd checkDelivery, d *store.Delivery) (store.Commit, error) {
 	pr, err := loadPR(ctx, p.store, cd.Repo, cd.Number)
-	if err != nil || pr == nil || !pr.Open || pr.Head == "" {
+	if err != nil || pr == nil || (!pr.Open && !pr.Merged) || pr.Head == "" {
 		return store.Commit{}, err
 	}
 	var tasks []*rules.Task

@@ -119,7 +119,11 @@ func (d *decider) finish() Decision {
 	}
 	effects = append(effects, d.effects...)
 	if d.old == nil || d.old.State != d.t.State || d.old.Failing != d.t.Failing || d.old.Unverified != d.t.Unverified || d.old.Forced != d.t.Forced {
-		d.refresh = append(d.refresh, d.t.OpenPRs()...)
+		for _, p := range d.t.PRs { // merged ones too: their head's check is the record of the merge
+			if p.Open || p.Merged {
+				d.refresh = append(d.refresh, p.Number)
+			}
+		}
 	}
 	slices.Sort(d.refresh)
 	return Decision{Task: d.t, Effects: effects, Refresh: slices.Compact(d.refresh)}

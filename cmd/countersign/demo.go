@@ -20,8 +20,12 @@ import (
 	"github.com/countersign/countersign/testdata/scenarios"
 )
 
-// defaultDemo is the scenario `countersign demo` plays without an argument.
+// defaultDemo is the scenario listed as the default; without an argument
+// `countersign demo` plays defaultDemos: seed 000's simple workflow, then its
+// two-rejection escalation.
 const defaultDemo = "simple"
+
+var defaultDemos = []string{defaultDemo, "escalation"}
 
 const demoUsage = `usage:
   countersign demo [-v] [NAME | FILE]   play a scenario and print its timeline
@@ -30,7 +34,7 @@ const demoUsage = `usage:
 A scenario is a workflow story (people, issues, PRs, reviews, /verify ...)
 played against a fake GitHub and a real countersign bot, both in this
 process, with every expectation in it checked. NAME is a built-in scenario
-(default %q); FILE is a .scenario file (format: testdata/scenarios/README.md).
+(without one: %q, then "escalation"); FILE is a .scenario file (format: testdata/scenarios/README.md).
 The exit code is 1 if an expectation is not met.
 
 flags:
@@ -68,14 +72,18 @@ func demo(args []string, stdout, stderr io.Writer) int {
 		return demoList(stdout, stderr)
 	}
 
-	name := defaultDemo
+	names := defaultDemos
 	if len(rest) == 1 {
-		name = rest[0]
+		names = rest
 	}
-	sc, err := loadScenario(name)
-	if err != nil {
-		fmt.Fprintf(stderr, "countersign demo: %v\n", err)
-		return 2
+	var plays []*scenario.Scenario
+	for _, name := range names {
+		sc, err := loadScenario(name)
+		if err != nil {
+			fmt.Fprintf(stderr, "countersign demo: %v\n", err)
+			return 2
+		}
+		plays = append(plays, sc)
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
@@ -86,6 +94,19 @@ func demo(args []string, stdout, stderr io.Writer) int {
 	if *verbose {
 		logs = stderr
 	}
+	for i, sc := range plays {
+		if i > 0 {
+			fmt.Fprintln(stdout)
+		}
+		// Each scenario on a fresh repository and bot: issue numbers start at 1.
+		if code := playOne(ctx, sc, logs, stdout, stderr); code != 0 {
+			return code
+		}
+	}
+	return 0
+}
+
+func playOne(ctx context.Context, sc *scenario.Scenario, logs, stdout, stderr io.Writer) int {
 	rig, err := scenario.NewRig(ctx, scenario.RigOptions{LogWriter: logs})
 	if err != nil {
 		fmt.Fprintf(stderr, "countersign demo: %v\n", err)

@@ -135,12 +135,18 @@ func TestDemoFailedExpectationExitsNonZero(t *testing.T) {
 
 // The default demo plays seed 000's simple three-person workflow to the end:
 // the task ends verified. (It passes once the task lifecycle is implemented.)
+// The default demo plays seed 000's simple workflow to state:verified, then
+// its two-rejection escalation.
 func TestDemoDefaultReachesVerified(t *testing.T) {
 	out, errOut, code := runDemo(t)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
-	if !strings.Contains(out, "Simple three-person workflow") || !strings.Contains(out, "state:verified") {
-		t.Errorf("the default demo did not end verified:\n%s", out)
+	simple, escalation, ok := strings.Cut(out, "Two-rejection escalation")
+	if !strings.Contains(simple, "Simple three-person workflow") || !strings.Contains(simple, "#1     closed  state:verified") {
+		t.Errorf("the default demo's simple workflow did not end verified:\n%s", simple)
+	}
+	if !ok || !strings.Contains(escalation, "escalated, state:in-progress") || !strings.Contains(escalation, "**#1 escalated**") {
+		t.Errorf("the default demo did not show the two-rejection escalation:\n%s", escalation)
 	}
 }

@@ -104,19 +104,7 @@ func (p *Processor) onPull(ctx context.Context, d *store.Delivery, e *github.Pul
 	if own, err := p.own(ctx, e.GetSender()); err != nil || own {
 		return store.Commit{}, err
 	}
-	c, err := p.gh.Installation(inst)
-	if err != nil {
-		return store.Commit{}, permanent(err)
-	}
-	old, err := loadPR(ctx, p.store, repo, pr.GetNumber())
-	if err != nil {
-		return store.Commit{}, err
-	}
-	cur, err := p.pullRecord(ctx, c, repo, pr, old)
-	if err != nil {
-		return store.Commit{}, err
-	}
-	return p.fanout(inst, d, old, cur, rules.Event{Kind: kind, Actor: e.GetSender().GetLogin(), At: eventTime(pr.GetUpdatedAt().Time, d)})
+	return p.pullEvent(ctx, inst, repo, d, pr, rules.Event{Kind: kind, Actor: e.GetSender().GetLogin(), At: eventTime(pr.GetUpdatedAt().Time, d)})
 }
 
 func (p *Processor) onReview(ctx context.Context, d *store.Delivery, e *github.PullRequestReviewEvent, log *slog.Logger) (store.Commit, error) {
@@ -131,6 +119,14 @@ func (p *Processor) onReview(ctx context.Context, d *store.Delivery, e *github.P
 	if e.GetAction() == "dismissed" {
 		state = "dismissed"
 	}
+	return p.pullEvent(ctx, inst, repo, d, pr, rules.Event{Kind: rules.PRReviewed, Actor: e.GetSender().GetLogin(),
+		At:     eventTime(rv.GetSubmittedAt().Time, d),
+		Review: &rules.ReviewFacts{Reviewer: rv.GetUser().GetLogin(), State: state, Head: rv.GetCommitID(), Body: rv.GetBody()}})
+}
+
+// pullEvent records pull request pr as its event shows it and fans ev out to
+// the tasks it closes.
+func (p *Processor) pullEvent(ctx context.Context, inst int64, repo string, d *store.Delivery, pr *github.PullRequest, ev rules.Event) (store.Commit, error) {
 	c, err := p.gh.Installation(inst)
 	if err != nil {
 		return store.Commit{}, permanent(err)
@@ -143,17 +139,15 @@ func (p *Processor) onReview(ctx context.Context, d *store.Delivery, e *github.P
 	if err != nil {
 		return store.Commit{}, err
 	}
-	return p.fanout(inst, d, old, cur, rules.Event{Kind: rules.PRReviewed, Actor: e.GetSender().GetLogin(),
-		At:     eventTime(rv.GetSubmittedAt().Time, d),
-		Review: &rules.ReviewFacts{Reviewer: rv.GetUser().GetLogin(), State: state, Head: rv.GetCommitID(), Body: rv.GetBody()}})
+	return p.fanout(inst, d, old, cur, ev)
 }
 
 // pullRecord is the record of pull request pr as the webhook shows it. Its
 // committers are read from GitHub when it closes a task and its head moved.
 func (p *Processor) pullRecord(ctx context.Context, c *github.Client, repo string, pr *github.PullRequest, old *rules.PullRequest) (*rules.PullRequest, error) {
-	cur := &rules.PullRequest{Repo: repo, Number: pr.GetNumber(), Author: pr.GetUser().GetLogin(), Head: pr.GetHead().GetSHA(),
-		Draft: pr.GetDraft(), Open: pr.GetState() == "open", Merged: pr.GetMerged(),
-		Links: rules.ClosingRefs(pr.GetBody(), repo)}
+	cur := &rules.PullRequest{Repo: repo, Links: rules.ClosingRefs(pr.GetBody(), repo), PRFacts: rules.PRFacts{
+		Number: pr.GetNumber(), Author: pr.GetUser().GetLogin(), Head: pr.GetHead().GetSHA(),
+		Draft: pr.GetDraft(), Open: pr.GetState() == "open", Merged: pr.GetMerged()}}
 	if old != nil && old.CommittersHead == cur.Head {
 		cur.Committers, cur.CommittersHead = old.Committers, old.CommittersHead
 		return cur, nil

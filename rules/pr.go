@@ -6,28 +6,22 @@ import (
 	"strings"
 )
 
-// PullRequest is the record countersign keeps for a pull request: enough to
-// know which tasks it closes and who built it.
+// PullRequest is the record countersign keeps for a pull request: the facts
+// its tasks see, and which tasks it closes.
 type PullRequest struct {
-	Repo   string `json:"repo"`
-	Number int    `json:"number"`
-	Author string `json:"author"`
-	Head   string `json:"head"`
-	Draft  bool   `json:"draft,omitempty"`
-	Open   bool   `json:"open"`
-	Merged bool   `json:"merged,omitempty"`
+	Repo string `json:"repo"`
+	PRFacts
 	// Links are the issues its body closes (ClosingRefs), in order.
 	Links []int `json:"links,omitempty"`
-	// Committers are the authors and co-authors of its commits, as of
-	// CommittersHead.
-	Committers     []Member `json:"committers,omitempty"`
-	CommittersHead string   `json:"committers_head,omitempty"`
+	// CommittersHead is the head for which Committers were read.
+	CommittersHead string `json:"committers_head,omitempty"`
 }
 
 // Facts are the pull request as rules' task events see it.
 func (p *PullRequest) Facts() *PRFacts {
-	return &PRFacts{Number: p.Number, Author: p.Author, Head: p.Head, Draft: p.Draft, Open: p.Open, Merged: p.Merged,
-		Committers: append([]Member(nil), p.Committers...)}
+	f := p.PRFacts
+	f.Committers = append([]Member(nil), p.Committers...)
+	return &f
 }
 
 // TaskEvent is an event for task Number that a pull request event means.

@@ -286,3 +286,34 @@ func TestCommandOnAPullRequestThatClosesNoTask(t *testing.T) {
 		t.Fatalf("replies = %q", replies)
 	}
 }
+
+// With verifiers: configured (a team here), only they (and leads) may verify;
+// write permission alone is not enough, and the team's size is what
+// separation: auto counts.
+func TestConfiguredVerifiers(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	h.gh.SetPermission(testRepo, "erin", "write")
+	h.gh.AddTeam("acme", "qa", "bob", "frank")
+	h.gh.SetFile(testRepo, rules.ConfigPath, "leads: [carol]\nverifiers: [\"@acme/qa\"]\n")
+	n := h.gh.OpenIssue(testRepo, "carol", "Task", "")
+	h.gh.Assign(testRepo, n, "carol", "alice")
+	h.gh.Comment(testRepo, n, "alice", "/start")
+	h.gh.Comment(testRepo, n, "alice", "/submit")
+	h.gh.Comment(testRepo, n, "bob", "/approve")
+	h.gh.Comment(testRepo, n, "erin", "/verify")
+	h.settle()
+	wantState(t, h, n, "completed")
+	last := h.gh.Comments(testRepo, n)
+	if body := last[len(last)-1].Body; !strings.Contains(body, "> /verify") || !strings.Contains(body, "verifiers:") {
+		t.Fatalf("erin's /verify was not refused for not being a verifier:\n%s", body)
+	}
+	// bob approved; bob, frank and carol can verify: a team of three, so the
+	// approver may not verify.
+	h.gh.Comment(testRepo, n, "bob", "/verify")
+	h.settle()
+	wantState(t, h, n, "completed")
+	h.gh.Comment(testRepo, n, "frank", "/verify checked")
+	h.settle()
+	wantState(t, h, n, "verified")
+}

@@ -219,13 +219,15 @@ func (p *Processor) fanout(inst int64, d *store.Delivery, old, cur *rules.PullRe
 	if ev.Kind == rules.Commented && len(fan) == 0 {
 		// Commands on a pull request that closes no task: say so rather than
 		// leave them unanswered.
-		var effects []rules.Effect
-		for _, cmd := range ev.Commands {
-			effects = append(effects, rules.Effect{Kind: rules.EffectNotice, Repo: cur.Repo, Number: cur.Number,
-				Notice: &rules.Notice{Kind: rules.NoticeRefused, Actor: ev.Actor, Quote: cmd.Line,
-					Reason: "this pull request closes no task: write `Fixes #N` (or `Closes`, `Resolves`) in its description, or comment on the task's issue."}})
+		n := &rules.Notice{Kind: rules.NoticeRefused, Actor: ev.Actor}
+		for i, cmd := range ev.Commands {
+			if i == rules.MaxCommands {
+				break
+			}
+			n.Refusals = append(n.Refusals, rules.Refusal{Quote: cmd.Line,
+				Reason: "this pull request closes no open task: write `Fixes #N` (or `Closes`, `Resolves`) in its description, or comment on the task's issue."})
 		}
-		nw, err := p.commitFor(inst, d, nil, effects)
+		nw, err := p.commitFor(inst, d, nil, []rules.Effect{{Kind: rules.EffectNotice, Repo: cur.Repo, Number: cur.Number, Notice: n}})
 		nw.Records = w.Records
 		return nw, err
 	}

@@ -282,7 +282,7 @@ func TestCommandOnAPullRequestThatClosesNoTask(t *testing.T) {
 			replies = append(replies, c.Body)
 		}
 	}
-	if len(replies) != 1 || !strings.Contains(replies[0], "> /verify looks fine") || !strings.Contains(replies[0], "closes no task") {
+	if len(replies) != 1 || !strings.Contains(replies[0], "> /verify looks fine") || !strings.Contains(replies[0], "closes no open task") {
 		t.Fatalf("replies = %q", replies)
 	}
 }

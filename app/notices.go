@@ -2,6 +2,8 @@ package app
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -103,26 +105,38 @@ func (x *Executor) configCheck(ctx context.Context, c *github.Client, owner, nam
 	return x.upsertCheck(ctx, c, owner, name, ConfigCheckName, e.SHA, "completed", conclusion, out)
 }
 
-// upsertCheck creates the App's check run checkName on sha, or updates the
-// one it made before (its id is remembered; else it is looked up by name).
+// checkRunRecord is what countersign remembers of the check run it wrote
+// last for a name on a commit.
+type checkRunRecord struct {
+	ID        int64  `json:"id"`
+	Completed bool   `json:"completed"`
+	Digest    string `json:"digest"` // of what it said: an identical update is skipped
+}
+
+// upsertCheck makes the App's check run checkName on sha say status,
+// conclusion and out. The run it made before (remembered; else looked up by
+// name) is updated while in progress; a completed run cannot change on GitHub,
+// so a change after completion is a new run, which branch protection reads as
+// the latest. Saying the same again writes nothing.
 func (x *Executor) upsertCheck(ctx context.Context, c *github.Client, owner, name, checkName, sha, status, conclusion string, out *github.CheckRunOutput) error {
 	idKey := "checkrun/" + owner + "/" + name + "/" + checkName + "@" + sha
-	var id int64
-	if _, err := loadRecord(ctx, x.store, idKey, &id); err != nil {
+	digest := fmt.Sprintf("%x", sha256.Sum256([]byte(status+"\x00"+conclusion+"\x00"+out.GetTitle()+"\x00"+out.GetSummary())))
+	var rec checkRunRecord
+	if _, err := loadRecord(ctx, x.store, idKey, &rec); err != nil {
 		return err
 	}
-	if id == 0 {
+	if rec.ID != 0 && rec.Digest == digest {
+		return nil
+	}
+	if rec.ID == 0 {
 		runs, _, err := c.Checks.ListCheckRunsForRef(ctx, owner, name, sha, &github.ListCheckRunsOptions{
 			CheckName: github.String(checkName), AppID: github.Int64(x.gh.appID), ListOptions: github.ListOptions{PerPage: 100}})
 		if err != nil {
 			return fmt.Errorf("list check runs: %w", err)
 		}
-		for _, r := range runs.CheckRuns {
+		for _, r := range runs.CheckRuns { // newest first
 			if r.GetName() == checkName && r.GetApp().GetID() == x.gh.appID {
-				id = r.GetID()
-				if err := x.store.Put(ctx, idKey, []byte(fmt.Sprint(id))); err != nil {
-					return fmt.Errorf("remember check run: %w", err)
-				}
+				rec = checkRunRecord{ID: r.GetID(), Completed: r.GetStatus() == "completed"}
 				break
 			}
 		}
@@ -131,22 +145,30 @@ func (x *Executor) upsertCheck(ctx context.Context, c *github.Client, owner, nam
 	if status == "completed" {
 		conc = github.String(conclusion)
 	}
-	if id != 0 {
-		_, _, err := c.Checks.UpdateCheckRun(ctx, owner, name, id, github.UpdateCheckRunOptions{
+	written := false
+	if rec.ID != 0 && !rec.Completed {
+		_, _, err := c.Checks.UpdateCheckRun(ctx, owner, name, rec.ID, github.UpdateCheckRunOptions{
 			Name: checkName, Status: github.String(status), Conclusion: conc, Output: out})
-		if err == nil || !isStatus(err, 404) {
-			if err != nil {
-				return fmt.Errorf("update check run: %w", err)
-			}
-			return nil
+		switch {
+		case err == nil:
+			written = true
+		case !isStatus(err, 404) && !isStatus(err, 422):
+			return fmt.Errorf("update check run: %w", err)
 		}
 	}
-	run, _, err := c.Checks.CreateCheckRun(ctx, owner, name, github.CreateCheckRunOptions{
-		Name: checkName, HeadSHA: sha, Status: github.String(status), Conclusion: conc, Output: out})
-	if err != nil {
-		return fmt.Errorf("create check run: %w", err)
+	if !written {
+		run, _, err := c.Checks.CreateCheckRun(ctx, owner, name, github.CreateCheckRunOptions{
+			Name: checkName, HeadSHA: sha, Status: github.String(status), Conclusion: conc, Output: out})
+		if err != nil {
+			return fmt.Errorf("create check run: %w", err)
+		}
+		rec.ID = run.GetID()
 	}
-	b := []byte(fmt.Sprint(run.GetID()))
+	rec.Completed, rec.Digest = status == "completed", digest
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("encode check run record: %w", err)
+	}
 	if err := x.store.Put(ctx, idKey, b); err != nil {
 		return fmt.Errorf("remember check run: %w", err)
 	}

@@ -21,10 +21,18 @@ func (d *decider) commented() {
 		}
 		d.changed = true
 	}
-	for _, c := range d.ev.Commands {
+	cmds := d.ev.Commands
+	if len(cmds) > MaxCommands {
+		cmds = cmds[:MaxCommands]
+	}
+	for _, c := range cmds {
 		d.command(c)
 	}
 }
+
+// MaxCommands is how many commands of one comment are acted on; the rest are
+// ignored, so one comment cannot make countersign write without end.
+const MaxCommands = 10
 
 func (d *decider) where() int {
 	if d.ev.Where != 0 {
@@ -33,9 +41,16 @@ func (d *decider) where() int {
 	return d.t.Number
 }
 
-// refuse replies to command c, quoting it, with why it changed nothing.
+// refuse replies to command c, quoting it, with why it changed nothing. The
+// refusals of one comment share one reply.
 func (d *decider) refuse(c Command, why string) {
-	d.notice(d.where(), Notice{Kind: NoticeRefused, Quote: c.Line, Reason: why, State: d.t.State})
+	for i := range d.effects {
+		if n := d.effects[i].Notice; n != nil && n.Kind == NoticeRefused && d.effects[i].Number == d.where() {
+			n.Refusals = append(n.Refusals, Refusal{Quote: c.Line, Reason: why})
+			return
+		}
+	}
+	d.notice(d.where(), Notice{Kind: NoticeRefused, Refusals: []Refusal{{Quote: c.Line, Reason: why}}, State: d.t.State})
 }
 
 func (d *decider) command(c Command) {
@@ -51,7 +66,9 @@ func (d *decider) command(c Command) {
 	case CmdReject:
 		d.reject(c)
 	case CmdStatus:
-		d.notice(d.where(), Notice{Kind: NoticeStatus, State: d.t.State})
+		if !slices.ContainsFunc(d.effects, func(e Effect) bool { return e.Notice != nil && e.Notice.Kind == NoticeStatus }) {
+			d.notice(d.where(), Notice{Kind: NoticeStatus, State: d.t.State})
+		}
 	case CmdReopen:
 		d.reopen(c)
 	case CmdSkipVerify:

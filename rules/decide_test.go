@@ -592,14 +592,15 @@ func checkRefused(t *testing.T, old *Task, ev Event, d Decision, c Command, phra
 	if n == nil {
 		return
 	}
-	if n.Quote != c.Line {
-		t.Errorf("refusal quotes %q, want %q", n.Quote, c.Line)
+	if len(n.Refusals) != 1 || n.Refusals[0].Quote != c.Line {
+		t.Errorf("refusals %+v, want one quoting %q", n.Refusals, c.Line)
+		return
 	}
 	if n.Actor != ev.Actor || n.State != old.State {
 		t.Errorf("refusal by %q in state %q, want %q, %q", n.Actor, n.State, ev.Actor, old.State)
 	}
-	if !slices.ContainsFunc(phrases, func(p string) bool { return strings.Contains(n.Reason, p) }) {
-		t.Errorf("refusal reason %q names none of %q", n.Reason, phrases)
+	if r := n.Refusals[0].Reason; !slices.ContainsFunc(phrases, func(p string) bool { return strings.Contains(r, p) }) {
+		t.Errorf("refusal reason %q names none of %q", r, phrases)
 	}
 	if e := effectsOf(d, EffectNotice); len(e) == 1 && e[0].Number != fxIssue {
 		t.Errorf("refusal posted on #%d, want the task #%d", e[0].Number, fxIssue)
@@ -762,7 +763,7 @@ func TestDecideTaskCommands(t *testing.T) {
 				return f
 			}(),
 			want: want{state: Review, notices: []NoticeKind{NoticeRefused}, check: func(t *testing.T, d Decision) {
-				if r := noticeOf(d, NoticeRefused).Reason; !strings.Contains(r, "verifiers:") {
+				if r := refusalReason(d); !strings.Contains(r, "verifiers:") {
 					t.Errorf("refusal %q does not say who may approve (verifiers:)", r)
 				}
 			}},
@@ -777,7 +778,7 @@ func TestDecideTaskCommands(t *testing.T) {
 				return f
 			}(),
 			want: want{state: Completed, notices: []NoticeKind{NoticeRefused}, check: func(t *testing.T, d Decision) {
-				if r := noticeOf(d, NoticeRefused).Reason; !strings.Contains(r, "leads:") {
+				if r := refusalReason(d); !strings.Contains(r, "leads:") {
 					t.Errorf("refusal %q does not say who may (leads:)", r)
 				}
 			}},
@@ -787,7 +788,7 @@ func TestDecideTaskCommands(t *testing.T) {
 			task: fxTask(Review, false),
 			ev:   fxComment("erin", "/verify"),
 			want: want{state: Review, notices: []NoticeKind{NoticeRefused}, check: func(t *testing.T, d Decision) {
-				if r := noticeOf(d, NoticeRefused).Reason; !strings.Contains(r, "approval") {
+				if r := refusalReason(d); !strings.Contains(r, "approval") {
 					t.Errorf("refusal %q does not say an approval is missing", r)
 				}
 			}},
@@ -1321,7 +1322,7 @@ func TestDecideTaskSeparation(t *testing.T) {
 	verified := want{state: Verified, steps: []step{{Verified, "/verify"}}, labels: lbl(Verified)}
 	refused := func(phrase string) want {
 		return want{state: Completed, notices: []NoticeKind{NoticeRefused}, check: func(t *testing.T, d Decision) {
-			if r := noticeOf(d, NoticeRefused).Reason; !strings.Contains(r, phrase) {
+			if r := refusalReason(d); !strings.Contains(r, phrase) {
 				t.Errorf("refusal %q does not contain %q", r, phrase)
 			}
 		}}
@@ -1502,4 +1503,12 @@ func TestDecideTaskRecord(t *testing.T) {
 			ev: func() Event { e := fxReview("carol", "approved", fxHead, ""); e.Review = nil; return e }(), want: want{nothing: true}},
 	}
 	runEventCases(t, tests)
+}
+
+// refusalReason is the reason of the first refusal d answers with.
+func refusalReason(d Decision) string {
+	if n := noticeOf(d, NoticeRefused); n != nil && len(n.Refusals) > 0 {
+		return n.Refusals[0].Reason
+	}
+	return ""
 }

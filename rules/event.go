@@ -164,10 +164,18 @@ type Notice struct {
 	Task       int         `json:"task"`
 	Actor      string      `json:"actor,omitempty"`
 	Quote      string      `json:"quote,omitempty"`  // the command, as written
-	Reason     string      `json:"reason,omitempty"` // why (refused), or the person's reason
+	Reason     string      `json:"reason,omitempty"` // why (ignored), or the person's reason
+	// Refusals are the refused commands of one comment, answered together.
+	Refusals []Refusal `json:"refusals,omitempty"`
 	Mentions   []string    `json:"mentions,omitempty"`
 	State      State       `json:"state,omitempty"`
 	Rejections []Rejection `json:"rejections,omitempty"`
+}
+
+// Refusal is one refused command: as written, and why it changed nothing.
+type Refusal struct {
+	Quote  string `json:"quote"`
+	Reason string `json:"reason"`
 }
 
 // Decision is what rules decided for one event: the task record to keep (nil

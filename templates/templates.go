@@ -46,7 +46,7 @@ var all = template.Must(template.New("").Funcs(template.FuncMap{
 	"quote": func(s string) string { // a Markdown block quote of s
 		lines := strings.Split(strings.TrimRight(strings.ReplaceAll(s, "\r", ""), "\n"), "\n")
 		for i, l := range lines {
-			lines[i] = "> " + l
+			lines[i] = "> " + noMention(l)
 		}
 		return strings.Join(lines, "\n")
 	},
@@ -105,3 +105,7 @@ const noticeMarker = "<!-- countersign:notice "
 func NoticeMarker(key string) string {
 	return noticeMarker + strings.ReplaceAll(key, "--", "- -") + " -->"
 }
+
+// noMention keeps quoted text from @-mentioning anyone (a zero-width space
+// after each "@"): a command or reason quoted back must not notify a team.
+func noMention(s string) string { return strings.ReplaceAll(s, "@", "@\u200b") }

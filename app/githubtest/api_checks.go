@@ -169,6 +169,11 @@ func (s *Server) updateCheckRunAPI(c *apiCall) {
 		return
 	}
 	wasCompleted := cr.status == "completed"
+	// A completed run stays completed: a new attempt is a new run.
+	if wasCompleted && ((req.Status != nil && *req.Status != "completed") || (req.Conclusion != nil && *req.Conclusion != cr.conclusion)) {
+		c.fail(http.StatusUnprocessableEntity, "Cannot change the status or conclusion of a completed check run; create a new check run instead.")
+		return
+	}
 	applyCheckRun(cr, &req)
 	if cr.status == "completed" && cr.completedAt.IsZero() {
 		cr.completedAt = now()

@@ -252,17 +252,13 @@ func (p *Processor) decideCheck(ctx context.Context, cd checkDelivery, d *store.
 	if err != nil || pr == nil || (!pr.Open && !pr.Merged) || pr.Head == "" {
 		return store.Commit{}, err
 	}
-	var tasks []*rules.Task
-	for _, n := range pr.Links {
-		t, err := loadTask(ctx, p.store, cd.Repo, n)
-		if err != nil {
+	tasks := make([]*rules.Task, len(pr.Links))
+	for i, n := range pr.Links {
+		if tasks[i], err = loadTask(ctx, p.store, cd.Repo, n); err != nil {
 			return store.Commit{}, err
 		}
-		if t != nil {
-			tasks = append(tasks, t)
-		}
 	}
-	check := rules.CheckFor(tasks)
+	check := rules.CheckFor(pr, tasks)
 	return p.commitFor(cd.Installation, d, nil, []rules.Effect{{Kind: rules.EffectCheck, Repo: cd.Repo, Number: cd.Number, SHA: pr.Head, Check: &check}})
 }
 

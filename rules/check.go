@@ -24,23 +24,37 @@ type CheckTask struct {
 	Forced     bool   `json:"forced,omitempty"`
 }
 
-// CheckFor works out the check of a pull request that closes tasks: success
-// when every task is verified; failure when one was rejected (or failed a
-// criterion) and no new attempt was submitted since; in progress otherwise. A
-// pull request that closes no tracked task is in progress: the gate does not
-// open for work that claims no task.
-func CheckFor(tasks []*Task) Check {
+// CheckFor works out the check of pull request pr from the records of the
+// tasks it closes: tasks[i] is the record of pr.Links[i], nil when there is
+// none. It succeeds when every task is verified and has seen this pull request
+// at this head (a task not yet told of a push or a link does not count, nor
+// does an issue that is no task: the gate opens for verified work only); it
+// fails when a task was rejected (or failed a criterion) and no new attempt
+// was submitted since; it is in progress otherwise.
+func CheckFor(pr *PullRequest, tasks []*Task) Check {
 	c := Check{Status: "in_progress", Tasks: []CheckTask{}}
 	verified, failing := 0, false
-	for _, t := range tasks {
+	for i, n := range pr.Links {
+		var t *Task
+		if i < len(tasks) {
+			t = tasks[i]
+		}
+		if t == nil {
+			c.Tasks = append(c.Tasks, CheckTask{Number: n, Missing: "It is not a task countersign tracks."})
+			continue
+		}
 		ct := CheckTask{Number: t.Number, Title: t.Title, State: t.State, Verifier: t.Verifier, Failing: t.Failing,
 			Unverified: t.Unverified, Forced: t.Forced}
 		if t.Failing && len(t.Rejections) > 0 {
 			ct.Reason = t.Rejections[len(t.Rejections)-1].Reason
 		}
-		if t.State == Verified {
+		lp := t.pr(pr.Number)
+		switch {
+		case lp == nil || lp.Head != pr.Head || !(lp.Open || lp.Merged):
+			ct.Missing = "countersign is still taking in this pull request's latest commits for it."
+		case t.State == Verified:
 			verified++
-		} else {
+		default:
 			ct.Missing = Missing(t)
 		}
 		failing = failing || t.Failing
@@ -49,7 +63,7 @@ func CheckFor(tasks []*Task) Check {
 	switch {
 	case failing:
 		c.Status, c.Conclusion = "completed", "failure"
-	case len(tasks) > 0 && verified == len(tasks):
+	case len(pr.Links) > 0 && verified == len(pr.Links):
 		c.Status, c.Conclusion = "completed", "success"
 	}
 	return c

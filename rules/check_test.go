@@ -53,7 +53,7 @@ func TestCheckFor(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := CheckFor(tc.tasks)
+			c := checkFor(tc.tasks)
 			if c.Status != tc.status || c.Conclusion != tc.conclusion {
 				t.Errorf("CheckFor = %s/%s, want %s/%s", c.Status, c.Conclusion, tc.status, tc.conclusion)
 			}
@@ -83,11 +83,11 @@ func TestCheckFor(t *testing.T) {
 
 func TestCheckForLatestRejection(t *testing.T) {
 	tk := &Task{Number: 3, State: InProgress, Failing: true, Rejections: []Rejection{{Reason: "first"}, {Reason: "second"}}}
-	if c := CheckFor([]*Task{tk}); c.Tasks[0].Reason != "second" {
+	if c := checkFor([]*Task{tk}); c.Tasks[0].Reason != "second" {
 		t.Errorf("reason %q, want the latest rejection's", c.Tasks[0].Reason)
 	}
 	tk.Rejections = nil // failing for a failed criterion
-	if c := CheckFor([]*Task{tk}); c.Conclusion != "failure" || c.Tasks[0].Reason != "" {
+	if c := checkFor([]*Task{tk}); c.Conclusion != "failure" || c.Tasks[0].Reason != "" {
 		t.Errorf("check %+v, want a failure without a rejection reason", c)
 	}
 }
@@ -124,5 +124,38 @@ func TestMissing(t *testing.T) {
 func TestCheckName(t *testing.T) {
 	if CheckName != "countersign/verification" {
 		t.Errorf("CheckName = %q: the name never changes (branch protection requires it)", CheckName)
+	}
+}
+
+// checkFor is CheckFor for a pull request #99 at head h99 that closes tasks,
+// each of which has seen it.
+func checkFor(tasks []*Task) Check {
+	pr := &PullRequest{Repo: fxRepo, PRFacts: PRFacts{Number: 99, Head: "h99", Open: true}}
+	for _, t := range tasks {
+		pr.Links = append(pr.Links, t.Number)
+		if t.pr(99) == nil {
+			t.PRs = append(t.PRs, LinkedPR{Number: 99, Head: "h99", Open: true})
+		}
+	}
+	return CheckFor(pr, tasks)
+}
+
+// A verified task that has not yet seen the pull request's head (a push
+// still on its way to it), or a linked issue with no task record, keeps the
+// gate closed.
+func TestCheckForUnseenHeadsAndUntrackedIssues(t *testing.T) {
+	verified := &Task{Repo: fxRepo, Number: 3, State: Verified, Verifier: "bob",
+		PRs: []LinkedPR{{Number: 99, Head: "old", Open: true}}}
+	pr := &PullRequest{Repo: fxRepo, Links: []int{3}, PRFacts: PRFacts{Number: 99, Head: "new", Open: true}}
+	if c := CheckFor(pr, []*Task{verified}); c.Status != "in_progress" || !strings.Contains(c.Tasks[0].Missing, "latest commits") {
+		t.Errorf("unseen head: %+v", c)
+	}
+	verified.PRs[0].Head = "new"
+	if c := CheckFor(pr, []*Task{verified}); c.Conclusion != "success" {
+		t.Errorf("seen head: %+v", c)
+	}
+	pr.Links = []int{3, 4}
+	if c := CheckFor(pr, []*Task{verified, nil}); c.Status != "in_progress" || c.Tasks[1].Number != 4 || c.Tasks[1].Missing == "" {
+		t.Errorf("an issue with no task record: %+v", c)
 	}
 }

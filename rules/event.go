@@ -160,13 +160,13 @@ const (
 // Notice is the content of a comment; templates/notice-<kind>.md.tmpl
 // renders it.
 type Notice struct {
-	Kind       NoticeKind  `json:"kind"`
-	Task       int         `json:"task"`
-	Actor      string      `json:"actor,omitempty"`
-	Quote      string      `json:"quote,omitempty"`  // the command, as written
-	Reason     string      `json:"reason,omitempty"` // why (ignored), or the person's reason
+	Kind   NoticeKind `json:"kind"`
+	Task   int        `json:"task"`
+	Actor  string     `json:"actor,omitempty"`
+	Quote  string     `json:"quote,omitempty"`  // the command, as written
+	Reason string     `json:"reason,omitempty"` // why (ignored), or the person's reason
 	// Refusals are the refused commands of one comment, answered together.
-	Refusals []Refusal `json:"refusals,omitempty"`
+	Refusals   []Refusal   `json:"refusals,omitempty"`
 	Mentions   []string    `json:"mentions,omitempty"`
 	State      State       `json:"state,omitempty"`
 	Rejections []Rejection `json:"rejections,omitempty"`

@@ -135,9 +135,14 @@ func (p *Processor) pullEvent(ctx context.Context, inst int64, repo string, d *s
 	if err != nil {
 		return store.Commit{}, err
 	}
-	cur, err := p.pullRecord(ctx, c, repo, pr, old)
-	if err != nil {
-		return store.Commit{}, err
+	cur := old
+	if old == nil || ev.Kind != rules.PRReviewed {
+		// A review's copy of its pull request may be older than the record (a
+		// push processed before the review's delivery); only a pull request's own
+		// events restate it.
+		if cur, err = p.pullRecord(ctx, c, repo, pr, old); err != nil {
+			return store.Commit{}, err
+		}
 	}
 	return p.fanout(inst, d, old, cur, ev)
 }
@@ -147,7 +152,7 @@ func (p *Processor) pullEvent(ctx context.Context, inst int64, repo string, d *s
 func (p *Processor) pullRecord(ctx context.Context, c *github.Client, repo string, pr *github.PullRequest, old *rules.PullRequest) (*rules.PullRequest, error) {
 	cur := &rules.PullRequest{Repo: repo, Links: rules.ClosingRefs(pr.GetBody(), repo), PRFacts: rules.PRFacts{
 		Number: pr.GetNumber(), Author: pr.GetUser().GetLogin(), Head: pr.GetHead().GetSHA(),
-		Draft: pr.GetDraft(), Open: pr.GetState() == "open", Merged: pr.GetMerged()}}
+		Draft: pr.GetDraft(), Open: pr.GetState() == "open", Merged: pr.GetMerged() || pr.MergedAt != nil}} // reviews' copies carry merged_at only
 	if old != nil && old.CommittersHead == cur.Head {
 		cur.Committers, cur.CommittersHead = old.Committers, old.CommittersHead
 		return cur, nil

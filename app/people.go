@@ -17,35 +17,45 @@ type directory struct {
 	c           *github.Client
 	owner, name string
 	cfg         rules.Config
-	roles       map[string]string // login -> role_name ("admin", "maintain", "write", ...)
+	roles       map[string]access // login -> standing
 	members     map[string]bool   // "org/slug\x00login" -> member
 }
 
 func newDirectory(c *github.Client, repo string, cfg rules.Config) *directory {
 	owner, name, _ := strings.Cut(repo, "/")
-	return &directory{c: c, owner: owner, name: name, cfg: cfg, roles: map[string]string{}, members: map[string]bool{}}
+	return &directory{c: c, owner: owner, name: name, cfg: cfg, roles: map[string]access{}, members: map[string]bool{}}
 }
 
-// role is login's role on the repository ("none" for strangers).
-func (d *directory) role(ctx context.Context, login string) (string, error) {
+// access is login's standing on the repository: its role ("admin",
+// "maintain", "write", "triage", "read", a custom role's name, or "none") and
+// the base permission that role grants ("admin", "write", "read", "none").
+type access struct{ role, permission string }
+
+func (a access) lead() bool { return a.role == "admin" || a.role == "maintain" }
+func (a access) writer() bool {
+	return a.lead() || a.role == "write" || a.permission == "admin" || a.permission == "write"
+}
+
+func (d *directory) access(ctx context.Context, login string) (access, error) {
 	key := strings.ToLower(login)
-	if r, ok := d.roles[key]; ok {
-		return r, nil
+	if a, ok := d.roles[key]; ok {
+		return a, nil
 	}
 	p, _, err := d.c.Repositories.GetPermissionLevel(ctx, d.owner, d.name, login)
-	role := "none"
+	a := access{role: "none", permission: "none"}
 	switch {
 	case isStatus(err, http.StatusNotFound): // not a user GitHub knows as a collaborator (bots, strangers)
 	case err != nil:
-		return "", fmt.Errorf("permission of %s: %w", login, err)
+		return a, fmt.Errorf("permission of %s: %w", login, err)
 	default:
-		role = p.GetUser().GetRoleName()
-		if role == "" {
-			role = p.GetPermission() // older servers: admin, write, read, none
+		a.permission = p.GetPermission()
+		a.role = p.GetUser().GetRoleName()
+		if a.role == "" {
+			a.role = a.permission // older servers give only the base permission
 		}
 	}
-	d.roles[key] = role
-	return role, nil
+	d.roles[key] = a
+	return a, nil
 }
 
 // listed reports whether login is one of entries: a login, or a member of an
@@ -79,31 +89,29 @@ func (d *directory) member(ctx context.Context, org, slug, login string) (bool, 
 }
 
 // person is what the repository says about login: a lead (leads:, else admin
-// or maintain permission) and eligible to approve, verify and reject
-// (verifiers:, else write permission; leads always).
+// or maintain permission); a writer (write permission); eligible to verify and
+// reject (verifiers:, else write permission; leads always).
 func (d *directory) person(ctx context.Context, login string) (rules.Person, error) {
 	var p rules.Person
-	var err error
-	if len(d.cfg.Leads) > 0 {
-		p.Lead, err = d.listed(ctx, d.cfg.Leads, login)
-	} else {
-		var role string
-		role, err = d.role(ctx, login)
-		p.Lead = role == "admin" || role == "maintain"
-	}
+	a, err := d.access(ctx, login)
 	if err != nil {
 		return p, err
 	}
-	if p.Lead {
+	p.Writer = a.writer()
+	p.Lead = a.lead()
+	if len(d.cfg.Leads) > 0 {
+		if p.Lead, err = d.listed(ctx, d.cfg.Leads, login); err != nil {
+			return p, err
+		}
+	}
+	switch {
+	case p.Lead:
 		p.Eligible = true
-		return p, nil
-	}
-	if len(d.cfg.Verifiers) > 0 {
+	case len(d.cfg.Verifiers) > 0:
 		p.Eligible, err = d.listed(ctx, d.cfg.Verifiers, login)
-		return p, err
+	default:
+		p.Eligible = p.Writer
 	}
-	role, err := d.role(ctx, login)
-	p.Eligible = role == "admin" || role == "maintain" || role == "write"
 	return p, err
 }
 

@@ -265,10 +265,12 @@ func (p *Processor) facts(ctx context.Context, dir *directory, task *rules.Task,
 	}
 	for _, cmd := range ev.Commands {
 		switch {
-		case cmd.Name == rules.CmdVerify && f.TeamSize == 0 && task != nil && task.State == rules.Completed:
+		case (cmd.Name == rules.CmdVerify || cmd.Name == rules.CmdReject) && f.TeamSize == 0 && task != nil && task.State == rules.Completed:
 			if f.TeamSize, err = dir.teamSize(ctx); err != nil {
 				return f, err
 			}
+		}
+		switch {
 		case cmd.Name == rules.CmdReject && f.Leads == nil && task != nil && task.State == rules.Completed:
 			if f.Leads, err = dir.leads(ctx); err != nil {
 				return f, err

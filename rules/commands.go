@@ -134,12 +134,12 @@ func (d *decider) approve(c Command) {
 		d.refuse(c, fmt.Sprintf("#%d has a pull request (#%d): approve it with a GitHub review; /approve is for tasks with no pull request.", t.Number, prs[0]))
 		return
 	}
-	if b := t.builder(d.actor()); b != nil {
-		d.refuse(c, fmt.Sprintf("@%s built this task (%s); an approval must come from someone who did not.", d.actor(), b.As))
+	if b := d.builderFor(d.actor()); b != nil {
+		d.refuse(c, fmt.Sprintf("@%s built this task (%s); an approval must come from someone who did not.", b.Login, b.As))
 		return
 	}
-	if !d.f.Actor.Eligible {
-		d.refuse(c, "@"+d.actor()+" "+d.eligibleWho("approve"))
+	if !d.f.Actor.MayApprove() {
+		d.refuse(c, "@"+d.actor()+" has no write permission on the repository; only people with write permission may approve.")
 		return
 	}
 	if !d.stateIs(c, Review, "It must be submitted (/submit) first.") {
@@ -181,16 +181,16 @@ func Missing(t *Task) string {
 // make them its verifier, DESIGN §1): eligible, not a builder, and not an
 // approver of the attempt unless separation allows it.
 func (d *decider) mayConfirm(c Command) bool {
-	t, who := d.t, d.actor()
-	if b := t.builder(who); b != nil {
-		d.refuse(c, fmt.Sprintf("@%s built this task (%s); someone who did not build it must %s it.", who, b.As, c.Name))
+	who := d.actor()
+	if b := d.builderFor(who); b != nil {
+		d.refuse(c, fmt.Sprintf("@%s built this task (%s); someone who did not build it must %s it.", b.Login, b.As, c.Name))
 		return false
 	}
 	if !d.f.Actor.Eligible {
 		d.refuse(c, "@"+who+" "+d.eligibleWho(string(c.Name)))
 		return false
 	}
-	if t.IsApprover(who) && !d.approverMayVerify() {
+	if d.approverFor(who) && !d.approverMayVerify() {
 		d.refuse(c, fmt.Sprintf("@%s approved this attempt; the verifier must be someone else (separation: %s, %d people can verify).",
 			who, d.f.Config.Separation, d.f.TeamSize))
 		return false
@@ -240,7 +240,7 @@ func (d *decider) reject(c Command) {
 	if !d.mayConfirm(c) {
 		return
 	}
-	t.Rejections = append(t.Rejections, Rejection{By: d.actor(), At: d.ev.At, Reason: c.Args, Attempt: t.Attempt})
+	t.Rejections = append(t.Rejections, Rejection{By: d.actor(), At: d.ev.At, Reason: clip(c.Args, maxReason), Attempt: t.Attempt})
 	t.Attempt++
 	t.FailedAttempts++
 	t.Approvals, t.Approvers = nil, nil

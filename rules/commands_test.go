@@ -25,3 +25,31 @@ func TestOneReplyPerCommentAndACap(t *testing.T) {
 		t.Fatalf("refusal reply %+v, want 6 refusals", refused)
 	}
 }
+
+// An agent's account acts for its pilot: the agent of a builder neither
+// verifies nor approves.
+func TestAgentOfABuilderIsNoVerifier(t *testing.T) {
+	f := fxFacts("alice-agent")
+	f.Actor = Person{Eligible: true, Writer: true}
+	f.Config.Agents = map[string]string{"alice-agent": "alice"}
+	d := DecideTask(fxTask(Completed, true), fxComment("alice-agent", "/verify lgtm"), f)
+	if d.Task.State != Completed || !strings.Contains(refusalReason(d), "@alice built this task") {
+		t.Fatalf("state %s, refusal %q", d.Task.State, refusalReason(d))
+	}
+	d = DecideTask(fxTask(Review, false), fxComment("alice-agent", "/approve"), f)
+	if d.Task.State != Review || !strings.Contains(refusalReason(d), "@alice built this task") {
+		t.Fatalf("state %s, refusal %q", d.Task.State, refusalReason(d))
+	}
+}
+
+// Someone who becomes a builder after approving (assigned, or a co-author of
+// a later commit) loses the approval: a completed task goes back to review,
+// and they still may not verify.
+func TestApproverWhoBecomesABuilder(t *testing.T) {
+	ev := fxEvent(IssueAssigned, "lead")
+	ev.Issue.Assignees = []string{"alice", "carol"}
+	d := DecideTask(fxTask(Completed, true), ev, fxFacts("lead"))
+	if d.Task.State != Review || len(d.Task.Approvals) != 0 || !d.Task.IsBuilder("carol") {
+		t.Fatalf("state %s, approvals %v, builders %v", d.Task.State, d.Task.Approvals, d.Task.Builders)
+	}
+}

@@ -131,14 +131,14 @@ func (d *decider) finish() Decision {
 
 // move records a transition to state to.
 func (d *decider) move(to State, why string) {
-	d.t.History = append(d.t.History, Transition{From: d.t.State, To: to, Actor: d.ev.Actor, At: d.ev.At, Why: why})
+	d.t.History = append(d.t.History, Transition{From: d.t.State, To: to, Actor: d.ev.Actor, At: d.ev.At, Why: clip(why, maxWhy)})
 	d.t.State = to
 	d.dirty()
 }
 
 // note records an event that changed no state.
 func (d *decider) note(why string) {
-	d.t.History = append(d.t.History, Transition{From: d.t.State, To: d.t.State, Actor: d.ev.Actor, At: d.ev.At, Why: why})
+	d.t.History = append(d.t.History, Transition{From: d.t.State, To: d.t.State, Actor: d.ev.Actor, At: d.ev.At, Why: clip(why, maxWhy)})
 	d.dirty()
 }
 
@@ -177,6 +177,7 @@ func (d *decider) addBuilder(login, as string) {
 	if !d.t.IsBuilder(login) {
 		d.t.Builders = append(d.t.Builders, Member{Login: login, As: as})
 		d.dirty()
+		d.builderApprovalsVoid(login)
 	}
 	pilot, ok := d.f.Config.Pilot(login)
 	if !ok && IsBot(login) {
@@ -185,7 +186,40 @@ func (d *decider) addBuilder(login, as string) {
 	if ok && pilot != "" && !SameLogin(pilot, login) && !d.t.IsBuilder(pilot) {
 		d.t.Builders = append(d.t.Builders, Member{Login: pilot, As: "pilot of " + login})
 		d.dirty()
+		d.builderApprovalsVoid(pilot)
 	}
+}
+
+// builderApprovalsVoid drops the approvals of someone who became a builder:
+// an approval by a builder does not count, whenever they became one. A
+// completed task they alone approved goes back to review.
+func (d *decider) builderApprovalsVoid(login string) {
+	n := len(d.t.Approvals)
+	d.t.Approvals = slices.DeleteFunc(d.t.Approvals, func(a Approval) bool { return SameLogin(a.By, login) })
+	if len(d.t.Approvals) != n && d.t.State == Completed && !d.t.approvedNow() {
+		d.move(Review, "@"+login+" became a builder: their approval no longer counts")
+	}
+}
+
+// builderFor is the builder record that makes login a builder: their own, or
+// their pilot's when login is an agent's account (configured in agents:).
+func (d *decider) builderFor(login string) *Member {
+	if b := d.t.builder(login); b != nil {
+		return b
+	}
+	if pilot, ok := d.f.Config.Pilot(login); ok {
+		return d.t.builder(pilot)
+	}
+	return nil
+}
+
+// approverFor reports whether login, or the pilot flying login, approved the attempt.
+func (d *decider) approverFor(login string) bool {
+	if d.t.IsApprover(login) {
+		return true
+	}
+	pilot, ok := d.f.Config.Pilot(login)
+	return ok && d.t.IsApprover(pilot)
 }
 
 // defaultPilot is who flies an agent's account when agents: does not say: the
@@ -366,13 +400,13 @@ func (d *decider) reviewed() {
 	who := rv.Reviewer
 	switch rv.State {
 	case "approved":
-		if b := t.builder(who); b != nil {
+		if b := d.builderFor(who); b != nil {
 			d.note(fmt.Sprintf("approval by @%s on #%d not counted: a builder (%s)", who, p.Number, b.As))
 			d.notice(p.Number, Notice{Kind: NoticeIgnored, Actor: who,
 				Reason: fmt.Sprintf("@%s built this task (%s); an approval by a builder does not count", who, b.As)})
 			return
 		}
-		if !d.f.Actor.Eligible {
+		if !d.f.Actor.MayApprove() {
 			d.note(fmt.Sprintf("approval by @%s on #%d not counted: no write permission", who, p.Number))
 			d.notice(p.Number, Notice{Kind: NoticeIgnored, Actor: who,
 				Reason: fmt.Sprintf("@%s %s", who, d.eligibleWho("approve"))})
@@ -385,7 +419,7 @@ func (d *decider) reviewed() {
 		d.countApproval(Approval{By: who, Head: rv.Head, PR: p.Number, At: d.ev.At})
 		d.completeIfApproved()
 	case "changes_requested":
-		if t.IsBuilder(who) || !d.f.Actor.Eligible {
+		if d.builderFor(who) != nil || !d.f.Actor.MayApprove() {
 			return // only a review that could have approved can send work back
 		}
 		d.dropApprovals(who, p.Number)
@@ -438,6 +472,22 @@ func (d *decider) dropApprovals(login string, pr int) {
 		kept = append(kept, a)
 	}
 	d.t.Approvals = kept
+}
+
+// Limits on the people's text a record keeps, so a card (history twice:
+// record and table) stays far below GitHub's 65,536 characters.
+const (
+	maxWhy    = 300
+	maxReason = 1000
+)
+
+// clip shortens s to at most n characters, marking the cut.
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
 }
 
 func mentions(logins []string) string {

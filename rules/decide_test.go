@@ -754,7 +754,7 @@ func TestDecideTaskCommands(t *testing.T) {
 			want: want{state: Review, notices: []NoticeKind{NoticeRefused}},
 		},
 		{
-			name: "/approve refusal names verifiers: when configured",
+			name: "/approve needs write permission, even when verifiers: is configured",
 			task: fxTask(Review, false),
 			ev:   fxComment("mallory", "/approve"),
 			facts: func() Facts {
@@ -763,8 +763,8 @@ func TestDecideTaskCommands(t *testing.T) {
 				return f
 			}(),
 			want: want{state: Review, notices: []NoticeKind{NoticeRefused}, check: func(t *testing.T, d Decision) {
-				if r := refusalReason(d); !strings.Contains(r, "verifiers:") {
-					t.Errorf("refusal %q does not say who may approve (verifiers:)", r)
+				if r := refusalReason(d); !strings.Contains(r, "write permission") {
+					t.Errorf("refusal %q does not say who may approve (write permission)", r)
 				}
 			}},
 		},

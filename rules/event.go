@@ -96,10 +96,16 @@ type Facts struct {
 // Person is what the repository says about the event's actor.
 type Person struct {
 	Lead bool `json:"lead,omitempty"`
-	// Eligible: may approve, verify and reject (write permission, or listed in
-	// verifiers:, or a lead).
+	// Eligible: may verify and reject (write permission, or listed in
+	// verifiers: when it is set, or a lead).
 	Eligible bool `json:"eligible,omitempty"`
+	// Writer: has write permission on the repository.
+	Writer bool `json:"writer,omitempty"`
 }
+
+// MayApprove: an approval counts from someone with write permission (as
+// GitHub's own required reviews) or who may verify.
+func (p Person) MayApprove() bool { return p.Eligible || p.Writer }
 
 // EffectKind names a change to make on GitHub. Every effect is idempotent: it
 // states what GitHub must look like, so applying it twice changes nothing more.

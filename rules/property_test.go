@@ -436,8 +436,9 @@ func checkStep(cur, next *Task, ev Event, f Facts, d Decision, ps *propState) er
 		return fmt.Errorf("history ends in %s, the state is %s", state, next.State)
 	}
 	// (g) a pull request event that restates what the record already holds
-	// (a redelivery, a resync) moves nothing.
-	if cur != nil && ev.PR != nil && ev.Kind != PRReviewed && cur.State != next.State {
+	// (a redelivery, a resync) moves nothing. (One that names a new builder is
+	// news: that builder's approval stops counting.)
+	if cur != nil && ev.PR != nil && ev.Kind != PRReviewed && cur.State != next.State && len(next.Builders) == len(cur.Builders) {
 		if p := cur.pr(ev.PR.Number); p != nil && p.Open && ev.PR.Open && p.Head == ev.PR.Head && p.Draft == ev.PR.Draft {
 			return fmt.Errorf("%s restating #%d as recorded moved %s -> %s", ev.Kind, p.Number, cur.State, next.State)
 		}

@@ -241,6 +241,11 @@ func (d *decider) reject(c Command) {
 		return
 	}
 	t.Rejections = append(t.Rejections, Rejection{By: d.actor(), At: d.ev.At, Reason: clip(c.Args, maxReason), Attempt: t.Attempt})
+	for _, p := range t.PRs {
+		if p.Open && !slices.Contains(t.RejectedHeads, p.Head) {
+			t.RejectedHeads = append(t.RejectedHeads, p.Head)
+		}
+	}
 	t.Attempt++
 	t.FailedAttempts++
 	t.Approvals, t.Approvers = nil, nil

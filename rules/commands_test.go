@@ -53,3 +53,25 @@ func TestApproverWhoBecomesABuilder(t *testing.T) {
 		t.Fatalf("state %s, approvals %v, builders %v", d.Task.State, d.Task.Approvals, d.Task.Builders)
 	}
 }
+
+// After a rejection, closing and reopening the pull request (or relinking it)
+// on the rejected commits is no new attempt: only new commits are.
+func TestRejectedCommitsAreNoNewAttempt(t *testing.T) {
+	f := fxFacts("erin")
+	d := DecideTask(fxTask(Completed, true), fxComment("erin", "/reject broken"), f)
+	if d.Task.State != InProgress {
+		t.Fatalf("state %s after /reject", d.Task.State)
+	}
+	rejected := d.Task
+	unlink := fxPREvent(PRUnlinked, fxHead, false)
+	unlink.PR.Open = false
+	d = DecideTask(rejected, unlink, f)
+	d = DecideTask(d.Task, fxPREvent(PRLinked, fxHead, false), f)
+	if d.Task != nil && d.Task.State != InProgress {
+		t.Fatalf("relinking the rejected head moved the task to %s", d.Task.State)
+	}
+	d = DecideTask(rejected, fxPREvent(PRPushed, "fixed", false), f)
+	if d.Task.State != Review {
+		t.Fatalf("new commits after the rejection: state %s, want review", d.Task.State)
+	}
+}

@@ -335,6 +335,9 @@ func (d *decider) pullRequest() {
 // commits that no approval or verification has seen.
 func (d *decider) progress(lp *LinkedPR, newWork bool, why string) {
 	t := d.t
+	if slices.Contains(t.RejectedHeads, lp.Head) {
+		newWork = false // the very commits a verifier rejected: no new attempt
+	}
 	switch {
 	case t.State.Before(InProgress):
 		if len(t.Assignees) == 0 && lp.Author != "" {

@@ -89,6 +89,9 @@ type Task struct {
 	VerifiedAt time.Time `json:"verified_at,omitzero"`
 
 	Rejections     []Rejection `json:"rejections,omitempty"`
+	// RejectedHeads are the pull request heads a rejection found wanting: the
+	// same commits never count as a new attempt.
+	RejectedHeads []string `json:"rejected_heads,omitempty"`
 	FailedAttempts int         `json:"failed_attempts,omitempty"`
 	// Failing is set by a rejection (or a failed criterion) and cleared by the
 	// next submission: until then the verification check fails.
@@ -231,6 +234,7 @@ func (t *Task) Clone() *Task {
 	c.Approvals = append([]Approval(nil), t.Approvals...)
 	c.Approvers = append([]string(nil), t.Approvers...)
 	c.Rejections = append([]Rejection(nil), t.Rejections...)
+	c.RejectedHeads = append([]string(nil), t.RejectedHeads...)
 	c.Comments = append([]int64(nil), t.Comments...)
 	c.History = append([]Transition(nil), t.History...)
 	return &c

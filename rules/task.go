@@ -88,11 +88,11 @@ type Task struct {
 	Verifier   string    `json:"verifier,omitempty"`
 	VerifiedAt time.Time `json:"verified_at,omitzero"`
 
-	Rejections     []Rejection `json:"rejections,omitempty"`
+	Rejections []Rejection `json:"rejections,omitempty"`
 	// RejectedHeads are the pull request heads a rejection found wanting: the
 	// same commits never count as a new attempt.
-	RejectedHeads []string `json:"rejected_heads,omitempty"`
-	FailedAttempts int         `json:"failed_attempts,omitempty"`
+	RejectedHeads  []string `json:"rejected_heads,omitempty"`
+	FailedAttempts int      `json:"failed_attempts,omitempty"`
 	// Failing is set by a rejection (or a failed criterion) and cleared by the
 	// next submission: until then the verification check fails.
 	Failing    bool `json:"failing,omitempty"`

@@ -93,6 +93,12 @@ type Task struct {
 	// same commits never count as a new attempt.
 	RejectedHeads  []string `json:"rejected_heads,omitempty"`
 	FailedAttempts int      `json:"failed_attempts,omitempty"`
+	// Failures are the attempts CI failed (a failed criterion in review or
+	// completed), newest last, at most maxFailures.
+	Failures []Failure `json:"failures,omitempty"`
+	// Contract is how the task's completion is verified (nil for a record from
+	// before contracts: it gets one at its next event).
+	Contract *Contract `json:"contract,omitempty"`
 	// Failing is set by a rejection (or a failed criterion) and cleared by the
 	// next submission: until then the verification check fails.
 	Failing    bool `json:"failing,omitempty"`
@@ -137,6 +143,15 @@ type Rejection struct {
 	At      time.Time `json:"at"`
 	Reason  string    `json:"reason"`
 	Attempt int       `json:"attempt"`
+}
+
+// Failure is one attempt that failed its contract's criteria.
+type Failure struct {
+	Attempt int       `json:"attempt"`
+	At      time.Time `json:"at"`
+	PR      int       `json:"pr,omitempty"`
+	Head    string    `json:"head,omitempty"`
+	Reason  string    `json:"reason"` // the failed criteria, e.g. "unit-test (test: failure)"
 }
 
 // Key is the ordering key of a task: one task's events are decided one at a time.
@@ -235,6 +250,13 @@ func (t *Task) Clone() *Task {
 	c.Approvers = append([]string(nil), t.Approvers...)
 	c.Rejections = append([]Rejection(nil), t.Rejections...)
 	c.RejectedHeads = append([]string(nil), t.RejectedHeads...)
+	c.Failures = append([]Failure(nil), t.Failures...)
+	if t.Contract != nil {
+		k := *t.Contract
+		k.Criteria = append([]Criterion(nil), k.Criteria...)
+		k.Expected = append([]string(nil), k.Expected...)
+		c.Contract = &k
+	}
 	c.Comments = append([]int64(nil), t.Comments...)
 	c.History = append([]Transition(nil), t.History...)
 	return &c

@@ -55,7 +55,7 @@ func (p *Processor) onComment(ctx context.Context, d *store.Delivery, e *github.
 		return store.Commit{}, err
 	}
 	ev := rules.Event{Kind: rules.Commented, Actor: cm.GetUser().GetLogin(), At: eventTime(cm.GetCreatedAt().Time, d),
-		CommentID: cm.GetID(), Where: issue.GetNumber(), Commands: cmds}
+		CommentID: cm.GetID(), Where: issue.GetNumber(), Commands: cmds, Text: cm.GetBody()}
 	if !issue.IsPullRequest() {
 		ev.Issue = issueFacts(repo, issue)
 		return p.decideTask(ctx, inst, d, ev, log)
@@ -78,7 +78,7 @@ func (p *Processor) onComment(ctx context.Context, d *store.Delivery, e *github.
 			return store.Commit{}, err
 		}
 	}
-	return p.fanout(inst, d, old, cur, ev)
+	return p.fanout(ctx, inst, d, old, cur, ev)
 }
 
 var pullKinds = map[string]rules.EventKind{
@@ -144,30 +144,38 @@ func (p *Processor) pullEvent(ctx context.Context, inst int64, repo string, d *s
 			return store.Commit{}, err
 		}
 	}
-	return p.fanout(inst, d, old, cur, ev)
+	return p.fanout(ctx, inst, d, old, cur, ev)
 }
 
 // pullRecord is the record of pull request pr as the webhook shows it. Its
-// committers are read from GitHub when it closes a task and its head moved.
+// committers, changed files and CI results are read from GitHub when it closes
+// a task and its head moved; later CI results come as their own webhooks.
 func (p *Processor) pullRecord(ctx context.Context, c *github.Client, repo string, pr *github.PullRequest, old *rules.PullRequest) (*rules.PullRequest, error) {
 	cur := &rules.PullRequest{Repo: repo, Links: rules.ClosingRefs(pr.GetBody(), repo), PRFacts: rules.PRFacts{
 		Number: pr.GetNumber(), Author: pr.GetUser().GetLogin(), Head: pr.GetHead().GetSHA(),
-		Draft: pr.GetDraft(), Open: pr.GetState() == "open", Merged: pr.GetMerged() || pr.MergedAt != nil}} // reviews' copies carry merged_at only
-	if old != nil && old.CommittersHead == cur.Head {
-		cur.Committers, cur.CommittersHead = old.Committers, old.CommittersHead
-		return cur, nil
-	}
-	if len(cur.Links) == 0 || !cur.Open {
-		if old != nil {
-			cur.Committers, cur.CommittersHead = old.Committers, old.CommittersHead
+		Draft: pr.GetDraft(), Open: pr.GetState() == "open", Merged: pr.GetMerged() || pr.MergedAt != nil, // reviews' copies carry merged_at only
+		Body: pr.GetBody()}}
+	if old != nil && (old.CommittersHead == cur.Head || len(cur.Links) == 0 || !cur.Open) {
+		cur.Committers, cur.Files, cur.CommittersHead = old.Committers, old.Files, old.CommittersHead
+		if old.Head == cur.Head {
+			cur.Runs = old.Runs
 		}
 		return cur, nil
 	}
-	committers, err := p.committers(ctx, c, repo, cur.Number)
-	if err != nil {
+	if len(cur.Links) == 0 || !cur.Open {
+		return cur, nil
+	}
+	var err error
+	if cur.Committers, err = p.committers(ctx, c, repo, cur.Number); err != nil {
 		return nil, err
 	}
-	cur.Committers, cur.CommittersHead = committers, cur.Head
+	if cur.Files, err = p.changedFiles(ctx, c, repo, cur.Number); err != nil {
+		return nil, err
+	}
+	if cur.Runs, err = p.ciRuns(ctx, c, repo, cur.Head); err != nil {
+		return nil, err
+	}
+	cur.CommittersHead = cur.Head
 	return cur, nil
 }
 
@@ -210,7 +218,7 @@ func (p *Processor) committers(ctx context.Context, c *github.Client, repo strin
 
 // fanout records pull request cur and enqueues, for each task it closes (or
 // stopped closing), the task events ev means.
-func (p *Processor) fanout(inst int64, d *store.Delivery, old, cur *rules.PullRequest, ev rules.Event) (store.Commit, error) {
+func (p *Processor) fanout(ctx context.Context, inst int64, d *store.Delivery, old, cur *rules.PullRequest, ev rules.Event) (store.Commit, error) {
 	w, err := p.commitFor(inst, d, nil, nil)
 	if err != nil {
 		return w, err
@@ -220,6 +228,9 @@ func (p *Processor) fanout(inst int64, d *store.Delivery, old, cur *rules.PullRe
 		return w, err
 	}
 	w.Records = map[string][]byte{prRecordKey(cur.Repo, cur.Number): b}
+	if err := p.indexHead(ctx, &w, old, cur); err != nil {
+		return w, err
+	}
 	fan := rules.Fanout(old, cur, ev.Kind)
 	if ev.Kind == rules.Commented && len(fan) == 0 {
 		// Commands on a pull request that closes no task: say so rather than
@@ -242,7 +253,7 @@ func (p *Processor) fanout(inst int64, d *store.Delivery, old, cur *rules.PullRe
 		tev.PR = cur.Facts()
 		tev.Issue = rules.IssueFacts{Repo: cur.Repo, Number: te.Number}
 		if te.Kind != ev.Kind { // PRLinked or PRUnlinked that precedes the event proper
-			tev.Review, tev.Commands, tev.CommentID = nil, nil, 0
+			tev.Review, tev.Commands, tev.CommentID, tev.Text = nil, nil, 0, ""
 		}
 		w.Enqueue = append(w.Enqueue, derived(fmt.Sprintf("%s/%d/%d", d.ID, te.Number, i), taskEvent,
 			rules.TaskKey(cur.Repo, te.Number), taskDelivery{Installation: inst, Event: tev}))

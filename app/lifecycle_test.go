@@ -74,6 +74,14 @@ func team(h *harness) {
 
 // A pull request that closes two tasks passes its check only once both are
 // verified; each task's card and state follow on their own.
+// ciPasses reports the CI runs the default contract counts (typecheck,
+// lint, test) as successful on sha, as GitHub Actions would.
+func ciPasses(h *harness, sha string) {
+	for _, name := range []string{"typecheck", "lint", "test"} {
+		h.gh.CheckRun(testRepo, sha, name, "", "success", "")
+	}
+}
+
 func TestPullRequestClosingTwoTasks(t *testing.T) {
 	h := newHarness(t)
 	team(h)
@@ -87,6 +95,7 @@ func TestPullRequestClosingTwoTasks(t *testing.T) {
 	wantState(t, h, two, "review")
 	wantCheck(t, h, sha, "in_progress")
 
+	ciPasses(h, sha)
 	h.gh.Review(testRepo, pr, "carol", "APPROVED", "")
 	h.settle()
 	wantState(t, h, one, "completed")
@@ -189,7 +198,8 @@ func TestTaskRecordIsRebuiltFromItsCard(t *testing.T) {
 	team(h)
 	n := h.gh.OpenIssue(testRepo, "carol", "Task", "")
 	h.gh.Assign(testRepo, n, "carol", "alice")
-	pr, _ := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Work", Body: fmt.Sprintf("Fixes #%d", n)})
+	pr, sha := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Work", Body: fmt.Sprintf("Fixes #%d", n)})
+	ciPasses(h, sha)
 	h.settle()
 	h.gh.Review(testRepo, pr, "carol", "APPROVED", "")
 	h.settle()
@@ -242,6 +252,10 @@ func TestAPICallsPerTransition(t *testing.T) {
 		}, 2},
 		{"in-progress → review (PR ready)", func() { h.gh.ReadyForReview(testRepo, pr, "alice") }, 4},
 		{"review → completed (approval)", func() { h.gh.Review(testRepo, pr, "carol", "APPROVED", "") }, 4},
+		{"CI passes (typecheck, lint)", func() {
+			h.gh.CheckRun(testRepo, sha, "typecheck", "", "success", "")
+			h.gh.CheckRun(testRepo, sha, "lint", "", "success", "")
+		}, 4}, // each result ticks the card's checklist and the check's summary
 		{"completed → verified (/verify)", func() { h.gh.Comment(testRepo, n, "bob", "/verify works") }, 4},
 	}
 	for _, s := range steps {

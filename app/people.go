@@ -3,7 +3,9 @@ package app
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/countersign/countersign/rules"
@@ -113,6 +115,21 @@ func (d *directory) person(ctx context.Context, login string) (rules.Person, err
 		p.Eligible = p.Writer
 	}
 	return p, err
+}
+
+// critics are the critics (contracts.critics) whose reviewers include login.
+func (d *directory) critics(ctx context.Context, login string) ([]string, error) {
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(d.cfg.Contracts.Critics)) {
+		ok, err := d.listed(ctx, d.cfg.Contracts.Critics[name], login)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, name)
+		}
+	}
+	return out, nil
 }
 
 // teamSize is how many people may verify: the verifiers: (teams expanded)

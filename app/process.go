@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/bradleyfalzon/ghinstallation/v2"
@@ -125,9 +126,14 @@ var handledActions = map[string]bool{
 	"pull_request.ready_for_review": true, "pull_request.converted_to_draft": true,
 	"pull_request.synchronize": true, "pull_request.closed": true,
 	"pull_request_review.submitted": true, "pull_request_review.dismissed": true,
-	"push.":          true,
-	taskEvent + ".":  true,
-	checkEvent + ".": true,
+	"push.":                 true,
+	"check_run.created":     true,
+	"check_run.completed":   true,
+	"check_suite.completed": true,
+	"status.":               true,
+	taskEvent + ".":         true,
+	checkEvent + ".":        true,
+	ciEvent + ".":           true,
 }
 
 // decide asks rules what the delivery means. It reads GitHub and the store but
@@ -156,6 +162,12 @@ func (p *Processor) decide(ctx context.Context, d *store.Delivery, log *slog.Log
 			return store.Commit{}, permanent(fmt.Errorf("parse %s: %w", d.Event, err))
 		}
 		return p.decideCheck(ctx, cd, d)
+	case ciEvent:
+		var cd ciDelivery
+		if err := json.Unmarshal(d.Payload, &cd); err != nil {
+			return store.Commit{}, permanent(fmt.Errorf("parse %s: %w", d.Event, err))
+		}
+		return p.decideCI(ctx, cd, d, log)
 	}
 	raw, err := github.ParseWebHook(d.Event, d.Payload)
 	if err != nil {
@@ -172,6 +184,12 @@ func (p *Processor) decide(ctx context.Context, d *store.Delivery, log *slog.Log
 		return p.onReview(ctx, d, e, log)
 	case *github.PushEvent:
 		return p.onPush(ctx, d, e, log)
+	case *github.CheckRunEvent:
+		return p.onCheckRun(ctx, d, e)
+	case *github.CheckSuiteEvent:
+		return p.onCheckSuite(ctx, d, e)
+	case *github.StatusEvent:
+		return p.onStatus(ctx, d, e)
 	}
 	return store.Commit{}, nil
 }
@@ -262,6 +280,11 @@ func (p *Processor) facts(ctx context.Context, dir *directory, task *rules.Task,
 	var err error
 	if f.Actor, err = dir.person(ctx, who); err != nil {
 		return f, err
+	}
+	if ev.Kind == rules.PRReviewed || slices.ContainsFunc(ev.Commands, func(c rules.Command) bool { return c.Name == rules.CmdApprove }) {
+		if f.Actor.Critics, err = dir.critics(ctx, who); err != nil {
+			return f, err
+		}
 	}
 	for _, cmd := range ev.Commands {
 		switch {

@@ -45,8 +45,8 @@ func CheckFor(pr *PullRequest, tasks []*Task) Check {
 		}
 		ct := CheckTask{Number: t.Number, Title: t.Title, State: t.State, Verifier: t.Verifier, Failing: t.Failing,
 			Unverified: t.Unverified, Forced: t.Forced}
-		if t.Failing && len(t.Rejections) > 0 {
-			ct.Reason = t.Rejections[len(t.Rejections)-1].Reason
+		if t.Failing {
+			ct.Reason = failingReason(t)
 		}
 		lp := t.pr(pr.Number)
 		switch {
@@ -67,4 +67,24 @@ func CheckFor(pr *PullRequest, tasks []*Task) Check {
 		c.Status, c.Conclusion = "completed", "success"
 	}
 	return c
+}
+
+// failingReason is why the task's last attempt failed: the latest rejection or
+// failed criterion.
+func failingReason(t *Task) string {
+	var rej *Rejection
+	var fail *Failure
+	if n := len(t.Rejections); n > 0 {
+		rej = &t.Rejections[n-1]
+	}
+	if n := len(t.Failures); n > 0 {
+		fail = &t.Failures[n-1]
+	}
+	switch {
+	case fail != nil && (rej == nil || fail.At.After(rej.At)):
+		return "failed its contract: " + fail.Reason
+	case rej != nil:
+		return "rejected by @" + rej.By + ": " + rej.Reason
+	}
+	return "the last attempt failed"
 }

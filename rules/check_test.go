@@ -3,6 +3,7 @@ package rules
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestCheckFor(t *testing.T) {
@@ -71,7 +72,7 @@ func TestCheckFor(t *testing.T) {
 				}
 				wantReason := ""
 				if tk.Failing && len(tk.Rejections) > 0 {
-					wantReason = tk.Rejections[len(tk.Rejections)-1].Reason
+					wantReason = "rejected by @erin: " + tk.Rejections[len(tk.Rejections)-1].Reason
 				}
 				if ct.Reason != wantReason {
 					t.Errorf("task #%d: reason %q, want %q", tk.Number, ct.Reason, wantReason)
@@ -81,14 +82,20 @@ func TestCheckFor(t *testing.T) {
 	}
 }
 
-func TestCheckForLatestRejection(t *testing.T) {
-	tk := &Task{Number: 3, State: InProgress, Failing: true, Rejections: []Rejection{{Reason: "first"}, {Reason: "second"}}}
-	if c := checkFor([]*Task{tk}); c.Tasks[0].Reason != "second" {
+func TestCheckForLatestFailure(t *testing.T) {
+	at := func(m int) time.Time { return time.Date(2025, 3, 1, 9, m, 0, 0, time.UTC) }
+	tk := &Task{Number: 3, State: InProgress, Failing: true,
+		Rejections: []Rejection{{By: "erin", Reason: "first", At: at(1)}, {By: "bob", Reason: "second", At: at(2)}}}
+	if c := checkFor([]*Task{tk}); c.Tasks[0].Reason != "rejected by @bob: second" {
 		t.Errorf("reason %q, want the latest rejection's", c.Tasks[0].Reason)
 	}
-	tk.Rejections = nil // failing for a failed criterion
-	if c := checkFor([]*Task{tk}); c.Conclusion != "failure" || c.Tasks[0].Reason != "" {
-		t.Errorf("check %+v, want a failure without a rejection reason", c)
+	tk.Failures = []Failure{{Attempt: 3, At: at(3), Reason: "unit-test (`test`: failure)"}}
+	if c := checkFor([]*Task{tk}); c.Conclusion != "failure" || c.Tasks[0].Reason != "failed its contract: unit-test (`test`: failure)" {
+		t.Errorf("check %+v, want the failed criterion, newer than the rejection", c)
+	}
+	tk.Rejections, tk.Failures = nil, nil
+	if c := checkFor([]*Task{tk}); c.Conclusion != "failure" || c.Tasks[0].Reason != "the last attempt failed" {
+		t.Errorf("check %+v, want a failure with a generic reason", c)
 	}
 }
 

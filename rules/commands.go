@@ -75,6 +75,8 @@ func (d *decider) command(c Command) {
 		d.skipVerify(c)
 	case CmdForceComplete:
 		d.forceComplete(c)
+	case CmdContract:
+		d.contract(c)
 	case CmdVerifyGoal, CmdRejectGoal:
 		d.refuse(c, fmt.Sprintf("#%d is a task; /%s works on a goal issue (the one labeled `goal` for a milestone)", d.t.Number, c.Name))
 	}
@@ -118,7 +120,7 @@ func (d *decider) submit(c Command) {
 		d.refuse(c, "only a builder of the task (an assignee, or who ran /start) may submit it.")
 		return
 	}
-	if !d.stateIs(c, InProgress, "") {
+	if !d.stateIs(c, InProgress, "") || d.contradicted(d.contradiction(d.ev.Text), d.where()) {
 		return
 	}
 	why := "/submit"
@@ -145,7 +147,7 @@ func (d *decider) approve(c Command) {
 	if !d.stateIs(c, Review, "It must be submitted (/submit) first.") {
 		return
 	}
-	d.countApproval(Approval{By: d.actor(), At: d.ev.At})
+	d.countApproval(Approval{By: d.actor(), At: d.ev.At, Critics: d.f.Actor.Critics})
 	d.move(Completed, "/approve by @"+d.actor())
 }
 
@@ -167,6 +169,12 @@ func Missing(t *Task) string {
 	case Review:
 		return "It needs an approval from someone who did not build it first."
 	case Completed:
+		if b := Blocking(t); len(b) > 0 {
+			return "Its contract is not met yet: " + criteriaList(b) + "."
+		}
+		if t.Contract != nil && t.Contract.Type == Advisory {
+			return "It is advisory: it needs a lead to review its output and /verify it."
+		}
 		return "It needs /verify from someone who neither built nor approved it."
 	case Verified:
 		if t.Verifier != "" {
@@ -216,6 +224,14 @@ func (d *decider) verify(c Command) {
 		return
 	}
 	if !d.mayConfirm(c) {
+		return
+	}
+	if t.Contract != nil && t.Contract.Type == Advisory && !d.f.Actor.Lead {
+		d.refuse(c, fmt.Sprintf("#%d is an advisory task (%s): no automated test can say it is done, so a lead reviews its output and only a lead's /verify completes it.", t.Number, t.Contract.Why))
+		return
+	}
+	if b := Blocking(t); len(b) > 0 {
+		d.refuse(c, fmt.Sprintf("#%d's contract is not met yet: %s. /verify works once every criterion has passed.", t.Number, criteriaList(b)))
 		return
 	}
 	why := "/verify"
@@ -386,4 +402,16 @@ func (d *decider) forceComplete(c Command) {
 	}
 	t.Forced, t.Verifier, t.VerifiedAt = true, "", d.ev.At
 	t.Escalated, t.Failing = false, false
+}
+
+// criteriaList names criteria and where each stands, for people.
+func criteriaList(cs []Criterion) string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = fmt.Sprintf("%s %s", c.Key(), c.Result)
+		if c.Detail != "" {
+			out[i] += " (" + c.Detail + ")"
+		}
+	}
+	return strings.Join(out, "; ")
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bmatcuk/doublestar/v4"
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/lexer"
@@ -69,10 +70,30 @@ type EscalationConfig struct {
 	FailedAttempts int `yaml:"failed_attempts"`
 }
 
-// ContractConfig tunes verification contracts.
+// ContractConfig tunes verification contracts. Its zero value has no words,
+// no rules and not even the default rules: start from DefaultConfig().Contracts.
 type ContractConfig struct {
 	Checks         map[string][]string `yaml:"checks"`         // activity -> CI check names that count for it
 	Contradictions []string            `yaml:"contradictions"` // phrases that contradict a claim of completion
+	Advisory       []string            `yaml:"advisory"`       // words and phrases that make a task advisory
+	Skip           []string            `yaml:"skip"`           // words and phrases that make a task skip (checked first)
+	// Rules are the repository's file rules, applied with the default ones
+	// (rules/contract_rules.yml): a rule whose files are a default rule's
+	// (the same patterns, in any order) replaces it, the others add to them.
+	Rules        []FileRule `yaml:"rules"`
+	DefaultRules bool       `yaml:"default_rules"` // false: only Rules apply
+	// Critics maps a critic's name to its reviewers (logins and "@org/team"):
+	// an approval by one of them meets its criterion; by anyone's counted
+	// approval when it has none.
+	Critics map[string][]string `yaml:"critics"`
+}
+
+// FileRule says which activities a change to some files calls for.
+type FileRule struct {
+	Files    []string `yaml:"files"`     // doublestar globs, e.g. "**/*.go", "web/**/*.{ts,tsx}"
+	UnitTest bool     `yaml:"unit-test"` // unit tests must pass
+	E2E      string   `yaml:"e2e"`       // "", TimingImmediate or TimingDeferred
+	Critics  []string `yaml:"critics"`   // critics that must approve, e.g. "frontend-critic"
 }
 
 // GoalConfig tunes goals.
@@ -93,6 +114,11 @@ func DefaultConfig() Config {
 			Contradictions: []string{
 				"requires manual", "cannot be automated", "could not complete", "needs human", "manual intervention",
 			},
+			Advisory: []string{
+				"investigate", "research", "explore", "discuss", "plan", "design", "audit", "review", "analyze",
+			},
+			Skip:         []string{"document", "documentation", "readme", "docs", "comment", "typo", "spelling"},
+			DefaultRules: true,
 		},
 	}
 }
@@ -235,6 +261,11 @@ type rawConfig struct {
 	Contracts *struct {
 		Checks         *map[string][]string `yaml:"checks"`
 		Contradictions *[]string            `yaml:"contradictions"`
+		Advisory       *[]string            `yaml:"advisory"`
+		Skip           *[]string            `yaml:"skip"`
+		Rules          *[]FileRule          `yaml:"rules"`
+		DefaultRules   *bool                `yaml:"default_rules"`
+		Critics        *map[string][]string `yaml:"critics"`
 	} `yaml:"contracts"`
 	Goals *struct {
 		IntegrationCheck *string `yaml:"integration_check"`
@@ -273,6 +304,11 @@ func (r *rawConfig) apply(c *Config, at locator) error {
 	if k := r.Contracts; k != nil {
 		set(&c.Contracts.Checks, k.Checks)
 		set(&c.Contracts.Contradictions, k.Contradictions)
+		set(&c.Contracts.Advisory, k.Advisory)
+		set(&c.Contracts.Skip, k.Skip)
+		set(&c.Contracts.Rules, k.Rules)
+		set(&c.Contracts.DefaultRules, k.DefaultRules)
+		set(&c.Contracts.Critics, k.Critics)
 	}
 	if g := r.Goals; g != nil {
 		set(&c.Goals.IntegrationCheck, g.IntegrationCheck)
@@ -339,11 +375,121 @@ func (c *Config) normalize(at locator) error {
 			return at.errorf(fmt.Sprintf("escalation.%s must be at least 1, not %d", f.key, f.n), "escalation", f.key)
 		}
 	}
-	if c.Contracts.Checks, err = checks(c.Contracts.Checks, at); err != nil {
+	return c.Contracts.normalize(at)
+}
+
+// normalize checks the contracts: settings (see Config.normalize).
+func (k *ContractConfig) normalize(at locator) error {
+	var err error
+	if k.Checks, err = checks(k.Checks, at); err != nil {
 		return err
 	}
-	c.Contracts.Contradictions, err = words(c.Contracts.Contradictions, strings.EqualFold, at, "contracts", "contradictions")
+	if k.Contradictions, err = words(k.Contradictions, strings.EqualFold, at, "contracts", "contradictions"); err != nil {
+		return err
+	}
+	if k.Advisory, err = words(k.Advisory, sameWords, at, "contracts", "advisory"); err != nil {
+		return err
+	}
+	if k.Skip, err = words(k.Skip, sameWords, at, "contracts", "skip"); err != nil {
+		return err
+	}
+	if k.Rules, err = fileRules(k.Rules, at, "contracts", "rules"); err != nil {
+		return err
+	}
+	k.Critics, err = critics(k.Critics, at)
 	return err
+}
+
+// sameWords reports whether two advisory or skip entries say the same words,
+// in any case and with any spacing.
+func sameWords(a, b string) bool {
+	return strings.EqualFold(strings.Join(strings.Fields(a), " "), strings.Join(strings.Fields(b), " "))
+}
+
+// criticRE is what a critic's name may be.
+var criticRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// critics checks contracts.critics: critic name -> its reviewers (logins and
+// teams, as in leads:), a leading "@" stripped from logins, duplicates removed.
+func critics(m map[string][]string, at locator) (map[string][]string, error) {
+	var out map[string][]string
+	for _, name := range slices.Sorted(maps.Keys(m)) {
+		if !criticRE.MatchString(name) {
+			return nil, at.errorf(fmt.Sprintf("contracts.critics: %s is not a critic's name (letters, digits, '.', '_' and '-')", quote(name)), "contracts", "critics", mapKey(name))
+		}
+		var reviewers []string
+		for i, e := range m[name] {
+			if !teamRE.MatchString(e) {
+				e = strings.TrimPrefix(e, "@")
+				if !loginRE.MatchString(e) && !botRE.MatchString(e) {
+					return nil, at.errorf(fmt.Sprintf("contracts.critics.%s: %s is not a GitHub login or an @org/team", name, quote(m[name][i])), "contracts", "critics", name, i)
+				}
+			}
+			if !slices.ContainsFunc(reviewers, func(o string) bool { return SameLogin(o, e) }) {
+				reviewers = append(reviewers, e)
+			}
+		}
+		if out == nil {
+			out = map[string][]string{}
+		}
+		out[name] = reviewers
+	}
+	return out, nil
+}
+
+// fileRules checks a list of file rules, at path in the file: each names
+// valid, relative glob patterns and asks for something. Duplicate patterns
+// and critics are removed; an empty critics list is nil.
+func fileRules(rules []FileRule, at locator, path ...any) ([]FileRule, error) {
+	var out []FileRule
+	for i, r := range rules {
+		where := fmt.Sprintf("%s: rule %d", dotted(path), i+1)
+		rp := append(slices.Clip(path), i)
+		if len(r.Files) == 0 {
+			return nil, at.errorf(where+": files must list at least one pattern", append(slices.Clip(rp), "files")...)
+		}
+		var files []string
+		for j, f := range r.Files {
+			if msg := badPattern(f); msg != "" {
+				return nil, at.errorf(fmt.Sprintf("%s: files: %s %s", where, quote(f), msg), append(slices.Clip(rp), "files", j)...)
+			}
+			if !slices.Contains(files, f) {
+				files = append(files, f)
+			}
+		}
+		switch r.E2E {
+		case "", TimingImmediate, TimingDeferred:
+		default:
+			return nil, at.errorf(fmt.Sprintf("%s: e2e must be immediate or deferred, not %s", where, quote(r.E2E)), append(slices.Clip(rp), "e2e")...)
+		}
+		var names []string
+		for j, c := range r.Critics {
+			if !criticRE.MatchString(c) {
+				return nil, at.errorf(fmt.Sprintf("%s: critics: %s is not a critic's name (letters, digits, '.', '_' and '-')", where, quote(c)), append(slices.Clip(rp), "critics", j)...)
+			}
+			if !slices.Contains(names, c) {
+				names = append(names, c)
+			}
+		}
+		if !r.UnitTest && r.E2E == "" && len(names) == 0 {
+			return nil, at.errorf(where+": it asks for nothing: set unit-test, e2e or critics", append(slices.Clip(rp), mapKey("files"))...)
+		}
+		out = append(out, FileRule{Files: files, UnitTest: r.UnitTest, E2E: r.E2E, Critics: names})
+	}
+	return out, nil
+}
+
+// badPattern says what is wrong with a file rule's glob pattern, or "".
+func badPattern(p string) string {
+	switch {
+	case strings.TrimSpace(p) == "":
+		return "is empty"
+	case strings.HasPrefix(p, "/") || strings.HasPrefix(p, "./"):
+		return "must be relative to the repository's root (without a leading / or ./)"
+	case !doublestar.ValidatePattern(p):
+		return "is not a valid glob pattern"
+	}
+	return ""
 }
 
 // people checks and dedups a leads or verifiers list.

@@ -29,8 +29,11 @@ func TestDefaultConfigIsFresh(t *testing.T) {
 	a.Tasks.IgnoreLabels[0] = "changed"
 	a.Contracts.Checks["lint"][0] = "changed"
 	a.Contracts.Contradictions[0] = "changed"
+	a.Contracts.Advisory[0] = "changed"
+	a.Contracts.Skip[0] = "changed"
 	b := DefaultConfig()
-	if b.Tasks.IgnoreLabels[0] != "question" || b.Contracts.Checks["lint"][0] != "lint" || b.Contracts.Contradictions[0] != "requires manual" {
+	if b.Tasks.IgnoreLabels[0] != "question" || b.Contracts.Checks["lint"][0] != "lint" || b.Contracts.Contradictions[0] != "requires manual" ||
+		b.Contracts.Advisory[0] != "investigate" || b.Contracts.Skip[0] != "document" {
 		t.Fatalf("DefaultConfig shares state between calls: %+v", b)
 	}
 }
@@ -98,6 +101,33 @@ func TestParseConfigOverrides(t *testing.T) {
 			func(c *Config) { c.Contracts.Checks = nil }},
 		{"contracts.contradictions alone keeps checks", `contracts: {contradictions: ["TODO: manual"]}` + "\n",
 			func(c *Config) { c.Contracts.Contradictions = []string{"TODO: manual"} }},
+		{"contracts.advisory replaces the default words", `contracts: {advisory: [spike, "look  into", Spike, "LOOK into"]}` + "\n",
+			func(c *Config) { c.Contracts.Advisory = []string{"spike", "look  into"} }},
+		{"contracts.skip empty means none", "contracts: {skip: []}\n",
+			func(c *Config) { c.Contracts.Skip = nil }},
+		{"contracts.rules",
+			yml("contracts:",
+				"  rules:",
+				"    - files: ['**/*.md', 'docs/**', '**/*.md']",
+				"      critics: [docs-critic, docs-critic]",
+				"    - files:",
+				"        - 'web/**/*.{ts,tsx}'",
+				"      unit-test: true",
+				"      e2e: deferred",
+				"      critics: []"),
+			func(c *Config) {
+				c.Contracts.Rules = []FileRule{
+					{Files: []string{"**/*.md", "docs/**"}, Critics: []string{"docs-critic"}},
+					{Files: []string{"web/**/*.{ts,tsx}"}, UnitTest: true, E2E: TimingDeferred},
+				}
+			}},
+		{"contracts.default_rules", "contracts: {default_rules: false}\n",
+			func(c *Config) { c.Contracts.DefaultRules = false }},
+		{"contracts.critics",
+			yml("contracts:", "  critics:", `    frontend-critic: ["@alice", "@acme/web", Alice]`, "    data-critic: []"),
+			func(c *Config) {
+				c.Contracts.Critics = map[string][]string{"frontend-critic": {"alice", "@acme/web"}, "data-critic": nil}
+			}},
 		{"goals.integration_check", "goals:\n  integration_check: e2e-nightly\n",
 			func(c *Config) { c.Goals.IntegrationCheck = "e2e-nightly" }},
 		{"anchors and aliases", yml("leads: &people [alice, bob]", "verifiers: *people"),
@@ -169,6 +199,24 @@ func TestParseConfigErrors(t *testing.T) {
 		{"empty contradiction", yml("contracts:", `  contradictions: ["needs human", ""]`), 2, 35, "contracts.contradictions: entries must not be empty"},
 		{"empty check name", yml("contracts:", "  checks:", "    lint: [golangci, '']"), 3, 22, "contracts.checks.lint: entries must not be empty"},
 		{"empty activity name", yml("contracts:", "  checks:", `    "": [test]`), 3, 5, "activity name is empty"},
+		{"empty advisory word", yml("contracts:", "  advisory:", "    - spike", "    - ' '"), 4, 7, "contracts.advisory: entries must not be empty"},
+		{"empty skip word", "contracts: {skip: ['']}\n", 1, 20, "contracts.skip: entries must not be empty"},
+		{"rules not a list", yml("contracts:", "  rules: {files: [a]}"), 2, 10, "expected a list, not a mapping"},
+		{"rule without files", yml("contracts:", "  rules:", "    - files: [a]", "      unit-test: true", "    - unit-test: true"), 5, 16, "contracts.rules: rule 2: files must list at least one pattern"},
+		{"rule with empty files", yml("contracts:", "  rules:", "    - files: []", "      unit-test: true"), 3, 14, "rule 1: files must list at least one pattern"},
+		{"invalid glob", yml("contracts:", "  rules:", "    - files:", "        - 'src/**'", "        - 'src/[a'", "      unit-test: true"), 5, 11, `rule 1: files: "src/[a" is not a valid glob pattern`},
+		{"unclosed brace", yml("contracts:", "  rules:", "    - {files: ['*.{go,py'], unit-test: true}"), 3, 16, "is not a valid glob pattern"},
+		{"absolute glob", yml("contracts:", "  rules:", "    - {files: [/src/**], unit-test: true}"), 3, 16, "must be relative to the repository's root"},
+		{"empty glob", yml("contracts:", "  rules:", "    - {files: [''], unit-test: true}"), 3, 16, `files: "" is empty`},
+		{"bad e2e", yml("contracts:", "  rules:", "    - files: [a]", "      e2e: soon"), 4, 12, `rule 1: e2e must be immediate or deferred, not "soon"`},
+		{"rule asks for nothing", yml("contracts:", "  rules:", "    - files: [a]", "      unit-test: true", "    - files: [b]", "      critics: []"), 5, 7, "rule 2: it asks for nothing"},
+		{"bad critic in a rule", yml("contracts:", "  rules:", "    - files: [a]", "      critics: [front end]"), 4, 17, `critics: "front end" is not a critic's name`},
+		{"unit-test not a boolean", yml("contracts:", "  rules:", "    - files: [a]", "      unit-test: yes"), 4, 18, "expected a boolean, not a string"},
+		{"unknown key in a rule", yml("contracts:", "  rules:", "    - files: [a]", "      unit_test: true"), 4, 7, `unknown key "unit_test"`},
+		{"default_rules not a boolean", yml("contracts:", "  default_rules: maybe"), 2, 18, "expected a boolean, not a string"},
+		{"bad critic name", yml("contracts:", "  critics:", "    front end: [alice]"), 3, 5, `contracts.critics: "front end" is not a critic's name`},
+		{"bad critic reviewer", yml("contracts:", "  critics:", "    ux-critic:", "      - alice", "      - bob smith"), 5, 9, `contracts.critics.ux-critic: "bob smith" is not a GitHub login`},
+		{"critics not a mapping", yml("contracts:", "  critics: [ux-critic]"), 2, 12, "expected a mapping, not a list"},
 		// Through an alias the value's own line is unknown: the alias's line is given.
 		{"invalid value behind an alias", yml("goals: {integration_check: &x strict}", "separation: *x"), 2, 13, `not "strict"`},
 	}
@@ -239,6 +287,8 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte(yml("escalation: {rejections: 0, failed_attempts: -1}", "separation: x")))
 	f.Add([]byte(yml("a: &x [1]", "---", "b: *x", "<<: {c: d}")))
 	f.Add([]byte("contracts: {checks: {a: [b, b]}, contradictions: [c]}\n"))
+	f.Add([]byte(yml("contracts:", "  advisory: [a, A]", "  rules:", "    - {files: ['**/*.{a,b}', x], unit-test: true, critics: [c, c]}",
+		"  default_rules: false", "  critics: {c: ['@d', '@o/t'], e: []}")))
 	f.Add([]byte("leads: !!str x\ntasks: !!map {track: !!str all}\n"))
 	f.Add([]byte("tasks: &t {track: all}\ngoals: {<<: *t}\nleads: [? a]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {

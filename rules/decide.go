@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -42,6 +43,7 @@ func DecideTask(t *Task, ev Event, f Facts) Decision {
 		}
 	} else {
 		d.t = t.Clone()
+		d.ensureContract()
 	}
 	switch ev.Kind {
 	case IssueEdited:
@@ -49,6 +51,7 @@ func DecideTask(t *Task, ev Event, f Facts) Decision {
 			d.t.Title = ev.Issue.Title
 			d.dirty()
 		}
+		d.issueEdited()
 	case IssueAssigned:
 		d.setAssignees(ev.Issue.Assignees)
 	case IssueClosed:
@@ -60,13 +63,14 @@ func DecideTask(t *Task, ev Event, f Facts) Decision {
 		}
 	case IssueLabeled, IssueUnlabeled:
 		d.labelChanged()
-	case PRLinked, PRReady, PRDraft, PRPushed, PRMerged, PRUnlinked:
+	case PRLinked, PRReady, PRDraft, PRPushed, PRMerged, PRUnlinked, PRChecked:
 		d.pullRequest()
 	case PRReviewed:
 		d.reviewed()
 	case Commented:
 		d.commented()
 	}
+	d.evaluate()
 	return d.finish()
 }
 
@@ -100,6 +104,7 @@ func (d *decider) track() {
 		Closed: is.Closed && d.ev.Kind != IssueClosed}
 	d.t.History = []Transition{{To: Pending, Actor: d.ev.Actor, At: d.ev.At, Why: why}}
 	d.dirty()
+	d.ensureContract()
 	if d.ev.Kind != IssueAssigned && len(is.Assignees) > 0 {
 		d.setAssignees(is.Assignees)
 	}
@@ -299,14 +304,22 @@ func (d *decider) pullRequest() {
 	}
 	newHead := lp.Head != p.Head
 	was := *lp
-	*lp = LinkedPR{Number: p.Number, Author: p.Author, Head: p.Head, Draft: p.Draft, Open: p.Open, Merged: p.Merged}
-	if *lp != was {
+	*lp = LinkedPR{Number: p.Number, Author: p.Author, Head: p.Head, Draft: p.Draft, Open: p.Open, Merged: p.Merged,
+		Criteria: was.Criteria, Runs: RelevantRuns(d.f.Config.Contracts, p.Runs), Contradiction: d.contradiction(p.Body)}
+	if p.Files != nil {
+		lp.Criteria = d.fileCriteria(p.Files)
+	}
+	if !reflect.DeepEqual(*lp, was) {
 		d.dirty()
+	}
+	if !slices.EqualFunc(lp.Criteria, was.Criteria, sameKey) {
+		d.recontract(fmt.Sprintf("the files #%d changes", p.Number))
 	}
 	if d.ev.Kind == PRUnlinked {
 		lp.Open = false
 		if was.Open {
 			d.note(fmt.Sprintf("#%d no longer closes this task", p.Number))
+			d.recontract(fmt.Sprintf("#%d no longer closes it", p.Number))
 		}
 		d.completeIfApproved() // the approvals of the pull requests left may now cover it all
 		return
@@ -321,19 +334,19 @@ func (d *decider) pullRequest() {
 	}
 	switch d.ev.Kind {
 	case PRLinked:
-		d.progress(lp, fresh || newHead, fmt.Sprintf("#%d opened", p.Number))
+		d.progress(lp, was, fresh || newHead, fmt.Sprintf("#%d opened", p.Number))
 	case PRReady:
 		if was.Draft || fresh { // not a restatement of a pull request already ready
-			d.progress(lp, false, fmt.Sprintf("#%d ready for review", p.Number))
+			d.progress(lp, was, false, fmt.Sprintf("#%d ready for review", p.Number))
 		}
 	case PRPushed:
-		d.progress(lp, newHead, fmt.Sprintf("new commits on #%d", p.Number))
+		d.progress(lp, was, newHead, fmt.Sprintf("new commits on #%d", p.Number))
 	}
 }
 
 // progress moves the task along for work on pull request lp; newWork means
 // commits that no approval or verification has seen.
-func (d *decider) progress(lp *LinkedPR, newWork bool, why string) {
+func (d *decider) progress(lp *LinkedPR, was LinkedPR, newWork bool, why string) {
 	t := d.t
 	if slices.Contains(t.RejectedHeads, lp.Head) {
 		newWork = false // the very commits a verifier rejected: no new attempt
@@ -346,7 +359,7 @@ func (d *decider) progress(lp *LinkedPR, newWork bool, why string) {
 			d.addBuilder(lp.Author, "assignee")
 			d.dirty()
 		}
-		if lp.Draft {
+		if lp.Draft || d.contradicted(lp.Contradiction, lp.Number) {
 			d.advance(InProgress, why)
 		} else {
 			d.advance(Review, why)
@@ -354,8 +367,10 @@ func (d *decider) progress(lp *LinkedPR, newWork bool, why string) {
 		}
 	case t.State == InProgress:
 		// A new pull request or new commits submit the next attempt; so does
-		// marking one ready, unless the attempt failed: then only new work does.
-		if !lp.Draft && (newWork || (d.ev.Kind == PRReady && !t.Failing)) {
+		// marking one ready, unless the attempt failed: then only new work
+		// does; and so does taking a contradiction out of its description.
+		lifted := was.Contradiction != nil && lp.Contradiction == nil && d.ev.Kind == PRLinked
+		if !lp.Draft && (newWork || lifted || (d.ev.Kind == PRReady && !t.Failing)) && !d.contradicted(lp.Contradiction, lp.Number) {
 			d.submitted(why)
 		}
 	case newWork:
@@ -419,7 +434,7 @@ func (d *decider) reviewed() {
 			return // a review of a head the pull request no longer has
 		}
 		d.dropApprovals(who, p.Number)
-		d.countApproval(Approval{By: who, Head: rv.Head, PR: p.Number, At: d.ev.At})
+		d.countApproval(Approval{By: who, Head: rv.Head, PR: p.Number, At: d.ev.At, Critics: d.f.Actor.Critics})
 		d.completeIfApproved()
 	case "changes_requested":
 		if d.builderFor(who) != nil || !d.f.Actor.MayApprove() {

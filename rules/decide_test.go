@@ -53,6 +53,10 @@ func fxFacts(actor string) Facts {
 // tasks were approved by carol (on #12's head when there is a PR), verified
 // ones verified by bob.
 func fxTask(s State, withPR bool) *Task {
+	return fxContracted(fxTaskBare(s, withPR))
+}
+
+func fxTaskBare(s State, withPR bool) *Task {
 	t := &Task{Repo: fxRepo, Number: fxIssue, Title: "Login form", State: Pending, Opener: "lead", Attempt: 1}
 	t.History = []Transition{{To: Pending, Actor: "lead", At: fxAt(0), Why: "issue opened"}}
 	min := 0
@@ -104,6 +108,24 @@ func fxTask(s State, withPR bool) *Task {
 	return t
 }
 
+// fxRuns are CI runs that pass the default contract's typecheck and lint.
+func fxRuns() []CIRun {
+	return []CIRun{{Name: "lint", ID: 1, State: "completed", Conclusion: "success", At: fxAt(1)},
+		{Name: "typecheck", ID: 2, State: "completed", Conclusion: "success", At: fxAt(1)}}
+}
+
+// fxContracted gives t (a fixture) the contract tracking would have given it,
+// with its criteria evaluated: CI passed on its pull request's head.
+func fxContracted(t *Task) *Task {
+	for i := range t.PRs {
+		t.PRs[i].Runs = fxRuns()
+	}
+	d := &decider{f: fxFacts(""), t: t, ev: Event{At: fxAt(0)}}
+	d.ensureContract()
+	d.evaluate()
+	return t
+}
+
 func fxEvent(kind EventKind, actor string) Event {
 	return Event{Kind: kind, Actor: actor, At: fxAt(100), Issue: IssueFacts{Repo: fxRepo, Number: fxIssue, Title: "Login form"}}
 }
@@ -119,14 +141,14 @@ func fxComment(actor, body string) Event {
 // fxPREvent is an event of pull request #12 (open) by dave.
 func fxPREvent(kind EventKind, head string, draft bool) Event {
 	ev := fxEvent(kind, "dave")
-	ev.PR = &PRFacts{Number: fxPR, Author: "dave", Head: head, Draft: draft, Open: true}
+	ev.PR = &PRFacts{Number: fxPR, Author: "dave", Head: head, Draft: draft, Open: true, Runs: fxRuns()}
 	return ev
 }
 
 // fxReview is a review of #12 (head h1 now) by reviewer, of commit head.
 func fxReview(reviewer, state, head, body string) Event {
 	ev := fxEvent(PRReviewed, reviewer)
-	ev.PR = &PRFacts{Number: fxPR, Author: "dave", Head: fxHead, Open: true}
+	ev.PR = &PRFacts{Number: fxPR, Author: "dave", Head: fxHead, Open: true, Runs: fxRuns()}
 	ev.Review = &ReviewFacts{Reviewer: reviewer, State: state, Head: head, Body: body}
 	return ev
 }

@@ -24,6 +24,7 @@ const (
 	PRPushed   EventKind = "pr.pushed"   // new commits
 	PRReviewed EventKind = "pr.reviewed" // a review submitted or dismissed
 	PRMerged   EventKind = "pr.merged"
+	PRChecked  EventKind = "pr.checked" // CI results on its head changed
 
 	Commented EventKind = "commented" // a new comment with commands
 )
@@ -46,6 +47,16 @@ type Event struct {
 	CommentID int64     `json:"comment_id,omitempty"`
 	Where     int       `json:"where,omitempty"`
 	Commands  []Command `json:"commands,omitempty"`
+	// Text is the comment's body: a claim of completion (/submit) is checked
+	// for contradictions in it.
+	Text string `json:"text,omitempty"`
+}
+
+// Contradiction is a phrase that contradicts a claim of completion, with the
+// line that says it.
+type Contradiction struct {
+	Phrase string `json:"phrase"`
+	Line   string `json:"line"`
 }
 
 // IssueFacts describe the task's issue as GitHub reported it.
@@ -71,6 +82,14 @@ type PRFacts struct {
 	Merged bool   `json:"merged,omitempty"`
 	// Committers are the authors and Co-authored-by co-authors of its commits.
 	Committers []Member `json:"committers,omitempty"`
+	// Files are the files it changes, when they were read for this head (nil:
+	// not read; the task keeps what it knew).
+	Files []string `json:"files,omitempty"`
+	// Runs are the CI results on Head that contracts.checks counts.
+	Runs []CIRun `json:"runs,omitempty"`
+	// Body is its description: a claim of completion is checked for
+	// contradictions in it.
+	Body string `json:"body,omitempty"`
 }
 
 // ReviewFacts describe one pull request review.
@@ -101,6 +120,8 @@ type Person struct {
 	Eligible bool `json:"eligible,omitempty"`
 	// Writer: has write permission on the repository.
 	Writer bool `json:"writer,omitempty"`
+	// Critics are the critics (contracts.critics) whose reviewers include them.
+	Critics []string `json:"critics,omitempty"`
 }
 
 // MayApprove: an approval counts from someone with write permission (as
@@ -161,6 +182,11 @@ const (
 	NoticeReopened   NoticeKind = "reopened"   // a close of an unverified task was undone
 	NoticeRegression NoticeKind = "regression" // /reopen of a verified task
 	NoticeStatus     NoticeKind = "status"     // /status
+	// NoticeFailed: a criterion failed on work in review or completed: a
+	// failed attempt, back to in-progress.
+	NoticeFailed NoticeKind = "failed"
+	// NoticeContradiction: a claim of completion that also says it is not done.
+	NoticeContradiction NoticeKind = "contradiction"
 )
 
 // Notice is the content of a comment; templates/notice-<kind>.md.tmpl
@@ -176,6 +202,13 @@ type Notice struct {
 	Mentions   []string    `json:"mentions,omitempty"`
 	State      State       `json:"state,omitempty"`
 	Rejections []Rejection `json:"rejections,omitempty"`
+	// Criteria are the failed criteria (failed), or the contract (status).
+	Criteria []Criterion `json:"criteria,omitempty"`
+	// Contradiction is the contradicting words (contradiction).
+	Contradiction  *Contradiction `json:"contradiction,omitempty"`
+	PR             int            `json:"pr,omitempty"`
+	Head           string         `json:"head,omitempty"`
+	FailedAttempts int            `json:"failed_attempts,omitempty"`
 }
 
 // Refusal is one refused command: as written, and why it changed nothing.

@@ -127,6 +127,12 @@ type LinkedPR struct {
 	Draft  bool   `json:"draft,omitempty"`
 	Open   bool   `json:"open"`
 	Merged bool   `json:"merged,omitempty"`
+	// Criteria are the criteria its changed files call for (no results).
+	Criteria []Criterion `json:"criteria,omitempty"`
+	// Runs are the CI results on Head that count for some criterion.
+	Runs []CIRun `json:"runs,omitempty"`
+	// Contradiction: its description says the work is not done.
+	Contradiction *Contradiction `json:"contradiction,omitempty"`
 }
 
 // Approval is one counted approval: a GitHub review on Head, or /approve (Head "").
@@ -135,6 +141,8 @@ type Approval struct {
 	Head string    `json:"head,omitempty"`
 	PR   int       `json:"pr,omitempty"`
 	At   time.Time `json:"at"`
+	// Critics are the critics (contracts.critics) the approver reviews for.
+	Critics []string `json:"critics,omitempty"`
 }
 
 // Rejection is one /reject.

@@ -50,6 +50,28 @@ var all = template.Must(template.New("").Funcs(template.FuncMap{
 		}
 		return strings.Join(lines, "\n")
 	},
+	"plain": func(s string) string { // people's or CI's text on one line, pinging no one
+		return noMention(strings.Join(strings.Fields(s), " "))
+	},
+	"link": func(text, url string) string { // a Markdown link to an https URL, else nothing
+		if !strings.HasPrefix(url, "https://") && !strings.HasPrefix(url, "http://") || strings.ContainsAny(url, " \t\r\n()<>[]") {
+			return ""
+		}
+		return "[" + text + "](" + url + ")"
+	},
+	"mark": func(r any) string { // a criterion's result as a symbol
+		switch fmt.Sprint(r) {
+		case "pass":
+			return "✅"
+		case "fail":
+			return "❌"
+		case "deferred":
+			return "⏭️"
+		case "unchecked":
+			return "👤"
+		}
+		return "⏳"
+	},
 	"cell": func(s string) string { // keep a value inside one Markdown table cell
 		s = strings.ReplaceAll(s, "\r", "")
 		s = strings.ReplaceAll(s, "\n", " ")

@@ -22,6 +22,7 @@ usage:
   countersign deadletters list      list deliveries that failed every attempt
   countersign deadletters retry ID  put dead letters back in their queue (--all for every one)
   countersign demo [NAME | FILE]    play a workflow scenario against a fake GitHub (-list: the scenarios)
+  countersign contract [flags]      write the verification contract of an issue (-h: the flags)
   countersign help                  this text
 
 Settings (environment variables, each mirrored by a flag):
@@ -43,6 +44,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return deadletters(args[1:], stdout, stderr)
 	case "demo":
 		return demo(args[1:], stdout, stderr)
+	case "contract":
+		return contract(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage, app.SettingsHelp())
 		return 0

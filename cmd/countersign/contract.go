@@ -1,0 +1,205 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/countersign/countersign/rules"
+)
+
+const contractUsage = `usage:
+  countersign contract -title TITLE [-body TEXT | -body-file FILE] [-files A,B | -files-from FILE]
+                       [-config FILE] [-type verifiable|advisory|skip] [-json]
+
+Writes the verification contract countersign gives a task (DESIGN §3): its
+type and why, the files its body names, and each criterion with the CI checks
+(or the critic's reviewers) that count for it. -files are the files its pull
+requests change. FILE "-" is the standard input. Without -config, the built-in
+defaults apply; with it, that .github/countersign.yml.
+The exit code is 1 if a file cannot be read or the configuration is invalid.
+
+flags:
+`
+
+// contractStdin is where "-" reads from (a variable for the tests).
+var contractStdin io.Reader = os.Stdin
+
+// contractFlags are the contract subcommand's flags.
+type contractFlags struct {
+	title, body, bodyFile, files, filesFrom, config, typ string
+	json                                                 bool
+}
+
+func contract(args []string, stdout, stderr io.Writer) int {
+	var f contractFlags
+	fset := flag.NewFlagSet("contract", flag.ContinueOnError)
+	fset.SetOutput(stderr)
+	fset.StringVar(&f.title, "title", "", "the issue's title")
+	fset.StringVar(&f.body, "body", "", "the issue's body (Markdown)")
+	fset.StringVar(&f.bodyFile, "body-file", "", "read the issue's body from this file (- for stdin)")
+	fset.StringVar(&f.files, "files", "", "the files the pull requests change, comma-separated")
+	fset.StringVar(&f.filesFrom, "files-from", "", "read the changed files from this file, one a line (- for stdin)")
+	fset.StringVar(&f.config, "config", "", "a .github/countersign.yml to use (default: the built-in defaults)")
+	fset.StringVar(&f.typ, "type", "", "force the type, as a lead's /contract does: verifiable, advisory or skip")
+	fset.BoolVar(&f.json, "json", false, "print the contract as JSON")
+	fset.Usage = func() {
+		fmt.Fprint(stderr, contractUsage)
+		fset.PrintDefaults()
+	}
+	if err := fset.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if msg := f.usageError(fset.Args()); msg != "" {
+		fmt.Fprintf(stderr, "countersign contract: %s (try: countersign contract -h)\n", msg)
+		return 2
+	}
+	cfg, in, err := f.load()
+	if err != nil {
+		fmt.Fprintf(stderr, "countersign contract: %v\n", err)
+		return 1
+	}
+	c := rules.GenerateContract(cfg.Contracts, in)
+	if f.json {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(c); err != nil {
+			fmt.Fprintf(stderr, "countersign contract: %v\n", err)
+			return 1
+		}
+		return 0
+	}
+	writeContract(stdout, cfg, c)
+	return 0
+}
+
+// usageError says what is wrong with the flags and arguments, or "".
+func (f contractFlags) usageError(args []string) string {
+	switch {
+	case len(args) > 0:
+		return fmt.Sprintf("unexpected argument %q", args[0])
+	case f.body != "" && f.bodyFile != "":
+		return "give -body or -body-file, not both"
+	case f.bodyFile == "-" && f.filesFrom == "-":
+		return "-body-file and -files-from cannot both read the standard input"
+	}
+	switch rules.ContractType(f.typ) {
+	case "", rules.Verifiable, rules.Advisory, rules.Skip:
+		return ""
+	}
+	return fmt.Sprintf("-type must be verifiable, advisory or skip, not %q", f.typ)
+}
+
+// load reads the configuration and the contract's input the flags name.
+func (f contractFlags) load() (rules.Config, rules.ContractInput, error) {
+	cfg := rules.DefaultConfig()
+	if f.config != "" {
+		data, err := os.ReadFile(f.config)
+		if err != nil {
+			return cfg, rules.ContractInput{}, fmt.Errorf("-config: %w", err)
+		}
+		if cfg, err = rules.ParseConfig(data); err != nil {
+			return cfg, rules.ContractInput{}, configError(f.config, err)
+		}
+	}
+	in := rules.ContractInput{Title: f.title, Body: f.body, Type: rules.ContractType(f.typ), At: time.Now().UTC().Truncate(time.Second)}
+	if f.bodyFile != "" {
+		data, err := readInput(f.bodyFile)
+		if err != nil {
+			return cfg, in, fmt.Errorf("-body-file: %w", err)
+		}
+		in.Body = string(data)
+	}
+	for p := range strings.SplitSeq(f.files, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			in.Changed = append(in.Changed, p)
+		}
+	}
+	if f.filesFrom != "" {
+		data, err := readInput(f.filesFrom)
+		if err != nil {
+			return cfg, in, fmt.Errorf("-files-from: %w", err)
+		}
+		for line := range strings.Lines(string(data)) {
+			if p := strings.TrimSpace(line); p != "" {
+				in.Changed = append(in.Changed, p)
+			}
+		}
+	}
+	return cfg, in, nil
+}
+
+// readInput reads a file, or the standard input for "-".
+func readInput(path string) ([]byte, error) {
+	if path == "-" {
+		return io.ReadAll(contractStdin)
+	}
+	return os.ReadFile(path)
+}
+
+// configError places a configuration error in the file it is in.
+func configError(path string, err error) error {
+	var ce *rules.ConfigError
+	switch {
+	case !errors.As(err, &ce):
+		return fmt.Errorf("%s: %w", path, err)
+	case ce.Line <= 0:
+		return fmt.Errorf("%s: %s", path, ce.Msg)
+	case ce.Column <= 0:
+		return fmt.Errorf("%s:%d: %s", path, ce.Line, ce.Msg)
+	}
+	return fmt.Errorf("%s:%d:%d: %s", path, ce.Line, ce.Column, ce.Msg)
+}
+
+// writeContract writes c as a checklist.
+func writeContract(w io.Writer, cfg rules.Config, c rules.Contract) {
+	fmt.Fprintf(w, "type: %s (%s)\n", c.Type, c.Why)
+	if len(c.Expected) == 0 {
+		fmt.Fprintln(w, "expected files: none named in the body")
+	} else {
+		fmt.Fprintf(w, "expected files: %s\n", strings.Join(c.Expected, ", "))
+	}
+	if len(c.Criteria) == 0 {
+		fmt.Fprintln(w, "criteria: none: a lead reviews the work, and /verify is theirs")
+		return
+	}
+	fmt.Fprintln(w, "criteria:")
+	for _, k := range c.Criteria {
+		fmt.Fprintf(w, "- [ ] %s — %s\n", k.Key(), k.Description)
+		fmt.Fprintf(w, "      %s\n", countsFor(cfg, k))
+	}
+}
+
+// countsFor says what meets criterion k under cfg.
+func countsFor(cfg rules.Config, k rules.Criterion) string {
+	switch {
+	case k.Activity == rules.ActCritic:
+		reviewers := cfg.Contracts.Critics[k.Critic]
+		if len(reviewers) == 0 {
+			return "reviewers: any counted approval"
+		}
+		at := make([]string, len(reviewers))
+		for i, r := range reviewers {
+			at[i] = "@" + strings.TrimPrefix(r, "@")
+		}
+		return "reviewers: " + strings.Join(at, ", ")
+	case k.Activity == rules.ActE2E && k.Timing == rules.TimingDeferred:
+		if ic := cfg.Goals.IntegrationCheck; ic != "" {
+			return fmt.Sprintf("checked with the goal: %s on the default branch", ic)
+		}
+		return "checked with the goal: no goals.integration_check configured"
+	}
+	if checks := cfg.Contracts.Checks[k.Activity]; len(checks) > 0 {
+		return "checks: " + strings.Join(checks, ", ")
+	}
+	return "no check mapped: the verifier checks it"
+}

@@ -1,0 +1,193 @@
+package rules
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// CIRun is one CI result on a commit, a verify command's exit code (seed
+// 002): a check run, or a commit status.
+type CIRun struct {
+	Name   string `json:"name"`             // the check run's name, or the status's context
+	Status bool   `json:"status,omitempty"` // a commit status, not a check run
+	ID     int64  `json:"id,omitempty"`
+	// State is a check run's status (queued, in_progress, completed, ...) or a
+	// commit status's state (pending, success, failure, error).
+	State      string    `json:"state"`
+	Conclusion string    `json:"conclusion,omitempty"` // a completed check run's conclusion
+	URL        string    `json:"url,omitempty"`
+	At         time.Time `json:"at,omitzero"` // when it started (check run) or was set (status)
+}
+
+// Result is what the run says of its criterion: success passes; failure,
+// timed_out, cancelled and action_required (or a status's failure and error)
+// fail; anything else is pending.
+func (r CIRun) Result() Result {
+	if r.Status {
+		switch r.State {
+		case "success":
+			return ResultPass
+		case "failure", "error":
+			return ResultFail
+		}
+		return ResultPending
+	}
+	if r.State != "completed" {
+		return ResultPending
+	}
+	switch r.Conclusion {
+	case "success":
+		return ResultPass
+	case "failure", "timed_out", "cancelled", "action_required":
+		return ResultFail
+	}
+	return ResultPending
+}
+
+// Outcome is the run's state in a word, for people: "success", "failure",
+// "in_progress", ...
+func (r CIRun) Outcome() string {
+	if !r.Status && r.State == "completed" && r.Conclusion != "" {
+		return r.Conclusion
+	}
+	return r.State
+}
+
+// newer reports whether r supersedes o, a run of the same name and kind: the
+// latest counts (a re-run is a new check run, started later).
+func (r CIRun) newer(o CIRun) bool {
+	if !r.At.Equal(o.At) {
+		return r.At.After(o.At)
+	}
+	return r.ID >= o.ID
+}
+
+// maxRuns bounds the runs kept per commit.
+const maxRuns = 100
+
+// MergeRun records run r among runs (the runs of one commit, one per name and
+// kind): it replaces an older run of its name, and is ignored if a newer one is
+// known. It returns the new list (sorted by name; at most maxRuns, the oldest
+// dropped) and whether anything changed. runs is not modified.
+func MergeRun(runs []CIRun, r CIRun) ([]CIRun, bool) {
+	i := slices.IndexFunc(runs, func(o CIRun) bool { return o.Name == r.Name && o.Status == r.Status })
+	out := slices.Clone(runs)
+	switch {
+	case i < 0:
+		out = append(out, r)
+	case !r.newer(runs[i]) || runs[i] == r:
+		return runs, false
+	default:
+		out[i] = r
+	}
+	if len(out) > maxRuns {
+		oldest := 0
+		for j := range out {
+			if out[oldest].newer(out[j]) {
+				oldest = j
+			}
+		}
+		out = slices.Delete(out, oldest, oldest+1)
+	}
+	slices.SortFunc(out, func(a, b CIRun) int {
+		if c := strings.Compare(a.Name, b.Name); c != 0 {
+			return c
+		}
+		if a.Status == b.Status {
+			return 0
+		}
+		if a.Status {
+			return 1
+		}
+		return -1
+	})
+	return out, true
+}
+
+// MatchCheck reports whether a check run or status name is one that pattern
+// (an entry of contracts.checks) names: exactly, or with `*` standing for any
+// text ("test (*)" for a matrix's jobs).
+func MatchCheck(pattern, name string) bool {
+	if !strings.Contains(pattern, "*") {
+		return pattern == name
+	}
+	parts := strings.Split(pattern, "*")
+	if !strings.HasPrefix(name, parts[0]) {
+		return false
+	}
+	name = name[len(parts[0]):]
+	for i, p := range parts[1:] {
+		if i == len(parts)-2 {
+			return strings.HasSuffix(name, p) && len(name) >= len(p)
+		}
+		j := strings.Index(name, p)
+		if j < 0 {
+			return false
+		}
+		name = name[j+len(p):]
+	}
+	return true
+}
+
+// RelevantRuns are the runs that some activity of cfg counts (contracts.checks).
+func RelevantRuns(cfg ContractConfig, runs []CIRun) []CIRun {
+	var out []CIRun
+	for _, r := range runs {
+		if cfg.counts(r.Name) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func (c ContractConfig) counts(name string) bool {
+	for _, pats := range c.Checks {
+		for _, p := range pats {
+			if MatchCheck(p, name) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// ciResult is what the runs of one commit say of an activity counted by the
+// check names pats: it fails if any matching run fails, passes when every
+// pattern has matching runs and all pass, and is pending otherwise.
+func ciResult(pats []string, runs []CIRun, where string) (Result, string, string, time.Time) {
+	var (
+		pending []string
+		passed  []string
+		at      time.Time
+		url     string
+	)
+	for _, p := range pats {
+		found := false
+		for _, r := range runs {
+			if !MatchCheck(p, r.Name) {
+				continue
+			}
+			found = true
+			switch r.Result() {
+			case ResultFail:
+				return ResultFail, fmt.Sprintf("`%s`: %s%s", r.Name, r.Outcome(), where), r.URL, r.At
+			case ResultPending:
+				pending = append(pending, fmt.Sprintf("`%s` %s", r.Name, r.Outcome()))
+			default:
+				passed = append(passed, "`"+r.Name+"`")
+				if r.At.After(at) {
+					at, url = r.At, r.URL
+				}
+			}
+		}
+		if !found {
+			pending = append(pending, fmt.Sprintf("no `%s` run yet", p))
+		}
+	}
+	if len(pending) > 0 {
+		return ResultPending, strings.Join(pending, ", ") + where, "", time.Time{}
+	}
+	return ResultPass, strings.Join(passed, ", ") + " passed" + where, url, at
+}

@@ -72,8 +72,6 @@ func team(h *harness) {
 	h.gh.SetPermission(testRepo, "bob", "write")
 }
 
-// A pull request that closes two tasks passes its check only once both are
-// verified; each task's card and state follow on their own.
 // ciPasses reports the CI runs the default contract counts (typecheck,
 // lint, test) as successful on sha, as GitHub Actions would.
 func ciPasses(h *harness, sha string) {
@@ -81,6 +79,9 @@ func ciPasses(h *harness, sha string) {
 		h.gh.CheckRun(testRepo, sha, name, "", "success", "")
 	}
 }
+
+// A pull request that closes two tasks passes its check only once both are
+// verified; each task's card and state follow on their own.
 
 func TestPullRequestClosingTwoTasks(t *testing.T) {
 	h := newHarness(t)

@@ -34,7 +34,8 @@ type TaskEvent struct {
 // the record before the event (nil if there was none) and after it. A task the
 // pull request starts to close gets PRLinked first; a task it no longer closes
 // (body edited, or closed unmerged) gets PRUnlinked. kind is PRLinked for an
-// event that only (re)states the pull request (opened, reopened, edited).
+// event that only (re)states the pull request (opened, reopened, edited): the
+// tasks it already closed hear of it only when its description changed.
 func Fanout(old, cur *PullRequest, kind EventKind) []TaskEvent {
 	var before []int
 	if old != nil && old.Open {
@@ -59,7 +60,7 @@ func Fanout(old, cur *PullRequest, kind EventKind) []TaskEvent {
 				continue // PRLinked already carries the pull request as it is
 			}
 		}
-		if kind != PRLinked {
+		if kind != PRLinked || old.Body != cur.Body { // a new description may lift a contradiction
 			out = append(out, TaskEvent{n, kind})
 		}
 	}

@@ -334,7 +334,11 @@ func (d *decider) pullRequest() {
 	}
 	switch d.ev.Kind {
 	case PRLinked:
-		d.progress(lp, was, fresh || newHead, fmt.Sprintf("#%d opened", p.Number))
+		why := fmt.Sprintf("#%d opened", p.Number)
+		if !fresh {
+			why = fmt.Sprintf("#%d's description edited", p.Number)
+		}
+		d.progress(lp, was, fresh || newHead, why)
 	case PRReady:
 		if was.Draft || fresh { // not a restatement of a pull request already ready
 			d.progress(lp, was, false, fmt.Sprintf("#%d ready for review", p.Number))

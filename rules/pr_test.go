@@ -28,7 +28,11 @@ func TestFanout(t *testing.T) {
 			[]TaskEvent{te(3, PRUnlinked), te(4, PRUnlinked)}},
 		{"edited: links unchanged, nothing", fanPR(20, true, false, 3), fanPR(20, true, false, 3), PRLinked, nil},
 		{"edited: description changed, kept links restated", fanPR(20, true, false, 3, 4),
-			func() *PullRequest { p := fanPR(20, true, false, 3, 4); p.Body = "now without the contradiction"; return p }(), PRLinked,
+			func() *PullRequest {
+				p := fanPR(20, true, false, 3, 4)
+				p.Body = "now without the contradiction"
+				return p
+			}(), PRLinked,
 			[]TaskEvent{te(3, PRLinked), te(4, PRLinked)}},
 		{"pushed: kept link gets the push", fanPR(20, true, false, 3), fanPR(20, true, false, 3), PRPushed,
 			[]TaskEvent{te(3, PRPushed)}},

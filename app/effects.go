@@ -60,6 +60,12 @@ func (x *Executor) Apply(ctx context.Context, oe outboxEffect, leftover bool) er
 		applyErr = x.verificationCheck(ctx, c, owner, name, e)
 	case rules.EffectConfigCheck:
 		applyErr = x.configCheck(ctx, c, owner, name, e)
+	case rules.EffectGoalIssue:
+		applyErr = x.goalIssueEffect(ctx, c, owner, name, e)
+	case rules.EffectGoalNotice:
+		applyErr = x.goalNotice(ctx, c, owner, name, oe, leftover)
+	case rules.EffectCloseMilestone, rules.EffectReopenMilestone:
+		applyErr = x.milestoneState(ctx, c, owner, name, e)
 	default:
 		return permanent(fmt.Errorf("unknown effect %q", e.Kind))
 	}
@@ -72,18 +78,24 @@ func (x *Executor) Apply(ctx context.Context, oe outboxEffect, leftover bool) er
 // syncLabels makes the issue carry exactly e.Labels among the labels
 // countersign owns; other labels are left alone.
 func (x *Executor) syncLabels(ctx context.Context, c *github.Client, owner, name string, e rules.Effect) error {
-	current, err := x.issueLabels(ctx, c, owner, name, e.Number)
+	return x.syncOwnedLabels(ctx, c, owner, name, e.Number, e.Labels, rules.TaskOwned)
+}
+
+// syncOwnedLabels makes issue n carry exactly labels among those owned says
+// countersign owns.
+func (x *Executor) syncOwnedLabels(ctx context.Context, c *github.Client, owner, name string, n int, labels []string, owned func(string) bool) error {
+	current, err := x.issueLabels(ctx, c, owner, name, n)
 	if err != nil {
 		return err
 	}
 	var add, remove []string
-	for _, l := range e.Labels {
+	for _, l := range labels {
 		if !slices.Contains(current, l) {
 			add = append(add, l)
 		}
 	}
 	for _, l := range current {
-		if rules.TaskOwned(l) && !slices.Contains(e.Labels, l) {
+		if owned(l) && !slices.Contains(labels, l) {
 			remove = append(remove, l)
 		}
 	}
@@ -93,12 +105,12 @@ func (x *Executor) syncLabels(ctx context.Context, c *github.Client, owner, name
 		}
 	}
 	if len(add) > 0 {
-		if _, _, err := c.Issues.AddLabelsToIssue(ctx, owner, name, e.Number, add); err != nil {
+		if _, _, err := c.Issues.AddLabelsToIssue(ctx, owner, name, n, add); err != nil {
 			return fmt.Errorf("add labels %v: %w", add, err)
 		}
 	}
 	for _, l := range remove {
-		if _, err := c.Issues.RemoveLabelForIssue(ctx, owner, name, e.Number, url.PathEscape(l)); err != nil && !isStatus(err, http.StatusNotFound) {
+		if _, err := c.Issues.RemoveLabelForIssue(ctx, owner, name, n, url.PathEscape(l)); err != nil && !isStatus(err, http.StatusNotFound) {
 			return fmt.Errorf("remove label %s: %w", l, err)
 		}
 	}

@@ -21,7 +21,7 @@ import (
 // events out, as internal deliveries, to the tasks it closes.
 
 var issueKinds = map[string]rules.EventKind{
-	"opened": rules.IssueOpened, "edited": rules.IssueEdited, "milestoned": rules.IssueEdited,
+	"opened": rules.IssueOpened, "edited": rules.IssueEdited, "milestoned": rules.IssueEdited, "demilestoned": rules.IssueEdited,
 	"assigned": rules.IssueAssigned, "unassigned": rules.IssueAssigned,
 	"closed": rules.IssueClosed, "reopened": rules.IssueReopened,
 	"labeled": rules.IssueLabeled, "unlabeled": rules.IssueUnlabeled,
@@ -35,6 +35,14 @@ func (p *Processor) onIssue(ctx context.Context, d *store.Delivery, e *github.Is
 	}
 	if own, err := p.own(ctx, e.GetSender()); err != nil || own {
 		return store.Commit{}, err
+	}
+	if m, err := p.goalIssue(ctx, repo, issue); err != nil || m != 0 {
+		gk, ok := goalIssueKinds[e.GetAction()]
+		if err != nil || !ok {
+			return store.Commit{}, err
+		}
+		return p.onGoalIssue(inst, d, repo, m, issue, rules.GoalEvent{Kind: gk, Actor: e.GetSender().GetLogin(),
+			At: eventTime(issue.GetUpdatedAt().Time, d), Label: e.GetLabel().GetName()}), nil
 	}
 	return p.decideTask(ctx, inst, d, rules.Event{
 		Kind: kind, Actor: e.GetSender().GetLogin(), At: eventTime(issue.GetUpdatedAt().Time, d),
@@ -53,6 +61,12 @@ func (p *Processor) onComment(ctx context.Context, d *store.Delivery, e *github.
 	}
 	if own, err := p.own(ctx, e.GetSender()); err != nil || own {
 		return store.Commit{}, err
+	}
+	if !issue.IsPullRequest() {
+		if m, err := p.goalIssue(ctx, repo, issue); err != nil || m != 0 {
+			return p.onGoalIssue(inst, d, repo, m, issue, rules.GoalEvent{Kind: rules.GoalCommented, Actor: cm.GetUser().GetLogin(),
+				At: eventTime(cm.GetCreatedAt().Time, d), CommentID: cm.GetID(), Commands: cmds}), err
+		}
 	}
 	ev := rules.Event{Kind: rules.Commented, Actor: cm.GetUser().GetLogin(), At: eventTime(cm.GetCreatedAt().Time, d),
 		CommentID: cm.GetID(), Where: issue.GetNumber(), Commands: cmds, Text: cm.GetBody()}

@@ -127,6 +127,12 @@ var handledActions = map[string]bool{
 	"pull_request.synchronize": true, "pull_request.closed": true,
 	"pull_request_review.submitted": true, "pull_request_review.dismissed": true,
 	"push.":                 true,
+	"issues.demilestoned":   true,
+	"milestone.created":     true,
+	"milestone.edited":      true,
+	"milestone.closed":      true,
+	"milestone.opened":      true,
+	goalEvent + ".":         true,
 	"check_run.created":     true,
 	"check_run.completed":   true,
 	"check_suite.completed": true,
@@ -162,6 +168,12 @@ func (p *Processor) decide(ctx context.Context, d *store.Delivery, log *slog.Log
 			return store.Commit{}, permanent(fmt.Errorf("parse %s: %w", d.Event, err))
 		}
 		return p.decideCheck(ctx, cd, d)
+	case goalEvent:
+		var gd goalDelivery
+		if err := json.Unmarshal(d.Payload, &gd); err != nil {
+			return store.Commit{}, permanent(fmt.Errorf("parse %s: %w", d.Event, err))
+		}
+		return p.decideGoal(ctx, gd, d, log)
 	case ciEvent:
 		var cd ciDelivery
 		if err := json.Unmarshal(d.Payload, &cd); err != nil {
@@ -184,6 +196,8 @@ func (p *Processor) decide(ctx context.Context, d *store.Delivery, log *slog.Log
 		return p.onReview(ctx, d, e, log)
 	case *github.PushEvent:
 		return p.onPush(ctx, d, e, log)
+	case *github.MilestoneEvent:
+		return p.onMilestone(ctx, d, e)
 	case *github.CheckRunEvent:
 		return p.onCheckRun(ctx, d, e)
 	case *github.CheckSuiteEvent:
@@ -248,6 +262,9 @@ func (p *Processor) decideTask(ctx context.Context, inst int64, d *store.Deliver
 	w, err := p.commitFor(inst, d, dec.Task, dec.Effects)
 	if err != nil {
 		return w, err
+	}
+	if dec.Task != nil {
+		w.Enqueue = append(w.Enqueue, goalNotes(inst, d, dec.Task, dec.Goals, ev)...)
 	}
 	for _, pr := range dec.Refresh {
 		w.Enqueue = append(w.Enqueue, derived(fmt.Sprintf("%s/check/%d", d.ID, pr), checkEvent, rules.TaskKey(repo, pr),

@@ -70,6 +70,10 @@ func DecideTask(t *Task, ev Event, f Facts) Decision {
 	case Commented:
 		d.commented()
 	}
+	if ev.Issue.Title != "" && ev.Issue.Milestone != d.t.Milestone { // the event carries the whole issue
+		d.t.Milestone = ev.Issue.Milestone
+		d.changed = true
+	}
 	d.evaluate()
 	return d.finish()
 }
@@ -131,7 +135,24 @@ func (d *decider) finish() Decision {
 		}
 	}
 	slices.Sort(d.refresh)
-	return Decision{Task: d.t, Effects: effects, Refresh: slices.Compact(d.refresh)}
+	return Decision{Task: d.t, Effects: effects, Refresh: slices.Compact(d.refresh), Goals: d.goals()}
+}
+
+// goals are the goals that must hear of the task: the milestone it left, and
+// the one it is in when it joined it or changed in a way the goal shows.
+func (d *decider) goals() []GoalNote {
+	var out []GoalNote
+	was := 0
+	if d.old != nil {
+		was = d.old.Milestone
+	}
+	if was != 0 && was != d.t.Milestone {
+		out = append(out, GoalNote{Milestone: was})
+	}
+	if m := d.t.Milestone; m != 0 && (m != was || !goalTaskEqual(GoalTaskOf(d.old), GoalTaskOf(d.t))) {
+		out = append(out, GoalNote{Milestone: m, In: true})
+	}
+	return out
 }
 
 // move records a transition to state to.

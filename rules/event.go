@@ -224,4 +224,13 @@ type Decision struct {
 	Task    *Task
 	Effects []Effect
 	Refresh []int
+	// Goals are the goals (milestones) to tell of the task as it is now: the
+	// one it is in (In) when it changed or joined it, the one it left (!In).
+	Goals []GoalNote
+}
+
+// GoalNote says that goal Milestone must hear of the task: In it, or no longer.
+type GoalNote struct {
+	Milestone int  `json:"milestone"`
+	In        bool `json:"in"`
 }

@@ -63,12 +63,14 @@ func StateFromLabel(label string) (State, bool) {
 // Task is the record countersign keeps for one tracked issue. It is stored in
 // the store and, as a copy, in the task card's hidden marker on GitHub.
 type Task struct {
-	Repo    string `json:"repo"`   // "owner/name"
-	Number  int    `json:"number"` // issue number
-	Title   string `json:"title"`
-	State   State  `json:"state"`
-	Opener  string `json:"opener"`
-	Attempt int    `json:"attempt"` // 1 for the first attempt; a rejection or reopen starts the next
+	Repo   string `json:"repo"`   // "owner/name"
+	Number int    `json:"number"` // issue number
+	Title  string `json:"title"`
+	State  State  `json:"state"`
+	Opener string `json:"opener"`
+	// Milestone is the number of the milestone (goal) the issue is in, 0 for none.
+	Milestone int `json:"milestone,omitempty"`
+	Attempt   int `json:"attempt"` // 1 for the first attempt; a rejection or reopen starts the next
 
 	Assignees []string `json:"assignees,omitempty"`
 	// Builders is everyone who ever built the task, with why: they can never

@@ -1,0 +1,351 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/rules"
+	"github.com/countersign/countersign/templates"
+	"github.com/google/go-github/v60/github"
+)
+
+// This file carries goals (DESIGN §4): a milestone is a goal, its goal issue
+// the dashboard. Milestone events, events on the goal issue and changes of the
+// goal's tasks all reach the goal as internal goalEvent deliveries under the
+// goal's own key (rules.GoalKey), so one goal's events are decided one at a
+// time and in order.
+
+// goalEvent is the internal event of a goal.
+const goalEvent = "countersign.goal"
+
+// goalDelivery is the payload of a goalEvent delivery.
+type goalDelivery struct {
+	Installation int64           `json:"installation"`
+	Event        rules.GoalEvent `json:"event"`
+}
+
+func goalRecordKey(repo string, m int) string { return "goal/" + rules.GoalKey(repo, m) }
+
+// goalIssueKey maps a goal issue's number to its milestone.
+func goalIssueKey(repo string, n int) string { return "goal-issue/" + rules.TaskKey(repo, n) }
+
+func loadGoal(ctx context.Context, st store.Store, repo string, m int) (*rules.Goal, error) {
+	var g rules.Goal
+	ok, err := loadRecord(ctx, st, goalRecordKey(repo, m), &g)
+	if !ok {
+		return nil, err
+	}
+	return &g, nil
+}
+
+// toGoal is the commit that hands ev to its goal.
+func toGoal(inst int64, d *store.Delivery, ev rules.GoalEvent, i int) store.Delivery {
+	return derived(fmt.Sprintf("%s/goal/%d/%d", d.ID, ev.Milestone, i), goalEvent, rules.GoalKey(ev.Repo, ev.Milestone),
+		goalDelivery{Installation: inst, Event: ev})
+}
+
+var milestoneKinds = map[string]rules.GoalEventKind{
+	"created": rules.GoalMilestoneSeen, "edited": rules.GoalMilestoneEdited,
+	"closed": rules.GoalMilestoneClosed, "opened": rules.GoalMilestoneReopened,
+}
+
+func (p *Processor) onMilestone(ctx context.Context, d *store.Delivery, e *github.MilestoneEvent) (store.Commit, error) {
+	inst, repo, m := e.GetInstallation().GetID(), e.GetRepo().GetFullName(), e.GetMilestone()
+	kind, ok := milestoneKinds[e.GetAction()]
+	if !ok || inst == 0 || repo == "" || m.GetNumber() == 0 {
+		return store.Commit{}, nil
+	}
+	if own, err := p.own(ctx, e.GetSender()); err != nil || own {
+		return store.Commit{}, err
+	}
+	ev := rules.GoalEvent{Kind: kind, Repo: repo, Milestone: m.GetNumber(), Actor: e.GetSender().GetLogin(),
+		At: eventTime(m.GetUpdatedAt().Time, d), Title: m.GetTitle()}
+	return store.Commit{Enqueue: []store.Delivery{toGoal(inst, d, ev, 0)}}, nil
+}
+
+// goalIssue reports the milestone whose goal issue issue n is (0 if none).
+func (p *Processor) goalIssue(ctx context.Context, repo string, is *github.Issue) (int, error) {
+	var m int
+	ok, err := loadRecord(ctx, p.store, goalIssueKey(repo, is.GetNumber()), &m)
+	if err != nil || ok {
+		return m, err
+	}
+	for _, l := range is.Labels {
+		if strings.EqualFold(l.GetName(), rules.LabelGoal) && is.GetMilestone().GetNumber() != 0 {
+			return is.GetMilestone().GetNumber(), nil
+		}
+	}
+	return 0, nil
+}
+
+var goalIssueKinds = map[string]rules.GoalEventKind{
+	"closed": rules.GoalIssueClosed, "reopened": rules.GoalIssueReopened,
+	"labeled": rules.GoalIssueLabeled, "unlabeled": rules.GoalIssueUnlabeled,
+}
+
+// onGoalIssue hands an event of goal issue is (of milestone m) to its goal.
+func (p *Processor) onGoalIssue(inst int64, d *store.Delivery, repo string, m int, is *github.Issue, ev rules.GoalEvent) store.Commit {
+	ev.Repo, ev.Milestone, ev.Issue = repo, m, is.GetNumber()
+	return store.Commit{Enqueue: []store.Delivery{toGoal(inst, d, ev, 0)}}
+}
+
+// decideGoal decides a goal event, looking up the facts it needs.
+func (p *Processor) decideGoal(ctx context.Context, gd goalDelivery, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
+	ev := gd.Event
+	c, err := p.gh.Installation(gd.Installation)
+	if err != nil {
+		return store.Commit{}, permanent(err)
+	}
+	g, err := loadGoal(ctx, p.store, ev.Repo, ev.Milestone)
+	if err != nil {
+		return store.Commit{}, err
+	}
+	owner, name := splitRepo(ev.Repo), repoName(ev.Repo)
+	if g == nil && ev.Kind == rules.GoalTaskChanged {
+		if !ev.In {
+			return store.Commit{}, nil
+		}
+		ms, _, err := c.Issues.GetMilestone(ctx, owner, name, ev.Milestone)
+		if isStatus(err, http.StatusNotFound) {
+			return store.Commit{}, nil
+		}
+		if err != nil {
+			return store.Commit{}, fmt.Errorf("read milestone %d: %w", ev.Milestone, err)
+		}
+		if ms.GetState() != "open" {
+			return store.Commit{}, nil // closed before countersign saw it: not a goal
+		}
+		ev.Title = ms.GetTitle()
+	}
+	if g != nil && g.Issue == 0 {
+		var n int
+		if _, err := loadRecord(ctx, p.store, "goal-issue-of/"+rules.GoalKey(ev.Repo, ev.Milestone), &n); err != nil {
+			return store.Commit{}, err
+		}
+		g.Issue = n
+	}
+	cfg, err := p.config(ctx, c, ev.Repo, log)
+	if err != nil {
+		return store.Commit{}, err
+	}
+	f := rules.GoalFacts{IntegrationCheck: cfg.Goals.IntegrationCheck}
+	dir := newDirectory(c, ev.Repo, cfg)
+	switch ev.Kind {
+	case rules.GoalMilestoneClosed, rules.GoalCommented, rules.GoalIssueClosed, rules.GoalIssueReopened, rules.GoalMilestoneReopened:
+		if f.Actor, err = dir.person(ctx, ev.Actor); err != nil {
+			return store.Commit{}, err
+		}
+	}
+	if f.Leads, err = dir.leads(ctx); err != nil {
+		return store.Commit{}, err
+	}
+	if f.IntegrationCheck != "" && mayConfirm(ev) {
+		if f.Integration, err = p.integration(ctx, c, ev.Repo, f.IntegrationCheck); err != nil {
+			return store.Commit{}, err
+		}
+	}
+	dec := rules.DecideGoal(g, ev, f)
+	if dec.Goal == nil && len(dec.Effects) == 0 {
+		return store.Commit{}, nil
+	}
+	w, err := p.commitFor(gd.Installation, d, nil, dec.Effects)
+	if err != nil {
+		return w, err
+	}
+	if dec.Goal != nil {
+		b, err := json.Marshal(dec.Goal)
+		if err != nil {
+			return w, err
+		}
+		w.Records = map[string][]byte{goalRecordKey(ev.Repo, ev.Milestone): b}
+		if dec.Goal.Issue != 0 {
+			m, _ := json.Marshal(ev.Milestone)
+			w.Records[goalIssueKey(ev.Repo, dec.Goal.Issue)] = m
+		}
+	}
+	return w, nil
+}
+
+// mayConfirm: the event is one that can confirm a goal, so the integration
+// check's state matters.
+func mayConfirm(ev rules.GoalEvent) bool {
+	if ev.Kind == rules.GoalMilestoneClosed {
+		return true
+	}
+	for _, c := range ev.Commands {
+		if c.Name == rules.CmdVerifyGoal {
+			return true
+		}
+	}
+	return false
+}
+
+// integration is the state of check (a check run name or status context, `*`
+// for any text) on the head of the default branch.
+func (p *Processor) integration(ctx context.Context, c *github.Client, repo, check string) (string, error) {
+	r, _, err := c.Repositories.Get(ctx, splitRepo(repo), repoName(repo))
+	if err != nil {
+		return "", fmt.Errorf("read repository: %w", err)
+	}
+	runs, err := p.ciRuns(ctx, c, repo, r.GetDefaultBranch()) // a branch names its head commit
+	if err != nil {
+		return "", err
+	}
+	state := rules.IntegrationNone
+	for _, run := range runs {
+		if !rules.MatchCheck(check, run.Name) {
+			continue
+		}
+		switch run.Result() {
+		case rules.ResultFail:
+			return rules.IntegrationFailure, nil
+		case rules.ResultPending:
+			state = rules.IntegrationPending
+		case rules.ResultPass:
+			if state == rules.IntegrationNone {
+				state = rules.IntegrationSuccess
+			}
+		}
+	}
+	return state, nil
+}
+
+// goalNotes hands a task's change to the goals it concerns.
+func goalNotes(inst int64, d *store.Delivery, t *rules.Task, notes []rules.GoalNote, ev rules.Event) []store.Delivery {
+	var out []store.Delivery
+	gt := rules.GoalTaskOf(t)
+	for i, n := range notes {
+		out = append(out, toGoal(inst, d, rules.GoalEvent{Kind: rules.GoalTaskChanged, Repo: t.Repo, Milestone: n.Milestone,
+			Actor: ev.Actor, At: ev.At, Task: &gt, In: n.In}, i))
+	}
+	return out
+}
+
+// ---- effects ----
+
+// goalIssueEffect makes the goal issue of milestone e.Number exist and show
+// the goal as it is now (DESIGN §4): its dashboard, its labels, open or closed.
+func (x *Executor) goalIssueEffect(ctx context.Context, c *github.Client, owner, name string, e rules.Effect) error {
+	g, err := loadGoal(ctx, x.store, e.Repo, e.Number)
+	if err != nil || g == nil {
+		return err
+	}
+	cfg := rules.DefaultConfig()
+	var rec configRecord
+	if ok, err := loadRecord(ctx, x.store, configKey(e.Repo), &rec); err == nil && ok {
+		cfg = rec.Config
+	}
+	body, err := templates.RenderGoal(g, cfg.Goals.IntegrationCheck)
+	if err != nil {
+		return permanent(err)
+	}
+	is, err := x.findGoalIssue(ctx, c, owner, name, g)
+	if err != nil {
+		return err
+	}
+	state := "open"
+	if g.State == rules.GoalVerified {
+		state = "closed"
+	}
+	if is == nil {
+		is, _, err = c.Issues.Create(ctx, owner, name, &github.IssueRequest{Title: github.String(g.IssueTitle()), Body: github.String(body),
+			Milestone: github.Int(g.Milestone)})
+		if err != nil {
+			return fmt.Errorf("create the goal issue: %w", err)
+		}
+	} else if is.GetBody() != body || is.GetTitle() != g.IssueTitle() {
+		if _, _, err := c.Issues.Edit(ctx, owner, name, is.GetNumber(), &github.IssueRequest{Title: github.String(g.IssueTitle()), Body: github.String(body)}); err != nil {
+			return fmt.Errorf("edit the goal issue: %w", err)
+		}
+	}
+	n := is.GetNumber()
+	if err := x.store.Put(ctx, "goal-issue-of/"+rules.GoalKey(e.Repo, e.Number), []byte(strconv.Itoa(n))); err != nil {
+		return fmt.Errorf("remember the goal issue: %w", err)
+	}
+	if err := x.store.Put(ctx, goalIssueKey(e.Repo, n), []byte(strconv.Itoa(e.Number))); err != nil {
+		return fmt.Errorf("remember the goal issue: %w", err)
+	}
+	if err := x.syncOwnedLabels(ctx, c, owner, name, n, g.Labels(), rules.GoalOwned); err != nil {
+		return err
+	}
+	if is.GetState() != state {
+		if _, _, err := c.Issues.Edit(ctx, owner, name, n, &github.IssueRequest{State: github.String(state)}); err != nil {
+			return fmt.Errorf("%s the goal issue: %w", strings.TrimSuffix(state, "d")+"e", err)
+		}
+	}
+	return nil
+}
+
+// findGoalIssue finds the goal issue: the record's, else the one the bot
+// opened in the milestone with the goal's marker (a lost store). nil if none.
+func (x *Executor) findGoalIssue(ctx context.Context, c *github.Client, owner, name string, g *rules.Goal) (*github.Issue, error) {
+	n := g.Issue
+	if n == 0 {
+		var known int
+		if _, err := loadRecord(ctx, x.store, "goal-issue-of/"+g.Key(), &known); err != nil {
+			return nil, err
+		}
+		n = known
+	}
+	if n != 0 {
+		is, _, err := c.Issues.Get(ctx, owner, name, n)
+		switch {
+		case err == nil:
+			return is, nil
+		case !isStatus(err, http.StatusNotFound) && !isStatus(err, http.StatusGone):
+			return nil, fmt.Errorf("read the goal issue: %w", err)
+		}
+	}
+	bot, err := x.gh.BotLogin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	opt := &github.IssueListByRepoOptions{Milestone: strconv.Itoa(g.Milestone), State: "all", Creator: bot, ListOptions: github.ListOptions{PerPage: 100}}
+	list, _, err := c.Issues.ListByRepo(ctx, owner, name, opt)
+	if err != nil {
+		return nil, fmt.Errorf("look for the goal issue: %w", err)
+	}
+	for _, is := range list {
+		if !is.IsPullRequest() && templates.IsGoal(is.GetBody()) {
+			return is, nil
+		}
+	}
+	return nil, nil
+}
+
+// goalNotice posts a notice on the goal issue of milestone e.Number.
+func (x *Executor) goalNotice(ctx context.Context, c *github.Client, owner, name string, oe outboxEffect, leftover bool) error {
+	var n int
+	ok, err := loadRecord(ctx, x.store, "goal-issue-of/"+rules.GoalKey(oe.Effect.Repo, oe.Effect.Number), &n)
+	if err != nil {
+		return err
+	}
+	if !ok || n == 0 {
+		return errors.New("the goal issue does not exist yet")
+	}
+	oe.Effect.Number = n
+	if nt := *oe.Effect.Notice; nt.Task == 0 {
+		nt.Task = n
+		oe.Effect.Notice = &nt
+	}
+	return x.notice(ctx, c, owner, name, oe, leftover)
+}
+
+func (x *Executor) milestoneState(ctx context.Context, c *github.Client, owner, name string, e rules.Effect) error {
+	state := "open"
+	if e.Kind == rules.EffectCloseMilestone {
+		state = "closed"
+	}
+	_, _, err := c.Issues.EditMilestone(ctx, owner, name, e.Number, &github.Milestone{State: github.String(state)})
+	if err != nil {
+		return fmt.Errorf("set milestone %d %s: %w", e.Number, state, err)
+	}
+	return nil
+}

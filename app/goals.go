@@ -108,6 +108,11 @@ func (p *Processor) decideGoal(ctx context.Context, gd goalDelivery, d *store.De
 		return store.Commit{}, err
 	}
 	owner, name := splitRepo(ev.Repo), repoName(ev.Repo)
+	if g == nil && ev.Kind != rules.GoalMilestoneSeen {
+		if g, err = p.recoverGoal(ctx, c, ev.Repo, ev.Milestone, log); err != nil {
+			return store.Commit{}, err
+		}
+	}
 	if g == nil && ev.Kind == rules.GoalTaskChanged {
 		if !ev.In {
 			return store.Commit{}, nil
@@ -307,7 +312,13 @@ func (x *Executor) findGoalIssue(ctx context.Context, c *github.Client, owner, n
 	if err != nil {
 		return nil, err
 	}
-	opt := &github.IssueListByRepoOptions{Milestone: strconv.Itoa(g.Milestone), State: "all", Creator: bot, ListOptions: github.ListOptions{PerPage: 100}}
+	return markedGoalIssue(ctx, c, owner, name, g.Milestone, bot)
+}
+
+// markedGoalIssue is the issue bot opened in milestone m that carries a goal
+// marker, or nil.
+func markedGoalIssue(ctx context.Context, c *github.Client, owner, name string, m int, bot string) (*github.Issue, error) {
+	opt := &github.IssueListByRepoOptions{Milestone: strconv.Itoa(m), State: "all", Creator: bot, ListOptions: github.ListOptions{PerPage: 100}}
 	list, _, err := c.Issues.ListByRepo(ctx, owner, name, opt)
 	if err != nil {
 		return nil, fmt.Errorf("look for the goal issue: %w", err)
@@ -318,6 +329,37 @@ func (x *Executor) findGoalIssue(ctx context.Context, c *github.Client, owner, n
 		}
 	}
 	return nil, nil
+}
+
+// recoverGoal rebuilds a goal record lost with the store from its goal
+// issue's marker, its tasks from their own records. nil when there is none.
+func (p *Processor) recoverGoal(ctx context.Context, c *github.Client, repo string, m int, log *slog.Logger) (*rules.Goal, error) {
+	bot, err := p.gh.BotLogin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	is, err := markedGoalIssue(ctx, c, splitRepo(repo), repoName(repo), m, bot)
+	if err != nil || is == nil {
+		return nil, err
+	}
+	rec, ok := templates.GoalRecord(is.GetBody())
+	var g rules.Goal
+	if !ok || json.Unmarshal(rec, &g) != nil || g.Repo != repo || g.Milestone != m || !g.State.Valid() {
+		log.Warn("goal issue holds no usable record", "goal", rules.GoalKey(repo, m), "issue", is.GetNumber())
+		return nil, nil
+	}
+	g.Issue = is.GetNumber()
+	for i, gt := range g.Tasks {
+		t, err := loadTask(ctx, p.store, repo, gt.Number)
+		if err != nil {
+			return nil, err
+		}
+		if t != nil {
+			g.Tasks[i] = rules.GoalTaskOf(t)
+		}
+	}
+	log.Info("goal record rebuilt from its goal issue", "goal", g.Key(), "state", g.State)
+	return &g, nil
 }
 
 // goalNotice posts a notice on the goal issue of milestone e.Number.

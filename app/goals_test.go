@@ -2,10 +2,12 @@ package app_test
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/templates"
 )
 
@@ -166,4 +168,30 @@ func TestGoalCloseRefusedAndTaskMoved(t *testing.T) {
 	h.settle()
 	wantGoal(t, h, one, "verified")
 	milestoneOpen(t, h, one, false)
+}
+
+// A goal record lost with the store is rebuilt from its goal issue's marker:
+// the lead's close still confirms the pending-verify goal.
+func TestGoalRebuiltFromItsIssue(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	m := h.gh.CreateMilestone(testRepo, "carol", "Search")
+	n := h.gh.OpenIssue(testRepo, "carol", "Search box", "")
+	h.gh.SetMilestone(testRepo, n, "carol", m)
+	h.settle()
+	doneTask(t, h, n)
+	g := wantGoal(t, h, m, "pending-verify")
+	h.shutdown()
+
+	fresh, err := store.OpenBolt(filepath.Join(t.TempDir(), "fresh.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h2 := startHarness(t, h.gh, fresh)
+	h2.gh.CloseMilestone(testRepo, m, "carol")
+	h2.settle()
+	milestoneOpen(t, h2, m, false)
+	if got := wantGoal(t, h2, m, "verified"); got != g {
+		t.Fatalf("goal issue #%d, want the same #%d", got, g)
+	}
 }

@@ -148,8 +148,10 @@ func (p *Processor) decideGoal(ctx context.Context, gd goalDelivery, d *store.De
 			return store.Commit{}, err
 		}
 	}
-	if f.Leads, err = dir.leads(ctx); err != nil {
-		return store.Commit{}, err
+	if needsLeads(g, ev) {
+		if f.Leads, err = dir.leads(ctx); err != nil {
+			return store.Commit{}, err
+		}
 	}
 	if f.IntegrationCheck != "" && mayConfirm(ev) {
 		if f.Integration, err = p.integration(ctx, c, ev.Repo, f.IntegrationCheck); err != nil {
@@ -176,6 +178,16 @@ func (p *Processor) decideGoal(ctx context.Context, gd goalDelivery, d *store.De
 		}
 	}
 	return w, nil
+}
+
+// needsLeads: the event may call the leads (every task verified, or a
+// confirmed goal no longer so); routine task changes do not look them up.
+func needsLeads(g *rules.Goal, ev rules.GoalEvent) bool {
+	if ev.Kind != rules.GoalTaskChanged {
+		return true
+	}
+	return g == nil || g.State == rules.GoalPendingVerify || g.State == rules.GoalVerified ||
+		(ev.Task != nil && ev.Task.State == rules.Verified)
 }
 
 // mayConfirm: the event is one that can confirm a goal, so the integration

@@ -58,10 +58,24 @@ func (r CIRun) Outcome() string {
 // newer reports whether r supersedes o, a run of the same name and kind: the
 // latest counts (a re-run is a new check run, started later).
 func (r CIRun) newer(o CIRun) bool {
+	if r.ID == o.ID && r.ID != 0 && !r.Status { // the same check run: it only moves forward
+		return stage(r) >= stage(o)
+	}
 	if !r.At.Equal(o.At) {
 		return r.At.After(o.At)
 	}
 	return r.ID >= o.ID
+}
+
+// stage orders a check run's statuses: queued, in progress, completed.
+func stage(r CIRun) int {
+	switch r.State {
+	case "completed":
+		return 2
+	case "in_progress":
+		return 1
+	}
+	return 0
 }
 
 // maxRuns bounds the runs kept per commit.
@@ -88,6 +102,9 @@ func MergeRun(runs []CIRun, r CIRun) ([]CIRun, bool) {
 			if out[oldest].newer(out[j]) {
 				oldest = j
 			}
+		}
+		if out[oldest] == r {
+			return runs, false // older than every run kept
 		}
 		out = slices.Delete(out, oldest, oldest+1)
 	}

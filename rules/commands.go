@@ -226,6 +226,7 @@ func (d *decider) verify(c Command) {
 	if !d.mayConfirm(c) {
 		return
 	}
+	d.refreshResults() // as things are now, under this event's configuration
 	if t.Contract != nil && t.Contract.Type == Advisory && !d.f.Actor.Lead {
 		d.refuse(c, fmt.Sprintf("#%d is an advisory task (%s): no automated test can say it is done, so a lead reviews its output and only a lead's /verify completes it.", t.Number, t.Contract.Why))
 		return

@@ -29,6 +29,7 @@ func (d *decider) ensureContract() {
 	c := GenerateContract(d.f.Config.Contracts, ContractInput{Title: title, Body: body, At: d.ev.At})
 	d.t.Contract = &c
 	d.recontract("")
+	d.refreshResults()
 	d.dirty()
 }
 
@@ -51,7 +52,11 @@ func (d *decider) issueEdited() {
 // for, beyond those of every contract (typecheck, lint).
 func (d *decider) fileCriteria(files []string) []Criterion {
 	c := GenerateContract(d.f.Config.Contracts, ContractInput{Type: Verifiable, Changed: files})
-	return slices.DeleteFunc(c.Criteria, func(k Criterion) bool { return k.Activity == ActTypecheck || k.Activity == ActLint })
+	out := slices.DeleteFunc(c.Criteria, func(k Criterion) bool { return k.Activity == ActTypecheck || k.Activity == ActLint })
+	if len(out) == 0 {
+		return nil // as a stored record has it
+	}
+	return out
 }
 
 // recontract works the criteria out again: the issue's own (its type and
@@ -91,6 +96,7 @@ func (d *decider) setContract(c Contract, why string) {
 		return
 	}
 	d.t.Contract = &c
+	d.refreshResults()
 	if change != "" && why != "" {
 		d.note("contract: " + change + " (" + why + ")")
 	} else {
@@ -178,6 +184,24 @@ func (d *decider) evaluate() {
 	if t.Contract == nil {
 		return
 	}
+	d.refreshResults()
+	prs := d.checkedPRs()
+	failed := Failed(t)
+	switch {
+	case len(failed) > 0 && (t.State == Review || t.State == Completed):
+		d.failAttempt(failed, prs)
+	case len(failed) == 0 && t.State == InProgress && d.greenAgain(prs):
+		d.submitted("CI passed again on the same commits")
+		d.completeIfApproved()
+	}
+}
+
+// refreshResults works out every criterion's result as things are now.
+func (d *decider) refreshResults() {
+	t := d.t
+	if t.Contract == nil {
+		return
+	}
 	prs := d.checkedPRs()
 	changed := false
 	for i := range t.Contract.Criteria {
@@ -194,14 +218,6 @@ func (d *decider) evaluate() {
 	}
 	if changed {
 		d.dirty()
-	}
-	failed := Failed(t)
-	switch {
-	case len(failed) > 0 && (t.State == Review || t.State == Completed):
-		d.failAttempt(failed, prs)
-	case len(failed) == 0 && t.State == InProgress && d.greenAgain(prs):
-		d.submitted("CI passed again on the same commits")
-		d.completeIfApproved()
 	}
 }
 
@@ -305,7 +321,7 @@ func Failed(t *Task) []Criterion {
 
 // Blocking are the criteria of t that stop /verify: failed or pending.
 func Blocking(t *Task) []Criterion {
-	return criteriaWith(t, ResultFail, ResultPending)
+	return criteriaWith(t, ResultFail, ResultPending, "")
 }
 
 func criteriaWith(t *Task, results ...Result) []Criterion {
@@ -331,8 +347,8 @@ func (d *decider) failAttempt(failed []Criterion, prs []*LinkedPR) {
 	}
 	reason := clip(strings.Join(names, "; "), maxReason)
 	f := Failure{Attempt: t.Attempt, At: d.ev.At, Reason: reason}
-	if len(prs) > 0 {
-		f.PR, f.Head = prs[0].Number, prs[0].Head
+	if p := d.failingPR(failed, prs); p != nil {
+		f.PR, f.Head = p.Number, p.Head
 	}
 	t.Failures = append(t.Failures, f)
 	if len(t.Failures) > maxFailures {
@@ -347,6 +363,23 @@ func (d *decider) failAttempt(failed []Criterion, prs []*LinkedPR) {
 	d.escalateIfDue()
 }
 
+// failingPR is the pull request on whose head a failed criterion failed
+// (the first, if several; nil for a critic's).
+func (d *decider) failingPR(failed []Criterion, prs []*LinkedPR) *LinkedPR {
+	for _, c := range failed {
+		pats := d.f.Config.Contracts.Checks[c.Activity]
+		for _, p := range prs {
+			if r, _, _, _ := ciResult(pats, p.Runs, ""); r == ResultFail {
+				return p
+			}
+		}
+	}
+	if len(prs) > 0 {
+		return prs[0]
+	}
+	return nil
+}
+
 // greenAgain reports whether a task sent back by CI alone can go back to
 // review: its ready pull requests' heads are the very commits that failed, and
 // every criterion CI checks now passes (a flaky run re-run green).
@@ -358,6 +391,15 @@ func (d *decider) greenAgain(prs []*LinkedPR) bool {
 	last := t.Failures[len(t.Failures)-1]
 	if n := len(t.Rejections); n > 0 && !t.Rejections[n-1].At.Before(last.At) {
 		return false // a person rejected it since: only new work answers that
+	}
+	for i := len(t.History) - 1; i >= 0; i-- {
+		why := t.History[i].Why
+		if strings.HasPrefix(why, "failed attempt") {
+			break
+		}
+		if strings.HasPrefix(why, "/reject") || strings.HasPrefix(why, "changes requested") || strings.HasPrefix(why, "/reopen") {
+			return false // a person sent it back since: only new work answers that
+		}
 	}
 	for _, p := range prs {
 		if p.Draft || (p.Number == last.PR && p.Head != last.Head) || slices.Contains(t.RejectedHeads, p.Head) {
@@ -378,7 +420,7 @@ func (d *decider) contradicted(c *Contradiction, where int) bool {
 	if c == nil {
 		return false
 	}
-	n := Notice{Kind: NoticeContradiction, Contradiction: c, State: d.t.State}
+	n := Notice{Kind: NoticeContradiction, Contradiction: c, State: InProgress} // where the claim leaves it
 	if where != d.t.Number {
 		n.PR = where
 	}

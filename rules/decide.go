@@ -39,6 +39,7 @@ func DecideTask(t *Task, ev Event, f Facts) Decision {
 		}
 		d.track()
 		if ev.Kind == IssueOpened {
+			d.evaluate()
 			return d.finish()
 		}
 	} else {
@@ -394,7 +395,7 @@ func (d *decider) progress(lp *LinkedPR, was LinkedPR, newWork bool, why string)
 		// A new pull request or new commits submit the next attempt; so does
 		// marking one ready, unless the attempt failed: then only new work
 		// does; and so does taking a contradiction out of its description.
-		lifted := was.Contradiction != nil && lp.Contradiction == nil && d.ev.Kind == PRLinked
+		lifted := was.Contradiction != nil && lp.Contradiction == nil && d.ev.Kind == PRLinked && !t.Failing
 		if !lp.Draft && (newWork || lifted || (d.ev.Kind == PRReady && !t.Failing)) && !d.contradicted(lp.Contradiction, lp.Number) {
 			d.submitted(why)
 		}
@@ -475,6 +476,8 @@ func (d *decider) reviewed() {
 			d.move(InProgress, why)
 		case Completed:
 			d.withdrawn(why)
+		case InProgress:
+			d.note(why) // the work stays sent back, whatever CI says of the same commits
 		}
 	case "dismissed":
 		d.dropApprovals(who, p.Number)

@@ -1177,7 +1177,7 @@ func TestDecideTaskReviews(t *testing.T) {
 			}}},
 		{name: "in-progress/approval then changes requested by the same reviewer: approval replaced", task: approvedOnDraft(),
 			ev: fxReview("carol", "changes_requested", fxHead, "wait"),
-			want: want{state: InProgress, check: func(t *testing.T, d Decision) {
+			want: want{state: InProgress, steps: []step{{InProgress, "changes requested by @carol on #12: wait"}}, check: func(t *testing.T, d Decision) {
 				if len(d.Task.Approvals) != 0 {
 					t.Errorf("approvals %v, want none", d.Task.Approvals)
 				}

@@ -65,6 +65,18 @@
 //	ci reports test success on PR #2                   # check runs by github-actions on the PR's
 //	ci reports typecheck lint failure on PR #2         # head: success|failure|pending
 //
+// Milestones are goals: countersign opens a goal issue for each, which takes
+// the next issue number. A milestone is named by its quoted title from the
+// step that creates it on; a title used before that is an error.
+//
+//	carol creates milestone "Login page"
+//	carol adds #2 to milestone "Login page"            # also moves it out of another milestone
+//	carol removes #2 from its milestone
+//	carol closes milestone "Login page"                # also: reopens milestone "Login page"
+//	carol comments on goal "Login page": /reject-goal CSS conflicts
+//	                                                   # on the goal issue; the rest of the line is
+//	                                                   # the body (as c1: names it)
+//
 // And expectations, checked when they are reached:
 //
 //	expect #1 state verified                  # exactly one state:* label, this one
@@ -79,6 +91,13 @@
 //	expect reply on PR #2                     # any such comment
 //	expect no reply on #1                     # no such comment
 //	expect card on #1 containing "verified"   # the task card contains the text (case-insensitive)
+//	expect goal "Login page" state active     # the goal issue is labeled goal and exactly this goal:*
+//	                                          # label: open|active|pending-verify|verified
+//	expect goal "Login page" containing "3 of 3"   # its body (the dashboard) contains the text
+//	expect goal "Login page" closed           # or: open (the goal issue)
+//	expect reply on goal "Login page" containing "@dave"   # as expect reply on #N
+//	expect no reply on goal "Login page"
+//	expect milestone "Login page" closed      # or: open (the milestone itself)
 //
 // Consecutive "expect reply" lines about the same issue must all be met by
 // one comment: write them one after the other to require several pieces of
@@ -91,7 +110,10 @@
 // by the time the bot settled: labels, assignees, open/closed, the bot's new
 // comments (the task card as its state line, replies in full), card updates
 // (with their newest history entry), and the countersign/verification check
-// on PR heads; then each expectation
-// with ✓ or ✗; at the end, every issue's final state. `countersign demo`
-// prints it.
+// on PR heads; for goals, the goal issue ("goal #1") when the bot opens it,
+// its labels, its dashboard's state line when it changes and the bot's
+// replies on it, milestones closed or reopened other than by the action, and
+// milestone changes of issues the action did not make; then each expectation
+// with ✓ or ✗; at the end, every issue's and milestone's final state.
+// `countersign demo` prints it.
 package scenario

@@ -19,11 +19,12 @@ type Scenario struct {
 	// Description is the comment lines before the "scenario:" line, without
 	// their "#", one per line.
 	Description string
-	People      []Person     // "people:" lines, in order
-	Teams       []Team       // "team:" lines, in order
-	Config      string       // the "config:" block (YAML), dedented; "" if none
-	Steps       []Step       // actions and expectations, in order
-	issues      map[int]bool // number -> is a PR, for every "opens" step
+	People      []Person       // "people:" lines, in order
+	Teams       []Team         // "team:" lines, in order
+	Config      string         // the "config:" block (YAML), dedented; "" if none
+	Steps       []Step         // actions and expectations, in order
+	issues      map[int]bool   // number -> is a PR, for every "opens" step
+	milestones  map[string]int // title -> line of its "creates milestone" step
 }
 
 // Person is a repository permission given before the scenario starts.
@@ -70,6 +71,12 @@ const (
 	MergePR        ActionKind = "merge"
 	RedeliverLast  ActionKind = "redeliver"
 	ReportCheckRun ActionKind = "ci-check"
+
+	CreateMilestone ActionKind = "create-milestone"
+	SetMilestone    ActionKind = "milestone"
+	ClearMilestone  ActionKind = "demilestone"
+	CloseMilestone  ActionKind = "close-milestone"
+	ReopenMilestone ActionKind = "reopen-milestone"
 )
 
 // Action is one thing a person (or GitHub, or CI) does.
@@ -95,6 +102,12 @@ type Action struct {
 	EvAction  string   // RedeliverLast: optional payload action, e.g. "created"
 	Checks    []string // ReportCheckRun: check run names
 	Status    string   // ReportCheckRun: success | failure | pending
+	// Milestone is the title of the milestone acted on (CreateMilestone,
+	// SetMilestone, CloseMilestone, ReopenMilestone).
+	Milestone string
+	// Goal is the title of the milestone whose goal issue is commented on
+	// (CommentOn; Number is 0 then).
+	Goal string
 }
 
 // ExpectKind names what an expectation checks.
@@ -102,14 +115,16 @@ type ExpectKind string
 
 // The expectations.
 const (
-	ExpectState    ExpectKind = "state"
-	ExpectLabeled  ExpectKind = "labeled"
-	ExpectOpen     ExpectKind = "open"
-	ExpectClosed   ExpectKind = "closed"
-	ExpectAssigned ExpectKind = "assigned"
-	ExpectCheck    ExpectKind = "check"
-	ExpectReply    ExpectKind = "reply"
-	ExpectCard     ExpectKind = "card"
+	ExpectState     ExpectKind = "state"
+	ExpectLabeled   ExpectKind = "labeled"
+	ExpectOpen      ExpectKind = "open"
+	ExpectClosed    ExpectKind = "closed"
+	ExpectAssigned  ExpectKind = "assigned"
+	ExpectCheck     ExpectKind = "check"
+	ExpectReply     ExpectKind = "reply"
+	ExpectCard      ExpectKind = "card"
+	ExpectGoal      ExpectKind = "goal"       // the goal issue's body contains Text
+	ExpectGoalState ExpectKind = "goal-state" // the goal issue has goal and goal:State
 )
 
 // Expect is one expectation about what GitHub looks like now.
@@ -118,15 +133,23 @@ type Expect struct {
 	Number int
 	PR     bool     // written as "PR #N"
 	Not    bool     // "not labeled", "no reply"
-	State  string   // ExpectState: pending, assigned, ...
+	State  string   // ExpectState: pending, assigned, ...; ExpectGoalState: open, active, ...
 	Labels []string // ExpectLabeled
 	Users  []string // ExpectAssigned
 	Status string   // ExpectCheck: success | failure | in_progress | queued | neutral | none
-	Text   string   // ExpectReply (optional), ExpectCard: case-insensitive substring
+	Text   string   // ExpectReply (optional), ExpectCard, ExpectGoal: case-insensitive substring
+	// Goal is the title of the milestone whose goal issue is meant (Number
+	// is 0 then): ExpectGoal, ExpectGoalState, ExpectReply, ExpectOpen, ExpectClosed.
+	Goal string
+	// Milestone is the title of the milestone itself: ExpectOpen, ExpectClosed.
+	Milestone string
 }
 
 // States are the task states an "expect #N state" line may name.
 var States = []string{"pending", "assigned", "in-progress", "review", "completed", "verified"}
+
+// GoalStates are the goal states an "expect goal "T" state" line may name.
+var GoalStates = []string{"open", "active", "pending-verify", "verified"}
 
 var (
 	permissions   = map[string]bool{"admin": true, "maintain": true, "write": true, "triage": true, "read": true, "none": true}
@@ -143,6 +166,7 @@ var (
 	teamRE    = regexp.MustCompile(`^([A-Za-z0-9][A-Za-z0-9-]*)/([A-Za-z0-9][A-Za-z0-9_.-]*)$`)
 	commentRE = regexp.MustCompile(`^(\S+)\s+comments\s+on\s+(?:(PR|issue)\s+)?#(\d+)(?:\s+as\s+(\S+))?:(.*)$`)
 	editCmtRE = regexp.MustCompile(`^(\S+)\s+edits\s+comment\s+(\S+):(.*)$`)
+	goalCmtRE = regexp.MustCompile(`^(\S+)\s+comments\s+on\s+goal\s+("(?:[^"\\]|\\.)*")(?:\s+as\s+(\S+))?:(.*)$`)
 )
 
 // ParseError is a syntax error at a line of a scenario file.
@@ -166,7 +190,7 @@ func ParseFile(fsys fs.FS, name string) (*Scenario, error) {
 
 // Parse reads a scenario. name is used in error messages ("name:line: ...").
 func Parse(name string, r io.Reader) (*Scenario, error) {
-	p := &parser{sc: &Scenario{Name: name, issues: map[int]bool{}}, names: map[string]int{}}
+	p := &parser{sc: &Scenario{Name: name, issues: map[int]bool{}, milestones: map[string]int{}}, names: map[string]int{}}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	var lines, desc, notes []string
@@ -416,6 +440,9 @@ func (p *parser) step(text string) (Step, error) {
 	if m := editCmtRE.FindStringSubmatch(text); m != nil {
 		return p.editCommentStep(text, m)
 	}
+	if m := goalCmtRE.FindStringSubmatch(text); m != nil {
+		return p.goalCommentStep(text, m)
+	}
 	toks, err := tokenize(text)
 	if err != nil {
 		return Step{}, p.errf("%v", err)
@@ -450,21 +477,52 @@ func (p *parser) commentStep(text string, m []string) (Step, error) {
 	if m[2] == "issue" && p.sc.issues[n] {
 		return Step{}, p.errf("#%d is a pull request, not an issue", n)
 	}
-	if name != "" {
-		if !nameRE.MatchString(name) {
-			return Step{}, p.errf("%q is not a comment name (letters, digits, _ . -)", name)
-		}
-		if l, dup := p.names[name]; dup {
-			return Step{}, p.errf("comment name %q is already used at line %d", name, l)
-		}
-		p.names[name] = p.line
-	}
-	if body == "" {
-		return Step{}, p.errf("the comment is empty (write its text after the colon)")
+	if err := p.commentName(name, body); err != nil {
+		return Step{}, err
 	}
 	return Step{Line: p.line, Text: text, Action: &Action{
 		Kind: CommentOn, Actor: actor, Number: n, PR: pr, Comment: name, Body: unescape(body), HasBody: true,
 	}}, nil
+}
+
+// goalCommentStep: "ACTOR comments on goal "Title" [as NAME]: body", a
+// comment on the goal issue of that milestone.
+func (p *parser) goalCommentStep(text string, m []string) (Step, error) {
+	actor, quoted, name, body := m[1], m[2], m[3], strings.TrimSpace(m[4])
+	if err := checkActor(actor); err != nil {
+		return Step{}, p.errf("%v", err)
+	}
+	toks, err := tokenize(quoted)
+	if err != nil {
+		return Step{}, p.errf("%v", err)
+	}
+	title, err := p.milestone(&cursor{toks: toks})
+	if err != nil {
+		return Step{}, p.errf("%v", err)
+	}
+	if err := p.commentName(name, body); err != nil {
+		return Step{}, err
+	}
+	return Step{Line: p.line, Text: text, Action: &Action{
+		Kind: CommentOn, Actor: actor, Goal: title, Comment: name, Body: unescape(body), HasBody: true,
+	}}, nil
+}
+
+// commentName checks a comment's optional name (and records it) and its body.
+func (p *parser) commentName(name, body string) error {
+	if name != "" {
+		if !nameRE.MatchString(name) {
+			return p.errf("%q is not a comment name (letters, digits, _ . -)", name)
+		}
+		if l, dup := p.names[name]; dup {
+			return p.errf("comment name %q is already used at line %d", name, l)
+		}
+		p.names[name] = p.line
+	}
+	if body == "" {
+		return p.errf("the comment is empty (write its text after the colon)")
+	}
+	return nil
 }
 
 func (p *parser) editCommentStep(text string, m []string) (Step, error) {
@@ -531,6 +589,19 @@ func (p *parser) target(c *cursor) (int, bool, error) {
 		return 0, false, fmt.Errorf("#%d is a pull request, not an issue", n)
 	}
 	return n, pr, nil
+}
+
+// milestone reads a milestone's "Title" and checks that the scenario created
+// it earlier.
+func (p *parser) milestone(c *cursor) (string, error) {
+	title, err := c.str("the milestone's title")
+	if err != nil {
+		return "", err
+	}
+	if _, ok := p.sc.milestones[title]; !ok {
+		return "", fmt.Errorf("milestone %q is not created earlier in the scenario (create it first: LOGIN creates milestone %q)", title, title)
+	}
+	return title, nil
 }
 
 // prTarget reads "PR #N".
@@ -624,9 +695,33 @@ func (p *parser) action(c *cursor) (*Action, error) {
 			}
 		}
 		if err != nil {
-			err = fmt.Errorf("%v (an issue comment is written \"%s comments on #N: text\")", err, a.Actor)
+			err = fmt.Errorf("%v (an issue comment is written \"%s comments on #N: text\"; on a goal: %s comments on goal \"Title\": text)", err, a.Actor, a.Actor)
+		}
+	case "creates":
+		a.Kind = CreateMilestone
+		if err = c.expect("milestone"); err == nil {
+			err = p.createsMilestone(c, a)
+		}
+	case "adds":
+		a.Kind = SetMilestone
+		if a.Number, a.PR, err = p.target(c); err == nil {
+			if err = c.expect("to", "milestone"); err == nil {
+				a.Milestone, err = p.milestone(c)
+			}
+		}
+	case "removes":
+		a.Kind = ClearMilestone
+		if a.Number, a.PR, err = p.target(c); err == nil {
+			if err = c.expect("from", "its", "milestone"); err != nil {
+				err = fmt.Errorf("%v (an issue leaves its milestone with: %s removes #N from its milestone)", err, a.Actor)
+			}
 		}
 	case "closes":
+		if c.word("milestone") {
+			a.Kind = CloseMilestone
+			a.Milestone, err = p.milestone(c)
+			break
+		}
 		a.Kind = CloseIssue
 		if a.Number, a.PR, err = p.target(c); err == nil && c.word("as") {
 			switch {
@@ -643,6 +738,11 @@ func (p *parser) action(c *cursor) (*Action, error) {
 			}
 		}
 	case "reopens":
+		if c.word("milestone") {
+			a.Kind = ReopenMilestone
+			a.Milestone, err = p.milestone(c)
+			break
+		}
 		a.Kind = ReopenIssue
 		a.Number, a.PR, err = p.target(c)
 	case "labels", "unlabels":
@@ -716,6 +816,24 @@ func (p *parser) opens(c *cursor, a *Action) error {
 		return err
 	}
 	p.sc.issues[n] = a.PR
+	return nil
+}
+
+// createsMilestone: "creates milestone "Title"" (after "milestone"); the
+// title names the milestone in the rest of the file.
+func (p *parser) createsMilestone(c *cursor, a *Action) error {
+	title, err := c.str("the milestone's title")
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(title) == "" {
+		return fmt.Errorf("the title is empty")
+	}
+	if l, dup := p.sc.milestones[title]; dup {
+		return fmt.Errorf("milestone %q is already created at line %d", title, l)
+	}
+	p.sc.milestones[title] = p.line
+	a.Milestone = title
 	return nil
 }
 
@@ -898,7 +1016,7 @@ func (p *parser) expect(c *cursor) (*Expect, error) {
 		if err = c.expect("reply", "on"); err != nil {
 			return nil, err
 		}
-		if e.Number, e.PR, err = p.target(c); err != nil {
+		if err = p.replyTarget(c, e); err != nil {
 			return nil, err
 		}
 	case c.word("reply"):
@@ -906,7 +1024,7 @@ func (p *parser) expect(c *cursor) (*Expect, error) {
 		if err = c.expect("on"); err != nil {
 			return nil, err
 		}
-		if e.Number, e.PR, err = p.target(c); err != nil {
+		if err = p.replyTarget(c, e); err != nil {
 			return nil, err
 		}
 		if c.word("containing") {
@@ -928,9 +1046,45 @@ func (p *parser) expect(c *cursor) (*Expect, error) {
 		if e.Text, err = c.str("the text to find"); err != nil {
 			return nil, err
 		}
+	case c.word("goal"):
+		if e.Goal, err = p.milestone(c); err != nil {
+			return nil, err
+		}
+		switch {
+		case c.word("state"):
+			e.Kind = ExpectGoalState
+			t, ok := c.next()
+			if !ok || t.quoted || !contains(GoalStates, t.s) {
+				return nil, fmt.Errorf("expected a goal state: %s", strings.Join(GoalStates, ", "))
+			}
+			e.State = t.s
+		case c.word("containing"):
+			e.Kind = ExpectGoal
+			if e.Text, err = c.str("the text to find"); err != nil {
+				return nil, err
+			}
+		case c.word("open"):
+			e.Kind = ExpectOpen
+		case c.word("closed"):
+			e.Kind = ExpectClosed
+		default:
+			return nil, fmt.Errorf("expected state, containing, open or closed after goal %q", e.Goal)
+		}
+	case c.word("milestone"):
+		if e.Milestone, err = p.milestone(c); err != nil {
+			return nil, err
+		}
+		switch {
+		case c.word("open"):
+			e.Kind = ExpectOpen
+		case c.word("closed"):
+			e.Kind = ExpectClosed
+		default:
+			return nil, fmt.Errorf("expected open or closed after milestone %q", e.Milestone)
+		}
 	default:
 		if e.Number, e.PR, err = p.target(c); err != nil {
-			return nil, fmt.Errorf("%v (expectations: expect #N state|labeled|not labeled|open|closed|assigned to, expect check|reply|no reply|card on ...)", err)
+			return nil, fmt.Errorf("%v (expectations: expect #N state|labeled|not labeled|open|closed|assigned to, expect check|reply|no reply|card on ..., expect goal|milestone \"Title\" ...)", err)
 		}
 		switch {
 		case c.word("state"):
@@ -965,6 +1119,17 @@ func (p *parser) expect(c *cursor) (*Expect, error) {
 		}
 	}
 	return e, c.end()
+}
+
+// replyTarget reads the "#N", "PR #N" or "goal "Title"" of a reply expectation.
+func (p *parser) replyTarget(c *cursor, e *Expect) error {
+	var err error
+	if c.word("goal") {
+		e.Goal, err = p.milestone(c)
+		return err
+	}
+	e.Number, e.PR, err = p.target(c)
+	return err
 }
 
 func isState(s string) bool {

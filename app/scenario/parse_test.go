@@ -163,6 +163,74 @@ func TestParseSteps(t *testing.T) {
 	}
 }
 
+// created is a step that creates the milestone "Login page" (line 5 after
+// head + opened), for cases that refer to it.
+const created = "carol creates milestone \"Login page\"\n"
+
+func TestParseMilestoneSteps(t *testing.T) {
+	tests := []struct {
+		name   string
+		line   string // parsed after head + opened + created
+		action *Action
+		expect *Expect
+	}{
+		{"create", `carol creates milestone "Sprint 2: \"beta\""`,
+			&Action{Kind: CreateMilestone, Actor: "carol", Milestone: `Sprint 2: "beta"`}, nil},
+		{"add", `carol adds #1 to milestone "Login page"   # the first task`,
+			&Action{Kind: SetMilestone, Actor: "carol", Number: 1, Milestone: "Login page"}, nil},
+		{"add PR", `carol adds PR #2 to milestone "Login page"`,
+			&Action{Kind: SetMilestone, Actor: "carol", Number: 2, PR: true, Milestone: "Login page"}, nil},
+		{"remove", `carol removes issue #1 from its milestone`,
+			&Action{Kind: ClearMilestone, Actor: "carol", Number: 1}, nil},
+		{"close", `dave closes milestone "Login page"`,
+			&Action{Kind: CloseMilestone, Actor: "dave", Milestone: "Login page"}, nil},
+		{"reopen", `carol reopens milestone "Login page"`,
+			&Action{Kind: ReopenMilestone, Actor: "carol", Milestone: "Login page"}, nil},
+		{"goal comment", `carol comments on goal "Login page": /reject-goal CSS conflicts # not a comment`,
+			&Action{Kind: CommentOn, Actor: "carol", Goal: "Login page", Body: "/reject-goal CSS conflicts # not a comment", HasBody: true}, nil},
+		{"named goal comment", `carol comments on goal "Login page" as g1: /verify-goal\nall good`,
+			&Action{Kind: CommentOn, Actor: "carol", Goal: "Login page", Comment: "g1", Body: "/verify-goal\nall good", HasBody: true}, nil},
+
+		{"expect goal state", `expect goal "Login page" state pending-verify`, nil,
+			&Expect{Kind: ExpectGoalState, Goal: "Login page", State: "pending-verify"}},
+		{"expect goal text", `expect goal "Login page" containing "3 of 3"`, nil,
+			&Expect{Kind: ExpectGoal, Goal: "Login page", Text: "3 of 3"}},
+		{"expect goal closed", `expect goal "Login page" closed`, nil,
+			&Expect{Kind: ExpectClosed, Goal: "Login page"}},
+		{"expect reply on goal", `expect reply on goal "Login page" containing "@dave"`, nil,
+			&Expect{Kind: ExpectReply, Goal: "Login page", Text: "@dave"}},
+		{"expect any reply on goal", `expect reply on goal "Login page"`, nil,
+			&Expect{Kind: ExpectReply, Goal: "Login page"}},
+		{"expect no reply on goal", `expect no reply on goal "Login page"`, nil,
+			&Expect{Kind: ExpectReply, Not: true, Goal: "Login page"}},
+		{"expect milestone open", `expect milestone "Login page" open`, nil,
+			&Expect{Kind: ExpectOpen, Milestone: "Login page"}},
+		{"expect milestone closed", `expect milestone "Login page" closed`, nil,
+			&Expect{Kind: ExpectClosed, Milestone: "Login page"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			sc, err := Parse("t.scenario", strings.NewReader(head+opened+created+tc.line+"\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a := sc.Steps[2].Action; a == nil || a.Kind != CreateMilestone || a.Milestone != "Login page" {
+				t.Errorf("step 3 = %+v", a)
+			}
+			st := sc.Steps[len(sc.Steps)-1]
+			if st.Line != 6 {
+				t.Errorf("line = %d, want 6", st.Line)
+			}
+			if !reflect.DeepEqual(st.Action, tc.action) {
+				t.Errorf("action = %+v\nwant     %+v", st.Action, tc.action)
+			}
+			if !reflect.DeepEqual(st.Expect, tc.expect) {
+				t.Errorf("expect = %+v\nwant     %+v", st.Expect, tc.expect)
+			}
+		})
+	}
+}
+
 // Edited comments are named earlier; the name resolves at play time.
 func TestParseEditComment(t *testing.T) {
 	sc, err := Parse("t", strings.NewReader(head+opened+"bob comments on #1 as note: later\nbob edits comment note: /verify\\nok\n"))
@@ -308,6 +376,31 @@ func TestParseErrors(t *testing.T) {
 		{"expect card no text", head + opened + "expect card on #1\n", 5, "expected \"containing\""},
 		{"expect no", head + opened + "expect no card on #1\n", 5, "expected \"reply\""},
 		{"expect trailing", head + opened + "expect #1 open now\n", 5, "unexpected \"now\""},
+		{"milestone not created", head + opened + "carol adds #1 to milestone \"Login page\"\n", 5, "milestone \"Login page\" is not created earlier"},
+		{"milestone other case", head + opened + created + "carol closes milestone \"login page\"\n", 6, "not created earlier"},
+		{"milestone created twice", head + opened + created + created, 6, "already created at line 5"},
+		{"milestone title unquoted", head + opened + "carol creates milestone Login\n", 5, "the milestone's title in double quotes"},
+		{"milestone title empty", head + opened + "carol creates milestone \" \"\n", 5, "title is empty"},
+		{"creates other", head + opened + "carol creates issue #3 \"x\"\n", 5, "expected \"milestone\""},
+		{"add without to", head + opened + created + "carol adds #1 milestone \"Login page\"\n", 6, "expected \"to\""},
+		{"add unknown issue", head + opened + created + "carol adds #9 to milestone \"Login page\"\n", 6, "#9 is not opened earlier"},
+		{"add no title", head + opened + created + "carol adds #1 to milestone\n", 6, "the milestone's title"},
+		{"remove named", head + opened + created + "carol removes #1 from milestone \"Login page\"\n", 6, "expected \"its\""},
+		{"close milestone trailing", head + opened + created + "carol closes milestone \"Login page\" now\n", 6, "unexpected \"now\""},
+		{"reopen milestone unknown", head + opened + created + "carol reopens milestone \"v2\"\n", 6, "not created earlier"},
+		{"goal comment not created", head + opened + "carol comments on goal \"Login page\": hi\n", 5, "not created earlier"},
+		{"goal comment empty", head + opened + created + "carol comments on goal \"Login page\":  \n", 6, "comment is empty"},
+		{"goal comment bad escape", head + opened + created + "carol comments on goal \"Login\\q\": hi\n", 6, "unknown escape"},
+		{"goal comment without colon", head + opened + created + "carol comments on goal \"Login page\" /reject-goal x\n", 6, "on a goal"},
+		{"goal comment name twice", head + opened + created + "carol comments on #1 as c: hi\ncarol comments on goal \"Login page\" as c: yo\n", 7, "already used at line 6"},
+		{"expect goal not created", head + opened + "expect goal \"Login page\" state open\n", 5, "not created earlier"},
+		{"expect goal bad state", head + opened + created + "expect goal \"Login page\" state in-progress\n", 6, "expected a goal state"},
+		{"expect goal nothing", head + opened + created + "expect goal \"Login page\"\n", 6, "expected state, containing, open or closed after goal"},
+		{"expect goal unquoted", head + opened + created + "expect goal Login state open\n", 6, "double quotes"},
+		{"expect goal text unquoted", head + opened + created + "expect goal \"Login page\" containing CSS\n", 6, "double quotes"},
+		{"expect milestone bad", head + opened + created + "expect milestone \"Login page\" verified\n", 6, "expected open or closed after milestone"},
+		{"expect reply on unknown goal", head + opened + created + "expect reply on goal \"v2\"\n", 6, "not created earlier"},
+		{"expect goal trailing", head + opened + created + "expect milestone \"Login page\" open now\n", 6, "unexpected \"now\""},
 		{"control char", head + "carol opens issue #1 \"a\x01\"\n", 3, "not valid UTF-8 text"},
 		{"bad utf8", head + "carol opens issue #1 \"a\xff\"\n", 3, "not valid UTF-8 text"},
 		{"config bad utf8", "scenario: a\nconfig:\n  a: \xff\n", 3, "not valid UTF-8 text"},
@@ -337,6 +430,8 @@ func FuzzParse(f *testing.F) {
 	f.Add(head + opened + "ci reports a, b and c pending on PR #2\ngithub redelivers the last a.b\n")
 	f.Add(head + opened + "alice opens draft PR #3 \"x\" closing #1 and #1 co-authored by a and b changing \"c d\" with body \"e\"\n")
 	f.Add("scenario: x # y\nteam: a/b = c, d\n\"\n#")
+	f.Add(head + opened + created + "carol adds #1 to milestone \"Login page\"\ncarol comments on goal \"Login page\" as g: /reject-goal x\n" +
+		"expect goal \"Login page\" state active\nexpect reply on goal \"Login page\" containing \"x\"\nexpect milestone \"Login page\" open\n")
 	f.Fuzz(func(t *testing.T, src string) {
 		sc, err := Parse("f", strings.NewReader(src))
 		if err != nil {

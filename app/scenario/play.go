@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/countersign/countersign/app/githubtest"
+	"github.com/countersign/countersign/templates"
 )
 
 // CheckName is the check run countersign owns on every linked PR's head.
@@ -51,7 +52,7 @@ func (s *Scenario) Play(ctx context.Context, rig *Rig, out io.Writer) error {
 	}
 	p := &player{
 		sc: s, rig: rig, gh: rig.GH(), repo: rig.Repo(), out: out,
-		bot: rig.GH().BotLogin(), comments: map[string]int64{},
+		bot: rig.GH().BotLogin(), comments: map[string]int64{}, milestones: map[string]int{},
 	}
 	p.slug = strings.TrimSuffix(p.bot, "[bot]")
 	if err := p.setup(ctx); err != nil {
@@ -89,16 +90,18 @@ func (s *Scenario) Play(ctx context.Context, rig *Rig, out io.Writer) error {
 }
 
 type player struct {
-	sc        *Scenario
-	rig       *Rig
-	gh        *githubtest.Server
-	repo      string
-	out       io.Writer
-	bot, slug string
-	comments  map[string]int64 // comment name -> id
-	base      snapshot         // GitHub before the latest action
-	group     *replyGroup      // the run of "expect reply" lines under way
-	actions   int
+	sc         *Scenario
+	rig        *Rig
+	gh         *githubtest.Server
+	repo       string
+	out        io.Writer
+	bot, slug  string
+	comments   map[string]int64 // comment name -> id
+	milestones map[string]int   // title -> number of the milestones the scenario created
+	base       snapshot         // GitHub before the latest action
+	baseMs     map[int]string   // milestone number -> open|closed, before the latest action
+	group      *replyGroup      // the run of "expect reply" lines under way
+	actions    int
 }
 
 // replyGroup is a run of consecutive "expect reply on #N" lines: one comment
@@ -178,6 +181,7 @@ func (p *player) act(ctx context.Context, st *Step) error {
 	a := st.Action
 	p.actions++
 	p.base = p.snapshot()
+	p.baseMs = p.milestoneStates()
 	mark := len(p.gh.Deliveries())
 	errs := errCount(p.gh.Err())
 	desc := st.Text
@@ -191,10 +195,10 @@ func (p *player) act(ctx context.Context, st *Step) error {
 	}
 	fmt.Fprintf(p.out, "%2d. %s\n", p.actions, desc)
 	if err != nil {
-		return p.fail(st, err.Error(), a.Number)
+		return p.fail(st, err.Error(), p.subject(a))
 	}
 	if e := errsSince(p.gh.Err(), errs); len(e) > 0 {
-		return p.fail(st, "GitHub refused it: "+errors.Join(e...).Error(), a.Number)
+		return p.fail(st, "GitHub refused it: "+errors.Join(e...).Error(), p.subject(a))
 	}
 	if err := p.settle(ctx, st); err != nil {
 		return err
@@ -263,10 +267,18 @@ func (p *player) perform(a *Action) (extra string, err error) {
 	case ReviewPR:
 		gh.Review(repo, a.Number, a.Actor, a.Review, a.Body)
 	case CommentOn:
-		id := gh.Comment(repo, a.Number, a.Actor, a.Body)
+		n := a.Number
+		if a.Goal != "" {
+			if n, err = p.goalIssue(a.Goal); err != nil {
+				return "", err
+			}
+			extra = fmt.Sprintf("(goal #%d)", n)
+		}
+		id := gh.Comment(repo, n, a.Actor, a.Body)
 		if a.Comment != "" {
 			p.comments[a.Comment] = id
 		}
+		return extra, nil
 	case EditCommentOf:
 		gh.EditComment(repo, p.comments[a.Comment], a.Actor, a.Body)
 	case CloseIssue:
@@ -317,6 +329,34 @@ func (p *player) perform(a *Action) (extra string, err error) {
 			gh.CheckRun(repo, v.HeadSHA, name, status, conclusion, "")
 		}
 		return "(head " + short(v.HeadSHA) + ")", nil
+	case CreateMilestone:
+		if m := gh.CreateMilestone(repo, a.Actor, a.Milestone); m > 0 {
+			p.milestones[a.Milestone] = m
+		}
+	case SetMilestone:
+		gh.SetMilestone(repo, a.Number, a.Actor, p.milestones[a.Milestone])
+	case ClearMilestone:
+		if v, _ := gh.Issue(repo, a.Number); v.Milestone == 0 {
+			return "", fmt.Errorf("#%d is in no milestone", a.Number)
+		}
+		gh.SetMilestone(repo, a.Number, a.Actor, 0)
+	case CloseMilestone, ReopenMilestone:
+		m := p.milestones[a.Milestone]
+		ms, ok := gh.Milestone(repo, m)
+		if !ok {
+			return "", fmt.Errorf("milestone %q does not exist", a.Milestone)
+		}
+		if a.Kind == CloseMilestone {
+			if ms.State == "closed" {
+				return "", fmt.Errorf("milestone %q is already closed", a.Milestone)
+			}
+			gh.CloseMilestone(repo, m, a.Actor)
+		} else {
+			if ms.State == "open" {
+				return "", fmt.Errorf("milestone %q is already open", a.Milestone)
+			}
+			gh.ReopenMilestone(repo, m, a.Actor)
+		}
 	default:
 		return "", fmt.Errorf("unknown action %q", a.Kind)
 	}
@@ -328,9 +368,56 @@ func (p *player) numbered(what string, got, want int) error {
 		return nil // a misuse: reported from gh.Err
 	}
 	if got != want {
-		return fmt.Errorf("GitHub numbered the %s #%d, but the scenario says #%d (issues and PRs share one sequence)", what, got, want)
+		hint := "issues and PRs share one sequence"
+		if len(p.milestones) > 0 {
+			hint += "; countersign opens a goal issue for each milestone"
+		}
+		return fmt.Errorf("GitHub numbered the %s #%d, but the scenario says #%d (%s)", what, got, want, hint)
 	}
 	return nil
+}
+
+// subject is the issue whose state a failed action shows: the one acted on,
+// or the goal issue of the milestone acted on (0: none).
+func (p *player) subject(a *Action) int {
+	title := a.Goal
+	if a.Kind == CloseMilestone || a.Kind == ReopenMilestone || a.Kind == CreateMilestone {
+		title = a.Milestone
+	}
+	if title != "" {
+		n, _ := p.goalIssue(title)
+		return n
+	}
+	return a.Number
+}
+
+// goalIssue is the goal issue of the milestone the scenario created as
+// title: the bot's issue in it whose body starts with the goal marker.
+func (p *player) goalIssue(title string) (int, error) {
+	m, ok := p.milestones[title]
+	if !ok {
+		return 0, fmt.Errorf("milestone %q was not created", title)
+	}
+	for _, n := range p.gh.IssueNumbers(p.repo) {
+		if v, ok := p.gh.Issue(p.repo, n); ok && p.isGoal(v) && v.Milestone == m {
+			return n, nil
+		}
+	}
+	return 0, fmt.Errorf("milestone %q has no goal issue (countersign opens one for each milestone)", title)
+}
+
+// isGoal reports whether v is a goal issue: opened by the bot, its body a
+// goal dashboard.
+func (p *player) isGoal(v githubtest.IssueView) bool {
+	return !v.IsPR && strings.EqualFold(v.User, p.bot) && templates.IsGoal(v.Body)
+}
+
+// ref names issue n in the timeline: "#3", or "goal #1" for a goal issue.
+func (p *player) ref(n int, v githubtest.IssueView) string {
+	if p.isGoal(v) {
+		return fmt.Sprintf("goal #%d", n)
+	}
+	return fmt.Sprintf("#%d", n)
 }
 
 func commitMessage(title string, coAuthors []string) string {
@@ -371,6 +458,29 @@ func (p *player) snapshot() snapshot {
 	return s
 }
 
+// milestoneStates are the states (open|closed) of the milestones the
+// scenario created, by number.
+func (p *player) milestoneStates() map[int]string {
+	out := map[int]string{}
+	for _, m := range p.milestones {
+		if ms, ok := p.gh.Milestone(p.repo, m); ok {
+			out[m] = ms.State
+		}
+	}
+	return out
+}
+
+// milestoneTitles are the titles of the milestones the scenario created, in
+// the order of their numbers.
+func (p *player) milestoneTitles() []string {
+	titles := make([]string, 0, len(p.milestones))
+	for t := range p.milestones {
+		titles = append(titles, t)
+	}
+	sort.Slice(titles, func(i, j int) bool { return p.milestones[titles[i]] < p.milestones[titles[j]] })
+	return titles
+}
+
 // checkStatus is the status of countersign's check run on sha: its
 // conclusion once completed, else its status; "none" if there is none.
 func (p *player) checkStatus(sha string) string {
@@ -390,14 +500,24 @@ func (p *player) checkStatus(sha string) string {
 
 // changes writes what changed on GitHub during one action.
 func (p *player) changes(a *Action, before, after snapshot, ds []githubtest.SentWebhook) {
-	botDid := map[int][]string{} // issue -> "issues.reopened", ...
+	botDid := map[int][]string{}   // issue -> "issues.reopened", ...
+	botMsDid := map[int][]string{} // milestone -> "milestone.opened", ...
 	for _, d := range ds {
-		if strings.EqualFold(d.Sender, p.bot) && d.Event == "issues" {
+		if !strings.EqualFold(d.Sender, p.bot) {
+			continue
+		}
+		switch d.Event {
+		case "issues":
 			if n := payloadNumber(d.Payload); n > 0 {
 				botDid[n] = append(botDid[n], d.Action)
 			}
+		case "milestone":
+			if m := payloadMilestone(d.Payload); m > 0 {
+				botMsDid[m] = append(botMsDid[m], d.Action)
+			}
 		}
 	}
+	p.milestoneChanges(a, p.baseMs, p.milestoneStates(), botMsDid)
 	nums := make([]int, 0, len(after))
 	for n := range after {
 		nums = append(nums, n)
@@ -406,21 +526,28 @@ func (p *player) changes(a *Action, before, after snapshot, ds []githubtest.Sent
 	for _, n := range nums {
 		b, existed := before[n]
 		af := after[n]
+		ref := p.ref(n, af.view)
 		if !existed {
-			if (a.Kind == OpenIssue || a.Kind == OpenPR) && a.Number == n {
+			switch {
+			case (a.Kind == OpenIssue || a.Kind == OpenPR) && a.Number == n:
 				b = issueSnap{view: githubtest.IssueView{Number: n, State: "open", IsPR: af.view.IsPR, Draft: af.view.Draft}, check: "none"}
 				if af.view.IsPR {
 					b.view.HeadSHA = af.view.HeadSHA
 				}
-			} else {
-				p.linef("#%d opened by %s: %q", n, af.view.User, af.view.Title)
+			case p.isGoal(af.view) && af.view.Milestone != 0:
+				p.linef("%s opened by %s for milestone %q: %q", ref, af.view.User, af.view.MilestoneTitle, af.view.Title)
+				b = issueSnap{view: githubtest.IssueView{Number: n, State: "open", Milestone: af.view.Milestone}, check: "none"}
+			default:
+				p.linef("%s opened by %s: %q", ref, af.view.User, af.view.Title)
 				b = issueSnap{view: githubtest.IssueView{Number: n, State: "open"}, check: "none"}
 			}
 		}
-		p.stateChange(a, n, b, af, botDid[n])
-		p.labelChange(a, n, b, af)
-		p.assigneeChange(a, n, b, af)
-		p.commentChanges(n, b, af)
+		p.stateChange(a, n, ref, b, af, botDid[n])
+		p.issueMilestoneChange(a, n, ref, b, af)
+		p.labelChange(a, n, ref, b, af)
+		p.assigneeChange(a, n, ref, b, af)
+		p.dashboardChange(ref, b, af)
+		p.commentChanges(ref, b, af)
 		if af.view.IsPR && (af.check != b.check || af.view.HeadSHA != b.view.HeadSHA) && !(af.check == "none" && b.check == "none") {
 			if af.view.HeadSHA != b.view.HeadSHA && af.check == "none" {
 				p.linef("check %s on #%d: none on the new head %s", CheckName, n, short(af.view.HeadSHA))
@@ -431,46 +558,94 @@ func (p *player) changes(a *Action, before, after snapshot, ds []githubtest.Sent
 	}
 }
 
-func (p *player) stateChange(a *Action, n int, b, af issueSnap, bot []string) {
+// milestoneChanges writes the milestones closed or reopened during the
+// action, other than by the action itself, and closes or reopens undone.
+func (p *player) milestoneChanges(a *Action, before, after map[int]string, bot map[int][]string) {
+	for _, title := range p.milestoneTitles() {
+		m := p.milestones[title]
+		b, af := before[m], after[m]
+		if b == "" || af == "" {
+			continue // created by this action: its line says so
+		}
+		target := a.Milestone == title && (a.Kind == CloseMilestone || a.Kind == ReopenMilestone)
+		switch {
+		case slices.Contains(bot[m], "opened") && af == "open":
+			p.linef("milestone %q reopened by %s", title, p.slug)
+		case slices.Contains(bot[m], "closed") && af == "closed":
+			p.linef("milestone %q closed by %s", title, p.slug)
+		case af != b:
+			if !target {
+				if af == "closed" {
+					p.linef("milestone %q closed", title)
+				} else {
+					p.linef("milestone %q reopened", title)
+				}
+			}
+		case target && a.Kind == CloseMilestone && af == "open":
+			p.linef("milestone %q is open again", title)
+		case target && a.Kind == ReopenMilestone && af == "closed":
+			p.linef("milestone %q is closed again", title)
+		}
+	}
+}
+
+func (p *player) stateChange(a *Action, n int, ref string, b, af issueSnap, bot []string) {
 	if slices.Contains(bot, "reopened") && af.view.State == "open" {
-		p.linef("#%d reopened by %s", n, p.slug)
+		p.linef("%s reopened by %s", ref, p.slug)
 		return
 	}
 	if slices.Contains(bot, "closed") && af.view.State == "closed" {
-		p.linef("#%d closed by %s", n, p.slug)
+		p.linef("%s closed by %s", ref, p.slug)
 		return
 	}
 	target := a.Number == n && (a.Kind == CloseIssue || a.Kind == ReopenIssue || a.Kind == MergePR)
 	switch {
 	case af.view.Merged && !b.view.Merged:
 		if !target {
-			p.linef("#%d merged", n)
+			p.linef("%s merged", ref)
 		}
 	case af.view.State != b.view.State:
 		if !target {
 			if af.view.State == "closed" {
-				p.linef("#%d closed", n)
+				p.linef("%s closed", ref)
 			} else {
-				p.linef("#%d reopened", n)
+				p.linef("%s reopened", ref)
 			}
 		}
 	case target && a.Kind == CloseIssue && af.view.State == "open":
-		p.linef("#%d is open again", n)
+		p.linef("%s is open again", ref)
 	case target && a.Kind == ReopenIssue && af.view.State == "closed":
-		p.linef("#%d is closed again", n)
+		p.linef("%s is closed again", ref)
 	}
 }
 
-func (p *player) labelChange(a *Action, n int, b, af issueSnap) {
+// issueMilestoneChange writes a change of the issue's milestone the action
+// did not make.
+func (p *player) issueMilestoneChange(a *Action, n int, ref string, b, af issueSnap) {
+	if af.view.Milestone == b.view.Milestone {
+		return
+	}
+	if a.Number == n && ((a.Kind == SetMilestone && af.view.Milestone == p.milestones[a.Milestone]) ||
+		(a.Kind == ClearMilestone && af.view.Milestone == 0)) {
+		return // just what the action did
+	}
+	if af.view.Milestone == 0 {
+		p.linef("%s milestone: (none)", ref)
+		return
+	}
+	p.linef("%s milestone: %q", ref, af.view.MilestoneTitle)
+}
+
+func (p *player) labelChange(a *Action, n int, ref string, b, af issueSnap) {
 	intended := b.view.Labels
 	if a.Number == n && (a.Kind == AddLabels || a.Kind == RemoveLabels) {
 		intended = applyLabels(b.view.Labels, a)
 	}
 	switch {
 	case !slices.Equal(af.view.Labels, b.view.Labels):
-		p.linef("#%d labels: %s", n, list(af.view.Labels))
+		p.linef("%s labels: %s", ref, list(af.view.Labels))
 	case !slices.Equal(intended, b.view.Labels):
-		p.linef("#%d labels: %s again (%s reverted %s's change)", n, list(af.view.Labels), p.slug, a.Actor)
+		p.linef("%s labels: %s again (%s reverted %s's change)", ref, list(af.view.Labels), p.slug, a.Actor)
 	}
 }
 
@@ -489,7 +664,7 @@ func applyLabels(ls []string, a *Action) []string {
 	return out
 }
 
-func (p *player) assigneeChange(a *Action, n int, b, af issueSnap) {
+func (p *player) assigneeChange(a *Action, n int, ref string, b, af issueSnap) {
 	if sameSet(af.view.Assignees, b.view.Assignees) {
 		return
 	}
@@ -508,10 +683,24 @@ func (p *player) assigneeChange(a *Action, n int, b, af issueSnap) {
 			return // just what the action did
 		}
 	}
-	p.linef("#%d assignees: %s", n, list(af.view.Assignees))
+	p.linef("%s assignees: %s", ref, list(af.view.Assignees))
 }
 
-func (p *player) commentChanges(n int, b, af issueSnap) {
+// dashboardChange writes the goal dashboard's state line when it changed.
+func (p *player) dashboardChange(ref string, b, af issueSnap) {
+	if !p.isGoal(af.view) || b.view.Body == af.view.Body {
+		return
+	}
+	old := ""
+	if p.isGoal(b.view) {
+		old = goalSummary(b.view.Body)
+	}
+	if now := goalSummary(af.view.Body); now != old {
+		p.linef("dashboard on %s: %s", ref, now)
+	}
+}
+
+func (p *player) commentChanges(ref string, b, af issueSnap) {
 	old := map[int64]string{}
 	for _, c := range b.view.Comments {
 		old[c.ID] = c.Body
@@ -523,20 +712,20 @@ func (p *player) commentChanges(n int, b, af issueSnap) {
 		prev, existed := old[c.ID]
 		switch {
 		case !existed && isCard(c.Body):
-			p.linef("%s posted the task card on #%d: %s", p.slug, n, cardSummary(c.Body))
+			p.linef("%s posted the task card on %s: %s", p.slug, ref, cardSummary(c.Body))
 		case !existed:
-			p.linef("%s commented on #%d:", p.slug, n)
+			p.linef("%s commented on %s:", p.slug, ref)
 			for _, l := range replyLines(c.Body, 14) {
 				p.linef("    %s", l)
 			}
 		case prev != c.Body && isCard(c.Body):
 			if news := cardNews(prev, c.Body); news != "" {
-				p.linef("card on #%d updated: %s (%s)", n, cardSummary(c.Body), news)
+				p.linef("card on %s updated: %s (%s)", ref, cardSummary(c.Body), news)
 			} else {
-				p.linef("card on #%d updated: %s", n, cardSummary(c.Body))
+				p.linef("card on %s updated: %s", ref, cardSummary(c.Body))
 			}
 		case prev != c.Body:
-			p.linef("%s edited its comment on #%d", p.slug, n)
+			p.linef("%s edited its comment on %s", p.slug, ref)
 		}
 	}
 }
@@ -549,15 +738,26 @@ func (p *player) linef(format string, args ...any) {
 
 func (p *player) check(st *Step) error {
 	e := st.Expect
-	v, ok := p.gh.Issue(p.repo, e.Number)
-	if !ok {
-		return p.fail(st, fmt.Sprintf("#%d does not exist", e.Number), 0)
-	}
-	if e.PR && !v.IsPR {
-		return p.fail(st, fmt.Sprintf("#%d is not a pull request", e.Number), e.Number)
-	}
 	if e.Kind != ExpectReply || e.Not {
 		p.group = nil
+	}
+	if e.Milestone != "" {
+		return p.checkMilestone(st)
+	}
+	n, ref := e.Number, fmt.Sprintf("#%d", e.Number)
+	if e.Goal != "" {
+		var err error
+		if n, err = p.goalIssue(e.Goal); err != nil {
+			return p.fail(st, err.Error(), 0)
+		}
+		ref = fmt.Sprintf("goal #%d", n)
+	}
+	v, ok := p.gh.Issue(p.repo, n)
+	if !ok {
+		return p.fail(st, fmt.Sprintf("%s does not exist", ref), 0)
+	}
+	if e.PR && !v.IsPR {
+		return p.fail(st, fmt.Sprintf("%s is not a pull request", ref), n)
 	}
 	switch e.Kind {
 	case ExpectState:
@@ -572,16 +772,16 @@ func (p *player) check(st *Step) error {
 			if len(states) > 0 {
 				got = strings.Join(states, " and ")
 			}
-			return p.fail(st, fmt.Sprintf("want exactly state:%s, got %s", e.State, got), e.Number)
+			return p.fail(st, fmt.Sprintf("want exactly state:%s, got %s", e.State, got), n)
 		}
 	case ExpectLabeled:
 		for _, l := range e.Labels {
 			has := slices.ContainsFunc(v.Labels, func(x string) bool { return strings.EqualFold(x, l) })
 			if has == e.Not {
 				if e.Not {
-					return p.fail(st, fmt.Sprintf("#%d is labeled %s", e.Number, l), e.Number)
+					return p.fail(st, fmt.Sprintf("%s is labeled %s", ref, l), n)
 				}
-				return p.fail(st, fmt.Sprintf("#%d is not labeled %s", e.Number, l), e.Number)
+				return p.fail(st, fmt.Sprintf("%s is not labeled %s", ref, l), n)
 			}
 		}
 	case ExpectOpen, ExpectClosed:
@@ -590,17 +790,31 @@ func (p *player) check(st *Step) error {
 			want = "closed"
 		}
 		if v.State != want {
-			return p.fail(st, fmt.Sprintf("#%d is %s", e.Number, v.State), e.Number)
+			return p.fail(st, fmt.Sprintf("%s is %s", ref, v.State), n)
 		}
 	case ExpectAssigned:
 		for _, u := range e.Users {
 			if !slices.ContainsFunc(v.Assignees, func(x string) bool { return strings.EqualFold(x, u) }) {
-				return p.fail(st, fmt.Sprintf("%s is not assigned (assignees: %s)", u, list(v.Assignees)), e.Number)
+				return p.fail(st, fmt.Sprintf("%s is not assigned (assignees: %s)", u, list(v.Assignees)), n)
 			}
 		}
 	case ExpectCheck:
 		if got := p.checkStatus(v.HeadSHA); got != e.Status {
-			return p.fail(st, fmt.Sprintf("%s on the head %s of #%d is %s", CheckName, short(v.HeadSHA), e.Number, got), e.Number)
+			return p.fail(st, fmt.Sprintf("%s on the head %s of %s is %s", CheckName, short(v.HeadSHA), ref, got), n)
+		}
+	case ExpectGoalState:
+		var states []string
+		for _, l := range v.Labels {
+			if strings.HasPrefix(l, "goal:") {
+				states = append(states, l)
+			}
+		}
+		if !slices.Contains(v.Labels, "goal") || len(states) != 1 || states[0] != "goal:"+e.State {
+			return p.fail(st, fmt.Sprintf("want goal and exactly goal:%s, got %s", e.State, list(v.Labels)), n)
+		}
+	case ExpectGoal:
+		if !containsFold(v.Body, e.Text) {
+			return p.fail(st, fmt.Sprintf("the dashboard on %s does not contain %q", ref, e.Text), n)
 		}
 	case ExpectCard:
 		cards := 0
@@ -612,20 +826,20 @@ func (p *player) check(st *Step) error {
 			}
 		}
 		if cards == 0 {
-			return p.fail(st, fmt.Sprintf("#%d has no task card", e.Number), e.Number)
+			return p.fail(st, fmt.Sprintf("%s has no task card", ref), n)
 		}
 		if !found {
-			return p.fail(st, fmt.Sprintf("the card does not contain %q", e.Text), e.Number)
+			return p.fail(st, fmt.Sprintf("the card does not contain %q", e.Text), n)
 		}
 	case ExpectReply:
-		all := p.newReplies(e.Number)
+		all := p.newReplies(n)
 		if e.Not {
 			if len(all) > 0 {
-				return p.fail(st, fmt.Sprintf("%s replied on #%d since the previous action", p.slug, e.Number), e.Number)
+				return p.fail(st, fmt.Sprintf("%s replied on %s since the previous action", p.slug, ref), n)
 			}
 			return nil
 		}
-		cands, grouped := all, p.group != nil && p.group.number == e.Number
+		cands, grouped := all, p.group != nil && p.group.number == n
 		if grouped {
 			cands = p.group.candidates
 		}
@@ -635,19 +849,40 @@ func (p *player) check(st *Step) error {
 				match = append(match, c)
 			}
 		}
-		p.group = &replyGroup{number: e.Number, candidates: match}
+		p.group = &replyGroup{number: n, candidates: match}
 		if len(match) == 0 {
 			switch {
 			case len(all) == 0:
-				return p.fail(st, fmt.Sprintf("%s did not reply on #%d since the previous action", p.slug, e.Number), e.Number)
+				return p.fail(st, fmt.Sprintf("%s did not reply on %s since the previous action", p.slug, ref), n)
 			case grouped:
-				return p.fail(st, fmt.Sprintf("no single new reply on #%d contains %q and the text the expect reply lines above ask for", e.Number, e.Text), e.Number)
+				return p.fail(st, fmt.Sprintf("no single new reply on %s contains %q and the text the expect reply lines above ask for", ref, e.Text), n)
 			default:
-				return p.fail(st, fmt.Sprintf("no new reply on #%d contains %q", e.Number, e.Text), e.Number)
+				return p.fail(st, fmt.Sprintf("no new reply on %s contains %q", ref, e.Text), n)
 			}
 		}
 	}
 	return nil
+}
+
+// checkMilestone checks "expect milestone "Title" open|closed".
+func (p *player) checkMilestone(st *Step) error {
+	e := st.Expect
+	want := "open"
+	if e.Kind == ExpectClosed {
+		want = "closed"
+	}
+	ms, ok := p.gh.Milestone(p.repo, p.milestones[e.Milestone])
+	if !ok {
+		return p.fail(st, fmt.Sprintf("milestone %q does not exist", e.Milestone), 0)
+	}
+	if ms.State == want {
+		return nil
+	}
+	g, _ := p.goalIssue(e.Milestone)
+	err := p.fail(st, fmt.Sprintf("milestone %q is %s", e.Milestone, ms.State), g).(*PlayError)
+	line := fmt.Sprintf("  what GitHub shows for milestone %q: %s; %d open and %d closed issues", ms.Title, ms.State, ms.OpenIssues, ms.ClosedIssues)
+	err.Seen = strings.TrimRight(line+"\n"+err.Seen, "\n")
+	return err
 }
 
 // newReplies are the bot's comments on n, other than task cards, posted
@@ -678,10 +913,29 @@ func (p *player) seen(n int) string {
 	if v.IsPR {
 		kind = "PR"
 	}
+	goal := p.isGoal(v)
+	if goal {
+		kind = "goal issue"
+	}
 	fmt.Fprintf(&b, "  what GitHub shows for %s #%d %q:\n", kind, n, v.Title)
 	fmt.Fprintf(&b, "    %s; labels: %s; assignees: %s\n", v.State, list(v.Labels), list(v.Assignees))
 	if v.IsPR {
 		fmt.Fprintf(&b, "    head %s; %s: %s; draft: %v\n", short(v.HeadSHA), CheckName, p.checkStatus(v.HeadSHA), v.Draft)
+	}
+	if goal {
+		fmt.Fprintf(&b, "    milestone %q; dashboard: %s\n", v.MilestoneTitle, goalSummary(v.Body))
+		for _, part := range []struct{ header, name string }{
+			{"| task | title", "task"}, {"| # | when", "rejection"}, {"| when | change", "history"},
+		} {
+			rows := tableRows(v.Body, part.header)
+			if len(rows) > 6 {
+				fmt.Fprintf(&b, "      (%d earlier %s rows)\n", len(rows)-6, part.name)
+				rows = rows[len(rows)-6:]
+			}
+			for _, r := range rows {
+				fmt.Fprintf(&b, "      %s: %s\n", part.name, strings.TrimRight(strings.Join(r, " · "), " ·"))
+			}
+		}
 	}
 	var bot []githubtest.CommentView
 	for _, c := range v.Comments {
@@ -700,7 +954,10 @@ func (p *player) seen(n int) string {
 	for _, c := range p.newReplies(n) {
 		newSince[c.ID] = true
 	}
-	if len(bot) == 0 {
+	switch {
+	case len(bot) == 0 && goal:
+		fmt.Fprintf(&b, "    no comments by %s\n", p.bot)
+	case len(bot) == 0:
 		fmt.Fprintf(&b, "    no comments by %s other than the card\n", p.bot)
 	}
 	if len(bot) > 3 {
@@ -738,6 +995,11 @@ func (p *player) summary(expects int) {
 		}
 		fmt.Fprintf(w, "  #%d\t%s\t%s\t%s\n", n, state, list(v.Labels), v.Title)
 	}
+	for _, title := range p.milestoneTitles() {
+		if ms, ok := p.gh.Milestone(p.repo, p.milestones[title]); ok {
+			fmt.Fprintf(w, "  milestone %d\t%s\t%d open, %d closed issues\t%s\n", ms.Number, ms.State, ms.OpenIssues, ms.ClosedIssues, ms.Title)
+		}
+	}
 	w.Flush()
 	fmt.Fprintf(p.out, "\n%s, %s met.\n", plural(p.actions, "action"), plural(expects, "expectation"))
 }
@@ -748,7 +1010,15 @@ func isCard(body string) bool { return strings.HasPrefix(body, cardPrefix) }
 
 // cardSummary is the card's state line, without Markdown: "State: review ·
 // Attempt: 1".
-func cardSummary(body string) string {
+func cardSummary(body string) string { return stateLine(body, 100) }
+
+// goalSummary is a goal dashboard's state line, without Markdown: "State:
+// active · milestone open · 1 of 3 tasks verified".
+func goalSummary(body string) string { return stateLine(body, 160) }
+
+// stateLine is the first line after the marker line that mentions the state
+// (else the first line), without Markdown, at most maxLen characters.
+func stateLine(body string, maxLen int) string {
 	lines := strings.Split(body, "\n")
 	var first string
 	for _, l := range lines[1:] {
@@ -760,13 +1030,13 @@ func cardSummary(body string) string {
 			first = t
 		}
 		if strings.Contains(strings.ToLower(t), "state") {
-			return oneLine(t, 100)
+			return oneLine(t, maxLen)
 		}
 	}
 	if first == "" {
 		return "(empty card)"
 	}
-	return oneLine(first, 100)
+	return oneLine(first, maxLen)
 }
 
 // cardHistory is the last n rows of the card's history table (the first
@@ -801,6 +1071,35 @@ func historyRows(body string) [][]string {
 		lower := strings.ToLower(t)
 		if !inHistory {
 			inHistory = strings.Contains(lower, "| change") || strings.Contains(lower, "| when")
+			continue
+		}
+		cells := strings.Split(strings.Trim(t, "|"), "|")
+		for i := range cells {
+			cells[i] = plain(cells[i])
+		}
+		rows = append(rows, cells)
+	}
+	return rows
+}
+
+// tableRows are the cells of the first table in body whose header row starts
+// with header (lower case), row by row.
+func tableRows(body, header string) [][]string {
+	var rows [][]string
+	in := false
+	for _, l := range strings.Split(body, "\n") {
+		t := strings.TrimSpace(l)
+		if !strings.HasPrefix(t, "|") {
+			if in {
+				break
+			}
+			continue
+		}
+		if !in {
+			in = strings.HasPrefix(strings.ToLower(t), header)
+			continue
+		}
+		if strings.Trim(t, "|-: ") == "" {
 			continue
 		}
 		cells := strings.Split(strings.Trim(t, "|"), "|")
@@ -910,6 +1209,20 @@ func shortID(id string) string {
 		return id[:8]
 	}
 	return id
+}
+
+// payloadMilestone is the number of the milestone a milestone webhook
+// payload is about.
+func payloadMilestone(payload []byte) int {
+	var env struct {
+		Milestone *struct {
+			Number int `json:"number"`
+		} `json:"milestone"`
+	}
+	if json.Unmarshal(payload, &env) != nil || env.Milestone == nil {
+		return 0
+	}
+	return env.Milestone.Number
 }
 
 // payloadNumber is the issue or PR number a webhook payload is about.

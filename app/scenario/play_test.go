@@ -138,6 +138,54 @@ expect #1 closed
 	}
 }
 
+// Milestones are named by title; the bot opens a goal issue for each, which
+// takes the next number; goal comments land on it.
+func TestPlayMilestones(t *testing.T) {
+	rig, out, err := playString(t, `scenario: Milestones
+people: carol=admin
+carol creates milestone "v1"
+carol creates milestone "v2"
+carol opens issue #3 "Task"
+carol adds #3 to milestone "v1"
+carol adds #3 to milestone "v2"
+expect goal "v2" containing "Task"
+carol removes #3 from its milestone
+expect goal "v1" state open
+expect goal "v2" open
+expect milestone "v1" open
+carol comments on goal "v1" as g: hello
+carol edits comment g: hello again
+expect no reply on goal "v1"
+`)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	gh := rig.GH()
+	if v, _ := gh.Issue(rig.Repo(), 3); v.Milestone != 0 {
+		t.Errorf("#3 is in milestone %d, want none", v.Milestone)
+	}
+	if cs := gh.Comments(rig.Repo(), 1); len(cs) == 0 || cs[len(cs)-1].User != "carol" || cs[len(cs)-1].Body != "hello again" {
+		t.Errorf("comments on goal #1 = %+v", cs)
+	}
+	for _, want := range []string{
+		" 1. carol creates milestone \"v1\"\n    goal #1 opened by countersign[bot] for milestone \"v1\": ",
+		"    goal #1 labels: goal, goal:open\n",
+		"    dashboard on goal #2: State: open · milestone open · 0 of 1 tasks verified\n",
+		" 5. carol adds #3 to milestone \"v2\"\n    dashboard on goal #1: ",
+		" 7. carol comments on goal \"v1\" as g: hello (goal #1)\n",
+		"    ✓ goal \"v2\" open\n",
+		"  milestone 2  open",
+		"8 actions, 5 expectations met.",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("timeline lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "#3 milestone:") {
+		t.Errorf("the timeline repeats what the action did:\n%s", out)
+	}
+}
+
 // A failed step names the file line, what was expected and what was seen.
 func TestPlayFailures(t *testing.T) {
 	const open = "scenario: f\npeople: alice=write bob=write carol=admin\ncarol opens issue #1 \"Task\"\n"
@@ -173,6 +221,20 @@ func TestPlayFailures(t *testing.T) {
 			[]string{"PR #2 is not a draft"}},
 		{"nothing to redeliver", open + "github redelivers the last milestone\n", 4,
 			[]string{"no milestone webhook from a person was sent yet"}},
+		{"goal issue takes a number", "scenario: f\ncarol creates milestone \"M\"\ncarol opens issue #1 \"Task\"\n", 3,
+			[]string{"GitHub numbered the issue #2, but the scenario says #1", "a goal issue for each milestone"}},
+		{"milestone not closed", open + "carol creates milestone \"M\"\nexpect milestone \"M\" closed\n", 5,
+			[]string{"milestone \"M\" is open", "what GitHub shows for milestone \"M\": open; 1 open and 0 closed issues",
+				"what GitHub shows for goal issue #2"}},
+		{"goal state", open + "carol creates milestone \"M\"\nexpect goal \"M\" state active\n", 5,
+			[]string{"want goal and exactly goal:active, got goal, goal:open", "milestone \"M\"; dashboard: State: open · milestone open · 0 of 0 tasks verified"}},
+		{"goal text", open + "carol creates milestone \"M\"\nexpect goal \"M\" containing \"no such text\"\n", 5,
+			[]string{"the dashboard on goal #2 does not contain \"no such text\""}},
+		{"no reply on goal", open + "carol creates milestone \"M\"\ncarol comments on goal \"M\": hi\nexpect reply on goal \"M\"\n", 6,
+			[]string{"countersign did not reply on goal #2 since the previous action", "no comments by countersign[bot]"}},
+		{"reopen open milestone", open + "carol creates milestone \"M\"\ncarol reopens milestone \"M\"\n", 5,
+			[]string{"milestone \"M\" is already open", "what GitHub shows for goal issue #2"}},
+		{"remove without milestone", open + "carol removes #1 from its milestone\n", 4, []string{"#1 is in no milestone"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -27,7 +27,7 @@ func NewMetrics(stats func() (queued, dead int)) *Metrics {
 		Registry: prometheus.NewRegistry(),
 		Deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "countersign_webhook_deliveries_total",
-			Help: "Webhook deliveries received, by event and intake outcome (accepted, duplicate, ignored, ping, bad_signature, too_large, malformed, error).",
+			Help: "Webhook deliveries received, by event and intake outcome (accepted, duplicate, ignored, ping, bad_signature, too_large, timeout, malformed, unqueueable, error).",
 		}, []string{"event", "outcome"}),
 		Processed: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "countersign_deliveries_processed_total",

@@ -13,6 +13,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -30,7 +31,14 @@ type Settings struct {
 	Workers       int
 	MaxAttempts   int // failed attempts at a delivery before it is dead-lettered
 	LogLevel      slog.Level
+	// BodyTimeout bounds how long a delivery's body may take to arrive (0:
+	// DefaultBodyTimeout); a body that stalls is answered 408. Not an
+	// environment setting: tests shorten it.
+	BodyTimeout time.Duration
 }
+
+// DefaultBodyTimeout is how long a delivery's body may take to arrive.
+const DefaultBodyTimeout = 30 * time.Second
 
 // setting describes one setting: its variable, its flag, its default and help.
 type setting struct {

@@ -1,12 +1,16 @@
 package app
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"mime"
 	"net/http"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/countersign/countersign/app/store"
@@ -112,21 +116,38 @@ func (s *Server) serveWebhook(w http.ResponseWriter, r *http.Request) {
 		reply(http.StatusRequestEntityTooLarge, "too_large", "payload larger than 25 MiB")
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, MaxPayload)
 	if ct, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil ||
 		(ct != "application/json" && ct != "application/x-www-form-urlencoded") {
 		log.Warn("delivery refused: unsupported content type", "content_type", r.Header.Get("Content-Type"))
 		reply(http.StatusUnsupportedMediaType, "malformed", "Content-Type must be application/json or application/x-www-form-urlencoded")
 		return
 	}
-	payload, err := github.ValidatePayload(r, s.settings.WebhookSecret)
+	body, err := s.readBody(w, r)
 	if err != nil {
 		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
+		switch {
+		case errors.As(err, &tooBig):
 			log.Warn("delivery refused: too large")
 			reply(http.StatusRequestEntityTooLarge, "too_large", "payload larger than 25 MiB")
-			return
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			log.Warn("delivery refused: body not received in time", "error", err)
+			reply(http.StatusRequestTimeout, "timeout", "the body did not arrive in time")
+		default:
+			log.Warn("delivery refused: body unreadable", "error", err)
+			reply(http.StatusBadRequest, "malformed", "the body could not be read")
 		}
+		return
+	}
+	// Only X-Hub-Signature-256 authenticates a delivery: the SHA-1 signature
+	// GitHub also sends (X-Hub-Signature) is never enough on its own.
+	sig := r.Header.Get(github.SHA256SignatureHeader)
+	if !strings.HasPrefix(sig, "sha256=") {
+		log.Warn("delivery refused: bad signature", "error", "no sha256 signature")
+		reply(http.StatusUnauthorized, "bad_signature", "X-Hub-Signature-256 missing")
+		return
+	}
+	payload, err := github.ValidatePayloadFromBody(r.Header.Get("Content-Type"), bytes.NewReader(body), sig, s.settings.WebhookSecret)
+	if err != nil {
 		log.Warn("delivery refused: bad signature", "error", err)
 		reply(http.StatusUnauthorized, "bad_signature", "signature missing or wrong")
 		return
@@ -161,6 +182,12 @@ func (s *Server) serveWebhook(w http.ResponseWriter, r *http.Request) {
 	accepted, err := s.store.Accept(r.Context(), store.Delivery{
 		ID: id, Event: event, Key: env.key(), Payload: payload, ReceivedAt: time.Now().UTC(),
 	})
+	if errors.Is(err, store.ErrInvalid) {
+		// Asking again cannot help: GitHub must not be told to redeliver it.
+		log.Warn("delivery refused: it cannot be queued", "error", err)
+		reply(http.StatusBadRequest, "unqueueable", "the delivery cannot be queued: "+err.Error())
+		return
+	}
 	if err != nil {
 		log.Error("delivery not queued", "error", err)
 		reply(http.StatusServiceUnavailable, "error", "could not queue the delivery; redeliver it later")
@@ -174,6 +201,19 @@ func (s *Server) serveWebhook(w http.ResponseWriter, r *http.Request) {
 	log.Debug("delivery queued")
 	s.worker.Notify()
 	reply(http.StatusAccepted, "accepted", "queued")
+}
+
+// readBody reads the delivery's body, at most MaxPayload bytes, within the
+// body timeout.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	timeout := s.settings.BodyTimeout
+	if timeout <= 0 {
+		timeout = DefaultBodyTimeout
+	}
+	if err := http.NewResponseController(w).SetReadDeadline(time.Now().Add(timeout)); err != nil {
+		s.log.Debug("cannot bound the body read", "error", err)
+	}
+	return io.ReadAll(http.MaxBytesReader(w, r.Body, MaxPayload))
 }
 
 // metricEvent bounds the event label's values to the events GitHub has.

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 	"unicode/utf8"
@@ -22,8 +21,8 @@ const (
 	maxDuration = 10 * 365 * 24 * time.Hour
 )
 
-// errInvalid is wrapped by every input validation error.
-var errInvalid = errors.New("invalid argument")
+// errInvalid is wrapped by every input validation error (see ErrInvalid).
+var errInvalid = ErrInvalid
 
 func invalidf(format string, args ...any) error {
 	return fmt.Errorf("store: %w: %s", errInvalid, fmt.Sprintf(format, args...))

@@ -27,6 +27,9 @@ var (
 	// up (Release, Nack, DeadLetter). The caller must stop working on it; the call
 	// that returned ErrLeaseLost wrote nothing.
 	ErrLeaseLost = errors.New("store: lease lost")
+	// ErrInvalid is wrapped by every error that refuses bad input (an empty or
+	// overlong id, key or record key): asking again cannot succeed.
+	ErrInvalid = errors.New("invalid argument")
 )
 
 // Delivery is one accepted webhook delivery (or an internal event derived from

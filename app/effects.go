@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/bradleyfalzon/ghinstallation/v2"
+	"github.com/countersign/countersign/app/seal"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
 	"github.com/countersign/countersign/templates"
@@ -28,6 +29,7 @@ type Executor struct {
 	store store.Store
 	gh    *GitHub
 	log   *slog.Logger
+	keys  *seal.Keys // signs the records kept on GitHub
 
 	labels sync.Map // "owner/repo\x00label" -> struct{}: labels known to exist
 }
@@ -162,7 +164,7 @@ func (x *Executor) syncCard(ctx context.Context, c *github.Client, owner, name s
 	if err != nil || task == nil {
 		return err // no record: nothing to show
 	}
-	body, err := renderCard(task)
+	body, err := renderCard(task, x.keys)
 	if err != nil {
 		return permanent(err)
 	}
@@ -242,9 +244,9 @@ func findComment(ctx context.Context, c *github.Client, owner, name string, n in
 // cardRecord is the task record a card's marker carries.
 func cardRecord(body string) ([]byte, bool) { return templates.CardRecord(body) }
 
-// renderCard is the task card's text for t.
-func renderCard(t *rules.Task) (string, error) {
-	marker, err := templates.CardMarker(t)
+// renderCard is the task card's text for t, its record signed with keys.
+func renderCard(t *rules.Task, keys *seal.Keys) (string, error) {
+	marker, err := templates.CardMarker(t, func(rec []byte) string { return keys.Sign(taskScope(t.Repo, t.Number), rec) })
 	if err != nil {
 		return "", err
 	}

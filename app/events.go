@@ -279,8 +279,19 @@ func (p *Processor) fanout(ctx context.Context, inst int64, d *store.Delivery, o
 // tasks it closes.
 func (p *Processor) decideCheck(ctx context.Context, cd checkDelivery, d *store.Delivery) (store.Commit, error) {
 	pr, err := loadPR(ctx, p.store, cd.Repo, cd.Number)
-	if err != nil || pr == nil || (!pr.Open && !pr.Merged) || pr.Head == "" {
+	if err != nil {
 		return store.Commit{}, err
+	}
+	var records map[string][]byte
+	if pr == nil {
+		// Lost with the store: the task that asks still has a gate to keep in
+		// step (invariant 5), so the pull request is read again and recorded.
+		if pr, records, err = p.rebuildPR(ctx, cd); err != nil || pr == nil {
+			return store.Commit{}, err
+		}
+	}
+	if (!pr.Open && !pr.Merged) || pr.Head == "" {
+		return store.Commit{Records: records}, nil
 	}
 	tasks := make([]*rules.Task, len(pr.Links))
 	for i, n := range pr.Links {
@@ -289,7 +300,39 @@ func (p *Processor) decideCheck(ctx context.Context, cd checkDelivery, d *store.
 		}
 	}
 	check := rules.CheckFor(pr, tasks)
-	return p.commitFor(cd.Installation, d, nil, []rules.Effect{{Kind: rules.EffectCheck, Repo: cd.Repo, Number: cd.Number, SHA: pr.Head, Check: &check}})
+	w, err := p.commitFor(cd.Installation, d, nil, []rules.Effect{{Kind: rules.EffectCheck, Repo: cd.Repo, Number: cd.Number, SHA: pr.Head, Check: &check}})
+	w.Records = records
+	return w, err
+}
+
+// rebuildPR reads pull request cd.Number from GitHub and returns its record
+// and the records to write for it (itself, and its head's index). nil if it
+// is gone.
+func (p *Processor) rebuildPR(ctx context.Context, cd checkDelivery) (*rules.PullRequest, map[string][]byte, error) {
+	c, err := p.gh.Installation(cd.Installation)
+	if err != nil {
+		return nil, nil, permanent(err)
+	}
+	gpr, _, err := c.PullRequests.Get(ctx, splitRepo(cd.Repo), repoName(cd.Repo), cd.Number)
+	if isStatus(err, 404) || isStatus(err, 410) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("read pull request #%d: %w", cd.Number, err)
+	}
+	pr, err := p.pullRecord(ctx, c, cd.Repo, gpr, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := json.Marshal(pr)
+	if err != nil {
+		return nil, nil, err
+	}
+	w := store.Commit{Records: map[string][]byte{prRecordKey(cd.Repo, cd.Number): b}}
+	if err := p.indexHead(ctx, &w, nil, pr); err != nil {
+		return nil, nil, err
+	}
+	return pr, w.Records, nil
 }
 
 func issueFacts(repo string, is *github.Issue) rules.IssueFacts {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
@@ -108,8 +109,9 @@ func (p *Processor) decideGoal(ctx context.Context, gd goalDelivery, d *store.De
 		return store.Commit{}, err
 	}
 	owner, name := splitRepo(ev.Repo), repoName(ev.Repo)
+	fresh := false // the goal's record was not trusted: it starts afresh
 	if g == nil && ev.Kind != rules.GoalMilestoneSeen {
-		if g, err = p.recoverGoal(ctx, c, ev.Repo, ev.Milestone, log); err != nil {
+		if g, fresh, err = p.recoverGoal(ctx, c, ev.Repo, ev.Milestone, log); err != nil {
 			return store.Commit{}, err
 		}
 	}
@@ -159,6 +161,12 @@ func (p *Processor) decideGoal(ctx context.Context, gd goalDelivery, d *store.De
 		}
 	}
 	dec := rules.DecideGoal(g, ev, f)
+	if fresh && dec.Goal == nil {
+		// Written whatever the event: the goal issue still shows the
+		// untrusted record.
+		dec.Goal = g
+		dec.Effects = append(dec.Effects, rules.Effect{Kind: rules.EffectGoalIssue, Repo: ev.Repo, Number: ev.Milestone})
+	}
 	if dec.Goal == nil && len(dec.Effects) == 0 {
 		return store.Commit{}, nil
 	}
@@ -259,7 +267,9 @@ func (x *Executor) goalIssueEffect(ctx context.Context, c *github.Client, owner,
 	if ok, err := loadRecord(ctx, x.store, configKey(e.Repo), &rec); err == nil && ok {
 		cfg = rec.Config
 	}
-	body, err := templates.RenderGoal(g, cfg.Goals.IntegrationCheck)
+	body, err := templates.RenderGoal(g, cfg.Goals.IntegrationCheck, func(rec []byte) string {
+		return x.keys.Sign(goalScope(g.Repo, g.Milestone), rec)
+	})
 	if err != nil {
 		return permanent(err)
 	}
@@ -345,33 +355,63 @@ func markedGoalIssue(ctx context.Context, c *github.Client, owner, name string, 
 
 // recoverGoal rebuilds a goal record lost with the store from its goal
 // issue's marker, its tasks from their own records. nil when there is none.
-func (p *Processor) recoverGoal(ctx context.Context, c *github.Client, repo string, m int, log *slog.Logger) (*rules.Goal, error) {
+// fresh says the record was not trusted and the goal starts afresh.
+func (p *Processor) recoverGoal(ctx context.Context, c *github.Client, repo string, m int, log *slog.Logger) (*rules.Goal, bool, error) {
 	bot, err := p.gh.BotLogin(ctx)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	is, err := markedGoalIssue(ctx, c, splitRepo(repo), repoName(repo), m, bot)
 	if err != nil || is == nil {
-		return nil, err
+		return nil, false, err
 	}
 	rec, ok := templates.GoalRecord(is.GetBody())
+	sig, _ := templates.RecordSignature(is.GetBody())
 	var g rules.Goal
-	if !ok || json.Unmarshal(rec, &g) != nil || g.Repo != repo || g.Milestone != m || !g.State.Valid() {
+	switch {
+	case ok && !p.keys.Verify(goalScope(repo, m), rec, sig):
+		// Anyone with write access can edit the goal issue: a record this
+		// server did not sign is not trusted. The goal starts afresh on its
+		// own issue (open, its tasks joining as they change), so nothing it
+		// claimed (a lead's confirmation) counts until it is proven again.
+		log.Warn("goal issue's record not trusted: not signed by this server; the goal starts afresh",
+			"goal", rules.GoalKey(repo, m), "issue", is.GetNumber())
+		g, err := p.freshGoal(ctx, c, repo, m, is.GetNumber())
+		return g, g != nil, err
+	case !ok || json.Unmarshal(rec, &g) != nil || g.Repo != repo || g.Milestone != m || !g.State.Valid():
 		log.Warn("goal issue holds no usable record", "goal", rules.GoalKey(repo, m), "issue", is.GetNumber())
-		return nil, nil
+		return nil, false, nil
 	}
 	g.Issue = is.GetNumber()
 	for i, gt := range g.Tasks {
 		t, err := loadTask(ctx, p.store, repo, gt.Number)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if t != nil {
 			g.Tasks[i] = rules.GoalTaskOf(t)
 		}
 	}
 	log.Info("goal record rebuilt from its goal issue", "goal", g.Key(), "state", g.State)
-	return &g, nil
+	return &g, false, nil
+}
+
+// freshGoal is a new goal for milestone m, whose goal issue is issue n.
+func (p *Processor) freshGoal(ctx context.Context, c *github.Client, repo string, m, n int) (*rules.Goal, error) {
+	ms, _, err := c.Issues.GetMilestone(ctx, splitRepo(repo), repoName(repo), m)
+	if isStatus(err, http.StatusNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read milestone %d: %w", m, err)
+	}
+	dec := rules.DecideGoal(nil, rules.GoalEvent{Kind: rules.GoalMilestoneSeen, Repo: repo, Milestone: m, Title: ms.GetTitle(),
+		Actor: "countersign", At: time.Now().UTC()}, rules.GoalFacts{})
+	if dec.Goal == nil {
+		return nil, nil
+	}
+	dec.Goal.Issue = n
+	return dec.Goal, nil
 }
 
 // goalNotice posts a notice on the goal issue of milestone e.Number.

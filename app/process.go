@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bradleyfalzon/ghinstallation/v2"
+	"github.com/countersign/countersign/app/seal"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
 	"github.com/google/go-github/v60/github"
@@ -22,6 +23,7 @@ type Processor struct {
 	store store.Store
 	gh    *GitHub
 	exec  *Executor
+	keys  *seal.Keys // checks the records read back from GitHub
 }
 
 // outboxEffect is an effect as kept in the store's outbox until applied.
@@ -245,8 +247,9 @@ func (p *Processor) decideTask(ctx context.Context, inst int64, d *store.Deliver
 	if err != nil {
 		return store.Commit{}, err
 	}
+	rebuilt := false
 	if task == nil {
-		if task, err = p.untracked(ctx, c, &ev, log); err != nil || (task == nil && ev.Issue.Title == "" && ev.Issue.Author == "") {
+		if task, rebuilt, err = p.untracked(ctx, c, &ev, log); err != nil || (task == nil && ev.Issue.Title == "" && ev.Issue.Author == "") {
 			return store.Commit{}, err // gone, or a pull request: nothing to track
 		}
 	}
@@ -256,6 +259,9 @@ func (p *Processor) decideTask(ctx context.Context, inst int64, d *store.Deliver
 	}
 	facts.Config = cfg
 	dec := rules.DecideTask(task, ev, facts)
+	if rebuilt {
+		keepInStep(&dec, task, ev)
+	}
 	if dec.Task != nil {
 		log.Debug("task decided", "task", dec.Task.Key(), "state", dec.Task.State, "effects", len(dec.Effects))
 	}
@@ -325,52 +331,30 @@ func (p *Processor) facts(ctx context.Context, dir *directory, task *rules.Task,
 
 // untracked prepares an event on an issue countersign has no record of. A
 // record lost with the store is rebuilt from the task card (its marker carries
-// the record). An event fanned out from a pull request knows only the issue's
-// number: the issue is read, and a pull request or a missing issue is skipped.
-func (p *Processor) untracked(ctx context.Context, c *github.Client, ev *rules.Event, log *slog.Logger) (*rules.Task, error) {
+// the record, signed) and GitHub's history (see recoverTask). An event fanned
+// out from a pull request knows only the issue's number: the issue is read,
+// and a pull request or a missing issue is skipped.
+func (p *Processor) untracked(ctx context.Context, c *github.Client, ev *rules.Event, log *slog.Logger) (*rules.Task, bool, error) {
 	owner, name, n := splitRepo(ev.Issue.Repo), repoName(ev.Issue.Repo), ev.Issue.Number
 	if ev.Issue.Title == "" && ev.Issue.Author == "" {
 		is, _, err := c.Issues.Get(ctx, owner, name, n)
 		if isStatus(err, 404) || isStatus(err, 410) {
-			return nil, nil
+			return nil, false, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("read issue #%d: %w", n, err)
+			return nil, false, fmt.Errorf("read issue #%d: %w", n, err)
 		}
 		if is.IsPullRequest() {
-			return nil, nil
+			return nil, false, nil
 		}
 		ev.Issue = issueFacts(ev.Issue.Repo, is)
 	}
 	for _, l := range ev.Issue.Labels {
 		if _, ok := rules.StateFromLabel(l); ok {
-			return p.recoverTask(ctx, c, ev.Issue.Repo, n, log)
+			return p.recoverTask(ctx, c, ev.Issue, log)
 		}
 	}
-	return nil, nil
-}
-
-// recoverTask rebuilds a task record from its card.
-func (p *Processor) recoverTask(ctx context.Context, c *github.Client, repo string, n int, log *slog.Logger) (*rules.Task, error) {
-	bot, err := p.gh.BotLogin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	card, err := findCard(ctx, c, splitRepo(repo), repoName(repo), n, bot)
-	if err != nil || card == nil {
-		return nil, err
-	}
-	rec, ok := cardRecord(card.GetBody())
-	if !ok {
-		return nil, nil
-	}
-	var t rules.Task
-	if err := json.Unmarshal(rec, &t); err != nil || t.Repo != repo || t.Number != n || !t.State.Valid() {
-		log.Warn("task card holds no usable record", "task", rules.TaskKey(repo, n))
-		return nil, nil
-	}
-	log.Info("task record rebuilt from its card", "task", t.Key(), "state", t.State)
-	return &t, nil
+	return nil, false, nil
 }
 
 // commitFor is the store commit that records task (nil: unchanged) and effects.

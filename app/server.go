@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/countersign/countersign/app/seal"
 	"github.com/countersign/countersign/app/store"
 	"github.com/gorilla/mux"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -72,8 +73,16 @@ func New(st Settings, s store.Store, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	srv.gh = gh
-	exec := &Executor{store: s, gh: gh, log: log}
-	proc := &Processor{store: s, gh: gh, exec: exec}
+	material := st.RecordKey
+	if len(material) == 0 {
+		material = st.WebhookSecret
+	}
+	keys, err := seal.New(material, st.RecordKeyPrevious)
+	if err != nil {
+		return nil, fmt.Errorf("record key: %w", err)
+	}
+	exec := &Executor{store: s, gh: gh, log: log, keys: keys}
+	proc := &Processor{store: s, gh: gh, exec: exec, keys: keys}
 	srv.worker = newWorker(s, proc, log, srv.metrics, claimOwner())
 	if st.MaxAttempts > 0 {
 		srv.worker.maxAttempts = st.MaxAttempts

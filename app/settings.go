@@ -24,13 +24,18 @@ type Settings struct {
 	AppID         int64
 	PrivateKey    []byte // PEM
 	WebhookSecret []byte
-	APIURL        string
-	Listen        string
-	DataPath      string // bbolt file, when RedisURL is empty
-	RedisURL      string
-	Workers       int
-	MaxAttempts   int // failed attempts at a delivery before it is dead-lettered
-	LogLevel      slog.Level
+	// RecordKey signs the records countersign keeps on GitHub (task cards, goal
+	// issues); empty: derived from WebhookSecret. RecordKeyPrevious is also
+	// accepted (not used to sign), during a rotation.
+	RecordKey         []byte
+	RecordKeyPrevious []byte
+	APIURL            string
+	Listen            string
+	DataPath          string // bbolt file, when RedisURL is empty
+	RedisURL          string
+	Workers           int
+	MaxAttempts       int // failed attempts at a delivery before it is dead-lettered
+	LogLevel          slog.Level
 	// BodyTimeout bounds how long a delivery's body may take to arrive (0:
 	// DefaultBodyTimeout); a body that stalls is answered 408. Not an
 	// environment setting: tests shorten it.
@@ -39,6 +44,9 @@ type Settings struct {
 
 // DefaultBodyTimeout is how long a delivery's body may take to arrive.
 const DefaultBodyTimeout = 30 * time.Second
+
+// minRecordKey is the shortest record key accepted.
+const minRecordKey = 16
 
 // setting describes one setting: its variable, its flag, its default and help.
 type setting struct {
@@ -50,6 +58,8 @@ var settingsTable = []setting{
 	{"GITHUB_PRIVATE_KEY_PATH", "private-key-path", "", "path of the App's private key (PEM)"},
 	{"GITHUB_PRIVATE_KEY", "private-key", "", "the App's private key itself (PEM), instead of a path"},
 	{"GITHUB_WEBHOOK_SECRET", "webhook-secret", "", "the App's webhook secret"},
+	{"COUNTERSIGN_RECORD_KEY", "record-key", "", "key that signs the records kept on GitHub (task cards, goal issues); default: derived from the webhook secret"},
+	{"COUNTERSIGN_RECORD_KEY_PREVIOUS", "record-key-previous", "", "the record key (or webhook secret) in use before a rotation: its signatures are still accepted"},
 	{"GITHUB_API_URL", "github-api-url", "https://api.github.com/", "GitHub REST API base URL (GitHub Enterprise Server: https://HOST/api/v3/)"},
 	{"COUNTERSIGN_LISTEN", "listen", ":8080", "address to serve HTTP on"},
 	{"COUNTERSIGN_DATA", "data", "countersign.db", "embedded store file (used when REDIS_URL is empty)"},
@@ -139,6 +149,18 @@ func LoadSettings(args []string, getenv func(string) string, stderr io.Writer) (
 		return st, fmt.Errorf("%s is not set", name("GITHUB_WEBHOOK_SECRET"))
 	} else {
 		st.WebhookSecret = []byte(v)
+	}
+
+	for _, k := range []struct {
+		env string
+		dst *[]byte
+	}{{"COUNTERSIGN_RECORD_KEY", &st.RecordKey}, {"COUNTERSIGN_RECORD_KEY_PREVIOUS", &st.RecordKeyPrevious}} {
+		if v := *vals[k.env]; v != "" {
+			if len(v) < minRecordKey {
+				return st, fmt.Errorf("%s: shorter than %d characters", name(k.env), minRecordKey)
+			}
+			*k.dst = []byte(v)
+		}
 	}
 
 	st.APIURL = get("GITHUB_API_URL")

@@ -319,7 +319,7 @@ func TestForgedCardIsIgnored(t *testing.T) {
 	h := newHarness(t)
 	h.gh.SetWebhookPaused(true)
 	n := h.gh.OpenIssue(testRepo, "mallory", "forge", "")
-	forged, err := templates.CardMarker(map[string]any{"state": "verified"})
+	forged, err := templates.CardMarker(map[string]any{"state": "verified"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

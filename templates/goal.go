@@ -15,13 +15,14 @@ import (
 const goalMarker = "<!-- countersign:goal "
 
 // GoalMarker returns the hidden line that identifies a goal issue and carries
-// its record (any JSON-encodable value).
-func GoalMarker(record any) (string, error) {
+// its record (any JSON-encodable value), then, when sign is not nil, the
+// hidden line that carries sign's signature of the record's exact bytes.
+func GoalMarker(record any, sign func([]byte) string) (string, error) {
 	b, err := json.Marshal(record)
 	if err != nil {
 		return "", fmt.Errorf("encode goal record: %w", err)
 	}
-	return goalMarker + string(b) + " -->", nil
+	return goalMarker + string(b) + " -->" + sigLine(b, sign), nil
 }
 
 // IsGoal reports whether an issue body is a goal dashboard.
@@ -54,10 +55,10 @@ var goalCaps = []struct{ tasks, history, listed, reason int }{
 }
 
 // RenderGoal is the goal issue's body for goal g: its marker (carrying
-// g.Compact()), then the dashboard. integrationCheck is goals.integration_check
-// ("" for none).
-func RenderGoal(g *rules.Goal, integrationCheck string) (string, error) {
-	marker, err := GoalMarker(g.Compact())
+// g.Compact(), signed by sign unless it is nil), then the dashboard.
+// integrationCheck is goals.integration_check ("" for none).
+func RenderGoal(g *rules.Goal, integrationCheck string, sign func([]byte) string) (string, error) {
+	marker, err := GoalMarker(g.Compact(), sign)
 	if err != nil {
 		return "", err
 	}

@@ -84,7 +84,7 @@ func TestGoalDashboard(t *testing.T) {
 	if g.State != rules.GoalActive || len(g.Tasks) != 5 || len(g.Rejections) != 1 {
 		t.Fatalf("example goal = %+v", g)
 	}
-	body, err := RenderGoal(g, "e2e")
+	body, err := RenderGoal(g, "e2e", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func TestGoalDashboardStates(t *testing.T) {
 	} {
 		g := &rules.Goal{Repo: "acme/app", Milestone: 1, Title: "Empty", State: tc.state, Verifier: "carol", VerifiedAt: at(1),
 			Notes: "works end-to-end\n<!-- hidden --> @team"}
-		body, err := RenderGoal(g, "e2e")
+		body, err := RenderGoal(g, "e2e", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -198,7 +198,7 @@ func TestGoalDashboardBounded(t *testing.T) {
 	for i := range 30 {
 		g.Rejections = append(g.Rejections, rules.Rejection{By: "carol", At: at(i), Reason: long, Attempt: i + 1})
 	}
-	body, err := RenderGoal(g, "e2e")
+	body, err := RenderGoal(g, "e2e", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +226,7 @@ func TestGoalDashboardBounded(t *testing.T) {
 	for i := range g.History {
 		g.History[i].Why = "short"
 	}
-	body, err = RenderGoal(g, "")
+	body, err = RenderGoal(g, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

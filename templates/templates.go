@@ -94,13 +94,45 @@ func Render(name string, data any) (string, error) {
 const cardMarker = "<!-- countersign:card "
 
 // CardMarker returns the hidden line that identifies a task card and carries its
-// record (any JSON-encodable value).
-func CardMarker(record any) (string, error) {
+// record (any JSON-encodable value), then, when sign is not nil, the hidden
+// line that carries sign's signature of the record's exact bytes.
+func CardMarker(record any, sign func([]byte) string) (string, error) {
 	b, err := json.Marshal(record)
 	if err != nil {
 		return "", fmt.Errorf("encode card record: %w", err)
 	}
-	return cardMarker + string(b) + " -->", nil
+	return cardMarker + string(b) + " -->" + sigLine(b, sign), nil
+}
+
+// sigMarker starts the hidden line, right after a record's marker line, that
+// carries the record's signature.
+const sigMarker = "<!-- countersign:sig "
+
+func sigLine(record []byte, sign func([]byte) string) string {
+	if sign == nil {
+		return ""
+	}
+	sig := sign(record)
+	if strings.ContainsAny(sig, "\r\n<>") {
+		return "" // not a signature this package writes
+	}
+	return "\n" + sigMarker + sig + " -->"
+}
+
+// RecordSignature returns the signature carried on the line after the record
+// marker that starts body (a task card or a goal issue's body), if any.
+func RecordSignature(body string) (string, bool) {
+	_, rest, ok := strings.Cut(body, "\n")
+	if !ok {
+		return "", false
+	}
+	line, _, _ := strings.Cut(rest, "\n")
+	sig, ok := strings.CutPrefix(strings.TrimRight(line, "\r"), sigMarker)
+	if !ok {
+		return "", false
+	}
+	sig, ok = strings.CutSuffix(sig, " -->")
+	return sig, ok && sig != ""
 }
 
 // IsCard reports whether a comment body is a task card.

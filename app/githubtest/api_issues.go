@@ -3,6 +3,7 @@ package githubtest
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"sort"
 	"strconv"
@@ -34,6 +35,7 @@ func (s *Server) issueRoutes(h routeFunc) {
 	h("DELETE", r+"/issues/{number:[0-9]+}/labels", authRepo, s.clearIssueLabels)
 	h("DELETE", r+"/issues/{number:[0-9]+}/labels/{name}", authRepo, s.removeIssueLabel)
 
+	h("GET", r+"/issues/{number:[0-9]+}/events", authRepo, s.listIssueEvents)
 	h("GET", r+"/issues/{number:[0-9]+}/comments", authRepo, s.listComments)
 	h("POST", r+"/issues/{number:[0-9]+}/comments", authRepo, s.createCommentAPI)
 
@@ -892,4 +894,33 @@ func (s *Server) patchMilestone(c *apiCall) {
 		s.setMilestoneState(c.repo, m, c.bot(), *req.State)
 	}
 	c.json(http.StatusOK, s.ghMilestone(c.repo, m))
+}
+
+// listIssueEvents is GET /repos/{owner}/{repo}/issues/{issue_number}/events:
+// the issue's events, oldest first, paginated.
+func (s *Server) listIssueEvents(c *apiCall) {
+	is := c.issue()
+	if is == nil {
+		return
+	}
+	list := paginate(c, is.events)
+	out := make([]*github.IssueEvent, 0, len(list))
+	for _, e := range list {
+		ev := &github.IssueEvent{ID: ptr(e.id), Event: ptr(e.event), Actor: s.ghUser(e.actor), CreatedAt: ts(e.createdAt),
+			URL: ptr(fmt.Sprintf("%srepos/%s/issues/events/%d", s.url, c.repo.fullName(), e.id))}
+		if e.label != "" {
+			ev.Label = &github.Label{Name: ptr(e.label), Color: ptr(e.labelColor)}
+		}
+		if e.assignee != "" {
+			ev.Assignee = s.ghUser(e.assignee)
+		}
+		if e.milestone != "" {
+			ev.Milestone = &github.Milestone{Title: ptr(e.milestone)}
+		}
+		if userType(e.actor) == "Bot" && e.actor == s.botLogin {
+			ev.PerformedViaGithubApp = &github.App{ID: ptr(s.opts.AppID), Slug: ptr(s.opts.AppSlug)}
+		}
+		out = append(out, ev)
+	}
+	c.json(http.StatusOK, out)
 }

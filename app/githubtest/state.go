@@ -73,11 +73,26 @@ type issueState struct {
 	labels      []*labelState
 	milestone   int
 	comments    []int64
+	events      []*issueEventState // the issue's timeline events (GET .../issues/{n}/events)
 	createdAt   time.Time
 	updatedAt   time.Time
 	closedAt    time.Time
 	closedBy    string
 	pr          *prState // nil for a plain issue
+}
+
+// issueEventState is one event of an issue's history, as the issue events
+// API lists it: labeled, unlabeled, assigned, unassigned, closed, reopened,
+// milestoned, demilestoned.
+type issueEventState struct {
+	id         int64
+	event      string
+	actor      string
+	label      string // labeled, unlabeled
+	labelColor string
+	assignee   string // assigned, unassigned
+	milestone  string // milestoned, demilestoned: the milestone's title
+	createdAt  time.Time
 }
 
 type prState struct {

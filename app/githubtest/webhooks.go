@@ -274,6 +274,7 @@ type issueExtra struct {
 // emitIssue sends the event GitHub sends for an issue-level change: an
 // "issues" event for an issue, a "pull_request" event for a PR.
 func (s *Server) emitIssue(rp *repoState, is *issueState, action, sender string, x issueExtra) {
+	s.recordIssueEvent(is, action, sender, x)
 	repo, inst, snd := s.ghRepo(rp), s.ghInstallation(rp.installation), s.ghUser(sender)
 	var label *github.Label
 	if x.label != nil {
@@ -304,6 +305,24 @@ func (s *Server) emitIssue(rp *repoState, is *issueState, action, sender string,
 		ev.Milestone = s.ghMilestone(rp, x.milestone)
 	}
 	s.emit(rp, "issues", action, sender, ev)
+}
+
+// recordIssueEvent keeps, in the issue's history, the changes GitHub's issue
+// events API lists.
+func (s *Server) recordIssueEvent(is *issueState, action, actor string, x issueExtra) {
+	switch action {
+	case "labeled", "unlabeled", "assigned", "unassigned", "closed", "reopened", "milestoned", "demilestoned":
+	default:
+		return
+	}
+	ev := &issueEventState{id: s.newID(), event: action, actor: actor, assignee: x.assignee, createdAt: now()}
+	if x.label != nil {
+		ev.label, ev.labelColor = x.label.name, x.label.color
+	}
+	if x.milestone != nil {
+		ev.milestone = x.milestone.title
+	}
+	is.events = append(is.events, ev)
 }
 
 func (s *Server) emitPull(rp *repoState, is *issueState, action, sender string, mod func(*github.PullRequestEvent)) {

@@ -1,0 +1,179 @@
+package app_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/countersign/countersign/app/githubtest"
+	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/templates"
+)
+
+// cardID is the id of the bot's task card on issue n.
+func cardID(t *testing.T, h *harness, n int) (int64, string) {
+	t.Helper()
+	for _, c := range h.gh.Comments(testRepo, n) {
+		if c.User == h.gh.BotLogin() && templates.IsCard(c.Body) {
+			return c.ID, c.Body
+		}
+	}
+	t.Fatalf("no card on #%d", n)
+	return 0, ""
+}
+
+// freshStore restarts the bot on an empty store: the store is lost.
+func freshStore(t *testing.T, h *harness) *harness {
+	t.Helper()
+	h.shutdown()
+	s, err := store.OpenBolt(filepath.Join(t.TempDir(), "fresh.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return startHarness(t, h.gh, s)
+}
+
+// Issue 11 item 9: someone with write access edits the hidden record in the
+// task card to say "verified"; the store is then lost. The forged record is
+// never trusted: the unreviewed merge that closes the task is undone, the task
+// is not verified, and the gate does not pass.
+func TestForgedCardRecordIsNotTrustedAfterStoreLoss(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	n := h.gh.OpenIssue(testRepo, "carol", "Task", "")
+	h.gh.Assign(testRepo, n, "carol", "alice")
+	pr, sha := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Work", Body: fmt.Sprintf("Fixes #%d", n)})
+	ciPasses(h, sha)
+	h.settle()
+	wantState(t, h, n, "review")
+
+	id, body := cardID(t, h, n)
+	forged := strings.Replace(body, `"state":"review"`, `"state":"verified","verifier":"bob"`, 1)
+	if forged == body {
+		t.Fatalf("card record has no review state:\n%s", body)
+	}
+	h.gh.EditComment(testRepo, id, "alice", forged)
+	h.settle()
+
+	h2 := freshStore(t, h)
+	h2.gh.MergePR(testRepo, pr, "alice")
+	h2.settle()
+	is, _ := h2.gh.Issue(testRepo, n)
+	if is.State != "open" {
+		t.Fatalf("the unverified task stayed closed after the merge (labels %v)", h2.gh.Labels(testRepo, n))
+	}
+	if got := stateOf(h2, n); got == "verified" || got == "completed" {
+		t.Fatalf("a forged record put the task in %q", got)
+	}
+	if r, ok := verification(h2, sha); ok && r.Conclusion == "success" {
+		t.Fatalf("the gate passed on a forged record")
+	}
+	if !strings.Contains(h2.logs.String(), "not trusted") {
+		t.Errorf("the distrusted record was not logged")
+	}
+	// The rebuilt card is the bot's own again, signed.
+	_, rebuilt := cardID(t, h2, n)
+	if strings.Contains(rebuilt, `"verifier":"bob"`) {
+		t.Fatalf("the card still carries the forged record:\n%s", rebuilt)
+	}
+}
+
+// A genuine older record replayed into the card (its signature is the bot's)
+// is not trusted either when GitHub's history shows the bot moved the task on
+// since: here the task was verified, then new commits sent it back to review.
+func TestReplayedCardRecordIsNotTrustedAfterStoreLoss(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	n := h.gh.OpenIssue(testRepo, "carol", "Task", "")
+	h.gh.Assign(testRepo, n, "carol", "alice")
+	pr, sha := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Work", Body: fmt.Sprintf("Fixes #%d", n)})
+	ciPasses(h, sha)
+	h.settle()
+	h.gh.Review(testRepo, pr, "carol", "APPROVED", "")
+	h.settle()
+	h.gh.Comment(testRepo, n, "bob", "/verify checked")
+	h.settle()
+	wantState(t, h, n, "verified")
+	id, verifiedCard := cardID(t, h, n)
+
+	sha2 := h.gh.Push(testRepo, pr, githubtest.Commit{Author: "alice", Message: "sneak in a change", Files: []string{"x.go"}})
+	h.settle()
+	wantState(t, h, n, "review")
+	h.gh.EditComment(testRepo, id, "alice", verifiedCard) // the old, genuinely signed record
+	h.settle()
+
+	h2 := freshStore(t, h)
+	h2.gh.MergePR(testRepo, pr, "alice")
+	h2.settle()
+	if is, _ := h2.gh.Issue(testRepo, n); is.State != "open" {
+		t.Fatalf("a replayed record let an unverified merge close the task")
+	}
+	if got := stateOf(h2, n); got == "verified" {
+		t.Fatalf("a replayed record put the task in %q", got)
+	}
+	if r, ok := verification(h2, sha2); ok && r.Conclusion == "success" {
+		t.Fatalf("the gate passed on a replayed record")
+	}
+}
+
+// After a store loss the rebuilt task keeps its gate in step: a /verify that
+// verifies it turns the linked pull request's check green.
+func TestRebuiltTaskKeepsItsGateInStep(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	n := h.gh.OpenIssue(testRepo, "carol", "Task", "")
+	h.gh.Assign(testRepo, n, "carol", "alice")
+	pr, sha := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Work", Body: fmt.Sprintf("Fixes #%d", n)})
+	ciPasses(h, sha)
+	h.settle()
+	h.gh.Review(testRepo, pr, "carol", "APPROVED", "")
+	h.settle()
+	wantState(t, h, n, "completed")
+	wantCheck(t, h, sha, "in_progress")
+
+	h2 := freshStore(t, h)
+	h2.gh.Comment(testRepo, n, "bob", "/verify checked")
+	h2.settle()
+	wantState(t, h2, n, "verified")
+	wantCheck(t, h2, sha, "success")
+}
+
+// The same for a goal issue's hidden record: forged to say every task is
+// verified, then the store is lost; a lead's close of the milestone does not
+// confirm the goal, since its tasks are not proven verified.
+func TestForgedGoalRecordIsNotTrustedAfterStoreLoss(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	m := h.gh.CreateMilestone(testRepo, "carol", "Search")
+	n := h.gh.OpenIssue(testRepo, "carol", "Search box", "")
+	h.gh.SetMilestone(testRepo, n, "carol", m)
+	h.gh.Assign(testRepo, n, "carol", "alice")
+	h.gh.Comment(testRepo, n, "alice", "/start")
+	h.settle()
+	g := wantGoal(t, h, m, "active")
+	_, body := goalIssueOf(t, h, m)
+	forged := strings.ReplaceAll(body, `"in-progress"`, `"verified"`)
+	forged = strings.Replace(forged, `"state":"active"`, `"state":"pending-verify"`, 1)
+	if forged == body || !strings.Contains(forged, `"pending-verify"`) {
+		t.Fatalf("goal record not as expected:\n%s", body)
+	}
+	h.gh.EditIssue(testRepo, g, "alice", "", forged)
+	h.settle()
+
+	h2 := freshStore(t, h)
+	h2.gh.CloseMilestone(testRepo, m, "carol")
+	h2.settle()
+	milestoneOpen(t, h2, m, true)
+	if is, _ := h2.gh.Issue(testRepo, g); is.State != "open" {
+		t.Fatalf("the goal issue was closed as confirmed")
+	}
+	labels := h2.gh.Labels(testRepo, g)
+	if slices.Contains(labels, "goal:verified") || slices.Contains(labels, "goal:pending-verify") {
+		t.Fatalf("a forged goal record was believed: labels %v", labels)
+	}
+	if !strings.Contains(h2.logs.String(), "goal issue's record not trusted") {
+		t.Errorf("the distrusted goal record was not logged")
+	}
+}

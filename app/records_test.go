@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/countersign/countersign/app"
 	"github.com/countersign/countersign/app/githubtest"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/templates"
@@ -175,5 +176,50 @@ func TestForgedGoalRecordIsNotTrustedAfterStoreLoss(t *testing.T) {
 	}
 	if !strings.Contains(h2.logs.String(), "goal issue's record not trusted") {
 		t.Errorf("the distrusted goal record was not logged")
+	}
+}
+
+// Rotating the record key: a bot with a new key and the old one as previous
+// still believes the cards signed with the old key; without it, it does not.
+func TestRecordKeyRotation(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		previous string
+		trusted  bool
+	}{
+		{"old key kept as previous", testSecret, true}, // no record key was set: the webhook secret was the material
+		{"old key dropped", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			team(h)
+			n := h.gh.OpenIssue(testRepo, "carol", "Task", "")
+			h.gh.Assign(testRepo, n, "carol", "alice")
+			h.gh.Comment(testRepo, n, "alice", "/start")
+			h.gh.Comment(testRepo, n, "alice", "/submit")
+			h.gh.Comment(testRepo, n, "carol", "/approve")
+			h.settle()
+			wantState(t, h, n, "completed")
+			h.shutdown()
+
+			s, err := store.OpenBolt(filepath.Join(t.TempDir(), "fresh.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			h2 := startHarness(t, h.gh, s, func(st *app.Settings) {
+				st.RecordKey = []byte("a-brand-new-record-key")
+				st.RecordKeyPrevious = []byte(tc.previous)
+			})
+			h2.gh.Comment(testRepo, n, "bob", "/verify checked")
+			h2.settle()
+			if tc.trusted {
+				wantState(t, h2, n, "verified")
+				return
+			}
+			wantState(t, h2, n, "in-progress")
+			if !strings.Contains(h2.logs.String(), "not signed by this server") {
+				t.Errorf("the refusal was not logged")
+			}
+		})
 	}
 }

@@ -82,6 +82,14 @@ func TestLoadSettings(t *testing.T) {
 		{name: "bad redis url", env: with("REDIS_URL", "http://nope"), wantErr: "REDIS_URL (--redis-url)"},
 		{name: "bad redis url keeps its password", env: with("REDIS_URL", "redis://user:s3cret@host:bad/0"), wantErr: "not a valid redis"},
 		{name: "bad workers", env: with("COUNTERSIGN_WORKERS", "0"), wantErr: "COUNTERSIGN_WORKERS"},
+		{name: "record keys", env: with("COUNTERSIGN_RECORD_KEY", "0123456789abcdef-new"), args: []string{"--record-key-previous", "0123456789abcdef-old"},
+			check: func(t *testing.T, s Settings) {
+				if string(s.RecordKey) != "0123456789abcdef-new" || string(s.RecordKeyPrevious) != "0123456789abcdef-old" {
+					t.Errorf("record keys %q, %q", s.RecordKey, s.RecordKeyPrevious)
+				}
+			}},
+		{name: "short record key", env: with("COUNTERSIGN_RECORD_KEY", "short"), wantErr: "COUNTERSIGN_RECORD_KEY (--record-key): shorter than 16"},
+		{name: "short previous record key", env: with("COUNTERSIGN_RECORD_KEY_PREVIOUS", "short"), wantErr: "COUNTERSIGN_RECORD_KEY_PREVIOUS (--record-key-previous)"},
 		{name: "bad log level", env: with("COUNTERSIGN_LOG_LEVEL", "loud"), wantErr: "COUNTERSIGN_LOG_LEVEL"},
 		{name: "stray argument", env: good, args: []string{"extra"}, wantErr: "unexpected argument"},
 	}

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -1229,4 +1230,57 @@ func TestIssueEndpointsOnPullRequests(t *testing.T) {
 		t.Errorf("check_suite %v", suite)
 	}
 	e.noErr()
+}
+
+// GET /repos/{owner}/{repo}/issues/{n}/events lists the issue's history:
+// who labeled, assigned, closed and reopened it, oldest first, paginated.
+func TestIssueEvents(t *testing.T) {
+	e := newEnv(t)
+	n := e.s.OpenIssue(repoName, "alice", "History", "")
+	e.s.AddLabels(repoName, n, "alice", "bug")
+	e.s.Assign(repoName, n, "carol", "bob")
+	if _, _, err := e.client.Issues.AddLabelsToIssue(e.ctx, "acme", "widgets", n, []string{"state:pending"}); err != nil {
+		t.Fatal(err)
+	}
+	e.s.RemoveLabel(repoName, n, "alice", "bug")
+	e.s.CloseIssue(repoName, n, "carol", "")
+	e.s.ReopenIssue(repoName, n, "carol")
+	e.s.EditIssue(repoName, n, "alice", "", "not an event")
+
+	var got []string
+	opt := &github.ListOptions{PerPage: 2}
+	for {
+		evs, resp, err := e.client.Issues.ListIssueEvents(e.ctx, "acme", "widgets", n, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range evs {
+			s := ev.GetEvent() + " by " + ev.GetActor().GetLogin()
+			if ev.Label != nil {
+				s += " " + ev.GetLabel().GetName()
+			}
+			if ev.Assignee != nil {
+				s += " " + ev.GetAssignee().GetLogin()
+			}
+			if ev.GetID() == 0 || ev.GetCreatedAt().IsZero() {
+				t.Errorf("event without id or time: %+v", ev)
+			}
+			if (ev.PerformedViaGithubApp != nil) != (ev.GetActor().GetType() == "Bot") {
+				t.Errorf("performed_via_github_app %v for %s", ev.PerformedViaGithubApp, s)
+			}
+			got = append(got, s)
+		}
+		if resp.NextPage == 0 {
+			break
+		}
+		opt.Page = resp.NextPage
+	}
+	want := []string{"labeled by alice bug", "assigned by carol bob", "labeled by " + e.s.BotLogin() + " state:pending",
+		"unlabeled by alice bug", "closed by carol", "reopened by carol"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("events:\n%q\nwant\n%q", got, want)
+	}
+	if _, resp, err := e.client.Issues.ListIssueEvents(e.ctx, "acme", "widgets", 999, nil); err == nil || resp.StatusCode != 404 {
+		t.Fatalf("events of a missing issue: %v", err)
+	}
 }

@@ -64,6 +64,9 @@
 //	                                                   # again, with the same delivery id
 //	ci reports test success on PR #2                   # check runs by github-actions on the PR's
 //	ci reports typecheck lint failure on PR #2         # head: success|failure|pending
+//	mallory edits the card on #1 replacing "\"state\":\"review\"" with "\"state\":\"verified\""
+//	                                                   # edits the bot's task card (its hidden record)
+//	countersign loses its store                        # the bot restarts on an empty store (same keys)
 //
 // Milestones are goals: countersign opens a goal issue for each, which takes
 // the next issue number. A milestone is named by its quoted title from the

@@ -71,6 +71,8 @@ const (
 	MergePR        ActionKind = "merge"
 	RedeliverLast  ActionKind = "redeliver"
 	ReportCheckRun ActionKind = "ci-check"
+	EditCard       ActionKind = "edit-card"  // someone edits the bot's task card (its hidden record)
+	LoseStore      ActionKind = "lose-store" // the bot restarts on an empty store
 
 	CreateMilestone ActionKind = "create-milestone"
 	SetMilestone    ActionKind = "milestone"
@@ -100,6 +102,8 @@ type Action struct {
 	Comment   string   // CommentOn ("as NAME"), EditCommentOf: the comment's name
 	Event     string   // RedeliverLast: webhook event, e.g. "issue_comment"
 	EvAction  string   // RedeliverLast: optional payload action, e.g. "created"
+	Replace   string   // EditCard: the text of the card replaced ...
+	With      string   // EditCard: ... by this
 	Checks    []string // ReportCheckRun: check run names
 	Status    string   // ReportCheckRun: success | failure | pending
 	// Milestone is the title of the milestone acted on (CreateMilestone,
@@ -625,6 +629,11 @@ func (p *parser) action(c *cursor) (*Action, error) {
 		return nil, fmt.Errorf("a step starts with who acts, e.g. alice, or with expect")
 	}
 	switch actor.s {
+	case "countersign":
+		if err := c.expect("loses", "its", "store"); err != nil {
+			return nil, fmt.Errorf("%v (countersign can only: countersign loses its store)", err)
+		}
+		return &Action{Kind: LoseStore, Actor: "countersign"}, c.end()
 	case "github":
 		return p.redeliver(c)
 	case "ci":
@@ -916,6 +925,27 @@ func (p *parser) commitClauses(c *cursor, a *Action, opening bool) error {
 func (p *parser) edits(c *cursor, a *Action) error {
 	a.Kind = Edit
 	var err error
+	if c.word("the") {
+		// "edits the card on #N replacing "X" with "Y""
+		a.Kind = EditCard
+		if err := c.expect("card", "on"); err != nil {
+			return err
+		}
+		if a.Number, a.PR, err = p.target(c); err != nil {
+			return err
+		}
+		if err := c.expect("replacing"); err != nil {
+			return err
+		}
+		if a.Replace, err = c.str("the text to replace"); err != nil {
+			return err
+		}
+		if err := c.expect("with"); err != nil {
+			return err
+		}
+		a.With, err = c.str("the new text")
+		return err
+	}
 	if a.Number, a.PR, err = p.target(c); err != nil {
 		return err
 	}

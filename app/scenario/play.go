@@ -301,6 +301,23 @@ func (p *player) perform(a *Action) (extra string, err error) {
 		}
 	case MergePR:
 		gh.MergePR(repo, a.Number, a.Actor)
+	case EditCard:
+		for _, cm := range gh.Comments(repo, a.Number) {
+			if strings.EqualFold(cm.User, p.bot) && templates.IsCard(cm.Body) {
+				body := strings.Replace(cm.Body, a.Replace, a.With, 1)
+				if body == cm.Body {
+					return "", fmt.Errorf("the card on #%d does not contain %q", a.Number, a.Replace)
+				}
+				gh.EditComment(repo, cm.ID, a.Actor, body)
+				return "", nil
+			}
+		}
+		return "", fmt.Errorf("#%d has no task card", a.Number)
+	case LoseStore:
+		if err := p.rig.LoseStore(context.Background()); err != nil {
+			return "", err
+		}
+		return "(restarted on an empty store)", nil
 	case RedeliverLast:
 		ds := gh.Deliveries()
 		for i := len(ds) - 1; i >= 0; i-- {

@@ -49,8 +49,11 @@ type Rig struct {
 	dir   string
 	url   string
 
-	stop context.CancelFunc
-	done chan error
+	stop     context.CancelFunc
+	done     chan error
+	settings app.Settings
+	log      *slog.Logger
+	restarts int // stores lost so far
 
 	checkedDeliveries int // deliveries already checked for a 2xx answer
 	deadLetters       int // dead letters already reported
@@ -71,7 +74,7 @@ func NewRig(ctx context.Context, o RigOptions) (_ *Rig, err error) {
 		logw = io.Discard
 	}
 
-	r := &Rig{repo: repo, done: make(chan error, 1)}
+	r := &Rig{repo: repo}
 	defer func() {
 		if err != nil {
 			r.Close()
@@ -87,40 +90,75 @@ func NewRig(ctx context.Context, o RigOptions) (_ *Rig, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("scenario: %w", err)
 	}
-	r.store, err = store.OpenBolt(filepath.Join(r.dir, "countersign.db"))
-	if err != nil {
-		return nil, fmt.Errorf("scenario: open store: %w", err)
-	}
-
 	secret := make([]byte, 16)
 	if _, err := rand.Read(secret); err != nil {
 		return nil, fmt.Errorf("scenario: %w", err)
 	}
 	secret = []byte(hex.EncodeToString(secret))
-	st := app.Settings{
+	r.settings = app.Settings{
 		AppID: r.gh.AppID(), PrivateKey: r.gh.PrivateKeyPEM(), WebhookSecret: secret,
 		APIURL: r.gh.URL(), Listen: "127.0.0.1:0", Workers: 4, MaxAttempts: 3, LogLevel: slog.LevelDebug,
 	}
-	log := slog.New(slog.NewJSONHandler(logw, &slog.HandlerOptions{Level: st.LogLevel}))
-	r.srv, err = app.New(st, r.store, log)
+	r.log = slog.New(slog.NewJSONHandler(logw, &slog.HandlerOptions{Level: r.settings.LogLevel}))
+	if err := r.start(ctx, "countersign.db"); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// start runs a bot on a store in file (in the rig's directory).
+func (r *Rig) start(ctx context.Context, file string) error {
+	var err error
+	r.store, err = store.OpenBolt(filepath.Join(r.dir, file))
+	if err != nil {
+		return fmt.Errorf("scenario: open store: %w", err)
+	}
+	r.srv, err = app.New(r.settings, r.store, r.log)
 	if err != nil {
 		r.store.Close()
 		r.store = nil
-		return nil, fmt.Errorf("scenario: start the bot: %w", err)
+		return fmt.Errorf("scenario: start the bot: %w", err)
 	}
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
 	if err != nil {
 		r.store.Close()
 		r.store = nil
-		return nil, fmt.Errorf("scenario: listen: %w", err)
+		return fmt.Errorf("scenario: listen: %w", err)
 	}
 	r.url = "http://" + ln.Addr().String()
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	r.stop = cancel
-	go func() { r.done <- r.srv.Run(runCtx, ln) }()
-	r.gh.SetWebhook(r.url+"/webhook", secret)
-	return r, nil
+	r.stop, r.done = cancel, make(chan error, 1)
+	go func(done chan error) { done <- r.srv.Run(runCtx, ln) }(r.done)
+	r.gh.SetWebhook(r.url+"/webhook", r.settings.WebhookSecret)
+	return nil
+}
+
+// LoseStore stops the bot and starts it again on an empty store, with the
+// same settings (and so the same key for its signed records): what the bot
+// knows now is only what GitHub shows.
+func (r *Rig) LoseStore(ctx context.Context) error {
+	if err := r.Settle(ctx); err != nil {
+		return err
+	}
+	r.halt()
+	r.restarts++
+	r.checkedDeliveries, r.deadLetters = len(r.gh.Deliveries()), 0
+	return r.start(ctx, fmt.Sprintf("countersign-%d.db", r.restarts))
+}
+
+// halt stops the bot (Run closes its store).
+func (r *Rig) halt() {
+	if r.stop == nil {
+		return
+	}
+	r.stop()
+	r.stop = nil
+	select {
+	case <-r.done:
+	case <-time.After(30 * time.Second):
+	}
+	r.store = nil
 }
 
 // GH is the rig's fake GitHub.
@@ -201,15 +239,7 @@ func (r *Rig) problems(ctx context.Context, st store.Stats) error {
 
 // Close stops the bot, then the fake GitHub, and removes the bot's store.
 func (r *Rig) Close() {
-	if r.stop != nil {
-		r.stop()
-		r.stop = nil
-		select {
-		case <-r.done: // Run closes the store
-		case <-time.After(30 * time.Second):
-		}
-		r.store = nil
-	}
+	r.halt() // Run closes the store
 	if r.store != nil {
 		r.store.Close()
 		r.store = nil

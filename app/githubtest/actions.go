@@ -18,8 +18,16 @@ const StatusCreator = "ci-bot"
 
 // Commit is a commit of a pull request.
 type Commit struct {
-	Author  string // default: the PR author
-	Message string // default: the PR title
+	Author string // default: the PR author
+	// AuthorEmail is the git author's email (default: the author's
+	// users.noreply.github.com address); GitHub resolves it to a user by
+	// the users' verified emails (SetEmails).
+	AuthorEmail string
+	// Committer is who committed it (default: the author), with
+	// CommitterEmail (default: the committer's noreply address).
+	Committer      string
+	CommitterEmail string
+	Message        string // default: the PR title
 	// Files are paths the commit touches; they join the PR's changed files.
 	Files []string
 }
@@ -255,6 +263,7 @@ func (s *Server) addPRCommits(rp *repoState, is *issueState, commits []Commit) {
 			msg = is.title
 		}
 		cm := s.newCommit(rp, author, msg, parent)
+		cm.email, cm.committer, cm.committerMail = c.AuthorEmail, c.Committer, c.CommitterEmail
 		for _, f := range c.Files {
 			s.addPRFile(rp, pr, f, "")
 		}

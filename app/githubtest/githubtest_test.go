@@ -1284,3 +1284,62 @@ func TestIssueEvents(t *testing.T) {
 		t.Fatalf("events of a missing issue: %v", err)
 	}
 }
+
+// POST /graphql answers as GitHub does: 401 without a token, errors (and no
+// data) for a field the schema lacks, null and a NOT_FOUND error for what the
+// token cannot see, and the commit authors GitHub resolves by verified email.
+func TestGraphQL(t *testing.T) {
+	e := newEnv(t)
+	e.s.SetEmails("alice", "alice@company.example")
+	n, _ := e.s.OpenPR(repoName, "bob", PROptions{Title: "x", Commits: []Commit{
+		{Author: "bob", Message: "m\n\nCo-authored-by: Alice <alice@company.example>", Committer: "erin", CommitterEmail: "erin@company.example"},
+	}})
+	post := func(auth bool, query string, vars map[string]any) (int, map[string]any) {
+		b, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+		req, _ := http.NewRequest(http.MethodPost, e.s.URL()+"graphql", bytes.NewReader(b))
+		req.Header.Set("Content-Type", "application/json")
+		client := http.DefaultClient
+		if auth {
+			client = &http.Client{Transport: e.itr}
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		json.NewDecoder(resp.Body).Decode(&out)
+		return resp.StatusCode, out
+	}
+	q := `query($n: Int!) { repository(owner: "acme", name: "widgets") { pullRequest(number: $n) { number, commits(first: 5) { totalCount nodes { commit { authors(first: 5) { nodes { email user { login } } } committer { user { login } } } } } } } }`
+	if code, _ := post(false, q, map[string]any{"n": n}); code != http.StatusUnauthorized {
+		t.Fatalf("no token: %d", code)
+	}
+	code, out := post(true, q, map[string]any{"n": n})
+	b, _ := json.Marshal(out)
+	want := `{"data":{"repository":{"pullRequest":{"commits":{"nodes":[{"commit":{"authors":{"nodes":[{"email":"bob@users.noreply.github.com","user":{"login":"bob"}},{"email":"alice@company.example","user":{"login":"alice"}}]},"committer":{"user":null}}}],"totalCount":1},"number":` + fmt.Sprint(n) + `}}}}`
+	if code != 200 || string(b) != want {
+		t.Fatalf("%d %s\nwant %s", code, b, want)
+	}
+	if _, out := post(true, `{ repository(owner: "acme", name: "widgets") { stars } }`, nil); out["data"] != nil || !strings.Contains(fmt.Sprint(out["errors"]), "Field 'stars' doesn't exist on type 'Repository'") {
+		t.Fatalf("unknown field: %v", out)
+	}
+	if _, out := post(true, `{ repository(owner: "other", name: "repo") { nameWithOwner } }`, nil); !strings.Contains(fmt.Sprint(out), "NOT_FOUND") {
+		t.Fatalf("unseen repository: %v", out)
+	}
+	if _, out := post(true, q, nil); out["data"] != nil || out["errors"] == nil {
+		t.Fatalf("missing variable: %v", out)
+	}
+	if _, out := post(true, `{ repository(owner: "acme", name: "widgets") { pullRequest(number: 1) { commits { totalCount } } } }`, nil); !strings.Contains(fmt.Sprint(out), "first") {
+		t.Fatalf("connection without first: %v", out)
+	}
+}
+
+func FuzzParseGQL(f *testing.F) {
+	f.Add(`query($n: Int!, $c: String) { repository(owner: "a", name: "b") { pullRequest(number: $n) { commits(first: 100, after: $c) { nodes { commit { oid } } } } } }`)
+	f.Add(`{ a: repository(owner: "x\"y", name: "b") { nameWithOwner } }`)
+	f.Add(`query { x(a: [1]) { y } }`)
+	f.Fuzz(func(t *testing.T, q string) {
+		parseGQL(q) // must not panic or hang
+	})
+}

@@ -93,6 +93,7 @@ type Server struct {
 	nextID        int64
 	seq           int64
 	userIDs       map[string]int64
+	emails        map[string]string // lower(verified email) -> login (SetEmails)
 	loginSpelling map[string]string
 	installations map[int64]*installationState
 	repos         map[string]*repoState
@@ -176,6 +177,7 @@ func New(opts Options) *Server {
 		htmlURL:       opts.HTMLURL,
 		nextID:        1000,
 		userIDs:       map[string]int64{},
+		emails:        map[string]string{},
 		installations: map[int64]*installationState{},
 		repos:         map[string]*repoState{},
 		teams:         map[string]*teamState{},
@@ -736,6 +738,7 @@ func (s *Server) routes() *mux.Router {
 	s.issueRoutes(h)
 	s.pullRoutes(h)
 	s.checkRoutes(h)
+	s.graphqlRoutes(h)
 	return r
 }
 

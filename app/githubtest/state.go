@@ -116,13 +116,17 @@ type prFile struct {
 }
 
 type commitState struct {
-	sha     string
-	author  string
-	message string
-	parents []string
-	time    time.Time
-	added   []string
-	changed []string
+	sha    string
+	author string
+	email  string // the git author's email ("": author's noreply address)
+	// committer is who committed it ("": the author); committerMail its email.
+	committer     string
+	committerMail string
+	message       string
+	parents       []string
+	time          time.Time
+	added         []string
+	changed       []string
 }
 
 type reviewState struct {
@@ -730,8 +734,35 @@ func commitEmail(login string) string {
 	return strings.TrimSuffix(login, "[bot]") + "@users.noreply.github.com"
 }
 
+func (c *commitState) authorEmail() string {
+	if c.email != "" {
+		return c.email
+	}
+	return commitEmail(c.author)
+}
+
+func (c *commitState) committerLogin() string {
+	if c.committer != "" {
+		return c.committer
+	}
+	return c.author
+}
+
+func (c *commitState) committerEmail() string {
+	if c.committerMail != "" {
+		return c.committerMail
+	}
+	if c.committer != "" {
+		return commitEmail(c.committer)
+	}
+	return c.authorEmail()
+}
+
 func (s *Server) ghRepoCommit(rp *repoState, c *commitState) *github.RepositoryCommit {
-	author := &github.CommitAuthor{Name: ptr(c.author), Email: ptr(commitEmail(c.author)), Date: ts(c.time)}
+	// The REST API's author and committer are the users GitHub resolves the
+	// git author's and committer's emails to (null when none).
+	author := &github.CommitAuthor{Name: ptr(c.author), Email: ptr(c.authorEmail()), Date: ts(c.time)}
+	committer := &github.CommitAuthor{Name: ptr(c.committerLogin()), Email: ptr(c.committerEmail()), Date: ts(c.time)}
 	parents := make([]*github.Commit, 0, len(c.parents))
 	for _, p := range c.parents {
 		parents = append(parents, &github.Commit{SHA: ptr(p), URL: ptr(s.apiURL("repos/" + rp.fullName() + "/commits/" + p))})
@@ -741,13 +772,13 @@ func (s *Server) ghRepoCommit(rp *repoState, c *commitState) *github.RepositoryC
 		SHA:    ptr(c.sha),
 		Commit: &github.Commit{
 			Author:       author,
-			Committer:    author,
+			Committer:    committer,
 			Message:      ptr(c.message),
 			URL:          ptr(s.apiURL("repos/" + rp.fullName() + "/git/commits/" + c.sha)),
 			CommentCount: ptr(0),
 		},
-		Author:    s.ghUser(c.author),
-		Committer: s.ghUser(c.author),
+		Author:    s.ghUser(s.userByEmail(c.authorEmail())),
+		Committer: s.ghUser(s.userByEmail(c.committerEmail())),
 		Parents:   parents,
 		HTMLURL:   ptr(s.webURL(rp.fullName() + "/commit/" + c.sha)),
 		URL:       ptr(s.apiURL("repos/" + rp.fullName() + "/commits/" + c.sha)),

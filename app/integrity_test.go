@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -174,4 +175,82 @@ func TestRenamedBuilderCannotVerify(t *testing.T) {
 
 func anyCommentContains(h *harness, n int, s string) bool {
 	return slices.ContainsFunc(h.gh.Comments(testRepo, n), func(c githubtest.CommentView) bool { return strings.Contains(c.Body, s) })
+}
+
+// An outsider's pull request moves nothing: a read-only user's "Fixes #N"
+// does not send a verified (and closed) task back to review, does not jump a
+// pending task to review, does not block an approved task's completion, and
+// gets one reply, however often it is pushed to.
+func TestOutsiderPullRequestMovesNothing(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	h.gh.SetPermission(testRepo, "mallory", "read")
+	done := h.gh.OpenIssue(testRepo, "carol", "Login form", "")
+	doneTask(t, h, done)
+	h.gh.CloseIssue(testRepo, done, "carol", "completed")
+	pending := h.gh.OpenIssue(testRepo, "carol", "Logout button", "")
+	review := h.gh.OpenIssue(testRepo, "carol", "Session cookie", "")
+	h.gh.Assign(testRepo, review, "carol", "alice")
+	pr, sha := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Cookie", Body: fmt.Sprintf("Fixes #%d", review)})
+	h.settle()
+	wantState(t, h, review, "review")
+
+	evil, evilSHA := h.gh.OpenPR(testRepo, "mallory", githubtest.PROptions{Title: "All of it",
+		Body: fmt.Sprintf("Fixes #%d\nFixes #%d\nFixes #%d", done, pending, review)})
+	h.settle()
+	wantState(t, h, done, "verified")
+	if is, _ := h.gh.Issue(testRepo, done); is.State != "closed" {
+		t.Fatalf("#%d was reopened by an outsider's pull request", done)
+	}
+	wantState(t, h, pending, "pending")
+	wantState(t, h, review, "review")
+	wantCheck(t, h, evilSHA, "none")
+
+	ciPasses(h, sha)
+	h.gh.Review(testRepo, pr, "carol", "APPROVED", "")
+	h.gh.Push(testRepo, evil, githubtest.Commit{Message: "more"})
+	h.gh.ReadyForReview(testRepo, evil, "mallory")
+	h.gh.Comment(testRepo, evil, "mallory", "/verify")
+	h.settle()
+	wantState(t, h, review, "completed") // the outsider's open pull request blocks nothing
+	wantState(t, h, pending, "pending")
+	if n := len(h.gh.Comments(testRepo, evil)); n != 2 {
+		t.Fatalf("the outsider's pull request got %d comments, want 2 (the link refusal, the refused /verify): %v", n, h.gh.Comments(testRepo, evil))
+	}
+	if !anyCommentContains(h, evil, "does not count as work") {
+		t.Fatalf("the outsider's pull request was not told why it links nothing: %v", h.gh.Comments(testRepo, evil))
+	}
+
+	// An outsider assigned to the task may build it: their pull request links.
+	h.gh.Assign(testRepo, pending, "carol", "mallory")
+	h.settle()
+	mine, _ := h.gh.OpenPR(testRepo, "mallory", githubtest.PROptions{Title: "Logout", Body: fmt.Sprintf("Fixes #%d", pending)})
+	h.settle()
+	wantState(t, h, pending, "review")
+	_ = mine
+}
+
+// A pull request naming more than tasks.max_per_pr tasks links none of them
+// and gets one reply.
+func TestPullRequestNamingTooManyTasksLinksNone(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	var body strings.Builder
+	var tasks []int
+	for i := range 11 {
+		n := h.gh.OpenIssue(testRepo, "carol", fmt.Sprintf("Task %d", i), "")
+		tasks = append(tasks, n)
+		fmt.Fprintf(&body, "Fixes #%d\n", n)
+	}
+	h.settle()
+	pr, sha := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Everything", Body: body.String()})
+	h.gh.EditPR(testRepo, pr, "alice", "Everything", body.String()+"\nMore words.")
+	h.settle()
+	for _, n := range tasks {
+		wantState(t, h, n, "pending")
+	}
+	wantCheck(t, h, sha, "none")
+	if cs := h.gh.Comments(testRepo, pr); len(cs) != 1 || !strings.Contains(cs[0].Body, "max_per_pr") {
+		t.Fatalf("want one reply naming tasks.max_per_pr, got %v", cs)
+	}
 }

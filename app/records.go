@@ -119,7 +119,7 @@ func conservativeTask(issue rules.IssueFacts, proven rules.State, signed *rules.
 	for _, a := range issue.Assignees {
 		t.Assignees = append(t.Assignees, a)
 		if !t.IsBuilder(a) {
-			t.Builders = append(t.Builders, rules.Member{Login: a, As: "assignee"})
+			t.Builders = append(t.Builders, rules.MemberOf(a, "assignee"))
 		}
 	}
 	t.History = append(t.History, rules.Transition{To: state, Actor: "countersign", At: now,

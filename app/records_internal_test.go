@@ -43,19 +43,20 @@ func TestFollowsHistory(t *testing.T) {
 }
 
 func TestConservativeTaskNeverPastInProgress(t *testing.T) {
-	is := rules.IssueFacts{Repo: "acme/w", Number: 3, Title: "t", Author: "carol", Assignees: []string{"alice"}, Closed: true}
-	signed := &rules.Task{Repo: "acme/w", Number: 3, State: rules.Verified, Verifier: "bob", Attempt: 2,
-		Builders:  []rules.Member{{Login: "dave", As: "author of #4"}},
-		Approvals: []rules.Approval{{By: "carol"}}, Approvers: []string{"carol"}}
+	alice, bob, carol, dave := rules.User{ID: 1, Login: "alice"}, rules.User{ID: 2, Login: "bob"}, rules.User{ID: 3, Login: "carol"}, rules.User{ID: 4, Login: "dave"}
+	is := rules.IssueFacts{Repo: "acme/w", Number: 3, Title: "t", Author: carol, Assignees: []rules.User{alice}, Closed: true}
+	signed := &rules.Task{Repo: "acme/w", Number: 3, State: rules.Verified, Verifier: bob, Attempt: 2,
+		Builders:  []rules.Member{rules.MemberOf(dave, "author of #4")},
+		Approvals: []rules.Approval{{By: carol}}, Approvers: []rules.User{carol}}
 	for _, proven := range rules.States {
 		got := conservativeTask(is, proven, signed, "why", signed.VerifiedAt)
 		if rules.InProgress.Before(got.State) || (proven.Before(rules.InProgress) && got.State != proven) {
 			t.Errorf("labeled %s: rebuilt as %s", proven, got.State)
 		}
-		if got.Verifier != "" || len(got.Approvals) != 0 || len(got.Approvers) != 0 || got.Closed {
+		if !got.Verifier.IsZero() || len(got.Approvals) != 0 || len(got.Approvers) != 0 || got.Closed {
 			t.Errorf("labeled %s: kept unproven roles: %+v", proven, got)
 		}
-		if !got.IsBuilder("alice") || !got.IsBuilder("dave") || got.Attempt != 2 {
+		if !got.IsBuilder(alice) || !got.IsBuilder(dave) || got.Attempt != 2 {
 			t.Errorf("labeled %s: lost builders or attempts: %+v", proven, got.Builders)
 		}
 	}

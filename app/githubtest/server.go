@@ -94,6 +94,7 @@ type Server struct {
 	seq           int64
 	userIDs       map[string]int64
 	emails        map[string]string // lower(verified email) -> login (SetEmails)
+	currentLogin  map[int64]string  // id -> login after a RenameUser
 	loginSpelling map[string]string
 	installations map[int64]*installationState
 	repos         map[string]*repoState

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/countersign/countersign/app/authors"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
 	"github.com/google/go-github/v60/github"
@@ -89,7 +90,7 @@ func (p *Processor) onComment(ctx context.Context, d *store.Delivery, e *github.
 		if err != nil {
 			return store.Commit{}, fmt.Errorf("read pull request #%d: %w", issue.GetNumber(), err)
 		}
-		if cur, err = p.pullRecord(ctx, c, repo, pr, nil); err != nil {
+		if cur, err = p.pullRecord(ctx, c, inst, repo, pr, nil); err != nil {
 			return store.Commit{}, err
 		}
 		if reply, err = p.gateLinks(ctx, c, repo, nil, cur, log); err != nil {
@@ -159,7 +160,7 @@ func (p *Processor) pullEvent(ctx context.Context, inst int64, repo string, d *s
 		// A review's copy of its pull request may be older than the record (a
 		// push processed before the review's delivery); only a pull request's own
 		// events restate it.
-		if cur, err = p.pullRecord(ctx, c, repo, pr, old); err != nil {
+		if cur, err = p.pullRecord(ctx, c, inst, repo, pr, old); err != nil {
 			return store.Commit{}, err
 		}
 		if reply, err = p.gateLinks(ctx, c, repo, old, cur, log); err != nil {
@@ -172,7 +173,7 @@ func (p *Processor) pullEvent(ctx context.Context, inst int64, repo string, d *s
 // pullRecord is the record of pull request pr as the webhook shows it. Its
 // committers, changed files and CI results are read from GitHub when it closes
 // a task and its head moved; later CI results come as their own webhooks.
-func (p *Processor) pullRecord(ctx context.Context, c *github.Client, repo string, pr *github.PullRequest, old *rules.PullRequest) (*rules.PullRequest, error) {
+func (p *Processor) pullRecord(ctx context.Context, c *github.Client, inst int64, repo string, pr *github.PullRequest, old *rules.PullRequest) (*rules.PullRequest, error) {
 	cur := &rules.PullRequest{Repo: repo, Links: rules.ClosingRefs(pr.GetBody(), repo), PRFacts: rules.PRFacts{
 		Number: pr.GetNumber(), Author: user(pr.GetUser()), Head: pr.GetHead().GetSHA(),
 		Draft: pr.GetDraft(), Open: pr.GetState() == "open", Merged: pr.GetMerged() || pr.MergedAt != nil, // reviews' copies carry merged_at only
@@ -188,7 +189,7 @@ func (p *Processor) pullRecord(ctx context.Context, c *github.Client, repo strin
 		return cur, nil
 	}
 	var err error
-	if cur.Committers, err = p.committers(ctx, c, repo, cur.Number); err != nil {
+	if cur.Committers, err = p.committers(ctx, c, inst, repo, cur.Number); err != nil {
 		return nil, err
 	}
 	if cur.Files, err = p.changedFiles(ctx, c, repo, cur.Number); err != nil {
@@ -205,9 +206,14 @@ func (p *Processor) pullRecord(ctx context.Context, c *github.Client, repo strin
 // most 250 anyway).
 const maxCommitPages = 3
 
-// committers are the authors and Co-authored-by co-authors of the commits
-// of pull request n.
-func (p *Processor) committers(ctx context.Context, c *github.Client, repo string, n int) ([]rules.Member, error) {
+// committers are who built pull request n's commits, as GitHub shows them
+// (DESIGN §1): each commit's author and committer (the REST API's accounts,
+// which GitHub matches by email) and its co-authors (Co-authored-by:
+// trailers, which GraphQL's Commit.authors resolves by verified email; one
+// query per 100 commits). An email GitHub matches to no account names no one:
+// nothing is guessed from a trailer's text. web-flow, GitHub's own committer
+// of web edits and merges, builds nothing.
+func (p *Processor) committers(ctx context.Context, c *github.Client, inst int64, repo string, n int) ([]rules.Member, error) {
 	var out []rules.Member
 	add := func(u rules.User, as string) {
 		if !u.IsZero() && !slices.ContainsFunc(out, func(m rules.Member) bool { return m.Is(u) }) {
@@ -221,13 +227,9 @@ func (p *Processor) committers(ctx context.Context, c *github.Client, repo strin
 			return nil, fmt.Errorf("list commits of #%d: %w", n, err)
 		}
 		for _, cm := range commits {
-			author := user(cm.GetAuthor())
-			if author.IsZero() {
-				author = rules.User{Login: rules.LoginFromAuthor(cm.GetCommit().GetAuthor().GetName(), cm.GetCommit().GetAuthor().GetEmail())}
-			}
-			add(author, fmt.Sprintf("commit author on #%d", n))
-			for _, co := range rules.CoAuthors(cm.GetCommit().GetMessage()) {
-				add(rules.User{Login: co}, fmt.Sprintf("co-author on #%d", n))
+			add(user(cm.GetAuthor()), fmt.Sprintf("commit author on #%d", n))
+			if committer := user(cm.GetCommitter()); !isWebFlow(committer) {
+				add(committer, fmt.Sprintf("committer on #%d", n))
 			}
 		}
 		if resp.NextPage == 0 {
@@ -235,7 +237,24 @@ func (p *Processor) committers(ctx context.Context, c *github.Client, repo strin
 		}
 		opt.Page = resp.NextPage
 	}
+	res, err := authors.Of(ctx, p.gh.GraphQL(inst), splitRepo(repo), repoName(repo), n)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range res.Authors {
+		if a.CoAuthor && a.User.ID != 0 {
+			add(rules.User{ID: a.User.ID, Login: a.User.Login}, fmt.Sprintf("co-author on #%d", n))
+		}
+	}
 	return out, nil
+}
+
+// webFlowID is the id of web-flow, the account GitHub commits web edits and
+// merges as.
+const webFlowID = 19864447
+
+func isWebFlow(u rules.User) bool {
+	return u.ID == webFlowID || (u.ID == 0 && strings.EqualFold(u.Login, "web-flow"))
 }
 
 // fanout records pull request cur and enqueues, for each task it closes (or
@@ -333,7 +352,7 @@ func (p *Processor) rebuildPR(ctx context.Context, cd checkDelivery) (*rules.Pul
 	if err != nil {
 		return nil, nil, fmt.Errorf("read pull request #%d: %w", cd.Number, err)
 	}
-	pr, err := p.pullRecord(ctx, c, cd.Repo, gpr, nil)
+	pr, err := p.pullRecord(ctx, c, cd.Installation, cd.Repo, gpr, nil)
 	if err != nil {
 		return nil, nil, err
 	}

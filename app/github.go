@@ -8,7 +8,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/countersign/countersign/app/authors"
 	"github.com/countersign/countersign/rules"
+	"github.com/shurcooL/githubv4"
 
 	"github.com/bradleyfalzon/ghinstallation/v2"
 	"github.com/google/go-github/v60/github"
@@ -31,6 +33,8 @@ type GitHub struct {
 
 	mu       sync.Mutex
 	clients  map[int64]*github.Client
+	itrs     map[int64]*ghinstallation.Transport // each installation's token source, shared by its clients
+	graphql  map[int64]*githubv4.Client
 	botLogin string
 	accounts map[string]account // lower(login) -> the account, as last read
 }
@@ -108,14 +112,42 @@ func (g *GitHub) Installation(id int64) (*github.Client, error) {
 	if c, ok := g.clients[id]; ok {
 		return c, nil
 	}
-	itr := ghinstallation.NewFromAppsTransport(g.apps, id)
-	itr.BaseURL = g.apps.BaseURL
-	c, err := g.newClient(newETagTransport(itr, 4096))
+	c, err := g.newClient(newETagTransport(g.itr(id), 4096))
 	if err != nil {
 		return nil, err
 	}
 	g.clients[id] = c
 	return c, nil
+}
+
+// itr is installation id's token transport. Call with g.mu held.
+func (g *GitHub) itr(id int64) *ghinstallation.Transport {
+	if t, ok := g.itrs[id]; ok {
+		return t
+	}
+	t := ghinstallation.NewFromAppsTransport(g.apps, id)
+	t.BaseURL = g.apps.BaseURL
+	if g.itrs == nil {
+		g.itrs = map[int64]*ghinstallation.Transport{}
+	}
+	g.itrs[id] = t
+	return t
+}
+
+// GraphQL returns the GraphQL client acting as installation id (GitHub's
+// GraphQL endpoint for GITHUB_API_URL, see authors.Endpoint).
+func (g *GitHub) GraphQL(id int64) *githubv4.Client {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if c, ok := g.graphql[id]; ok {
+		return c
+	}
+	c := githubv4.NewEnterpriseClient(authors.Endpoint(g.apiURL), &http.Client{Transport: g.itr(id)})
+	if g.graphql == nil {
+		g.graphql = map[int64]*githubv4.Client{}
+	}
+	g.graphql[id] = c
+	return c
 }
 
 // BotLogin is the login under which the App's own writes appear ("slug[bot]"),

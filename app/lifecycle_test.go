@@ -3,7 +3,6 @@ package app_test
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -265,7 +264,7 @@ func TestAPICallsPerTransition(t *testing.T) {
 		h.settle()
 		var reads, writes []string
 		for _, r := range h.gh.Requests() {
-			if r.Method == http.MethodGet {
+			if !isWrite(r) {
 				reads = append(reads, r.Method+" "+r.Path)
 			} else {
 				writes = append(writes, r.Method+" "+r.Path)

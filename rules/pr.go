@@ -1,9 +1,7 @@
 package rules
 
 import (
-	"regexp"
 	"slices"
-	"strings"
 )
 
 // PullRequest is the record countersign keeps for a pull request: the facts
@@ -88,38 +86,4 @@ func union(a, b []int) []int {
 		}
 	}
 	return out
-}
-
-// noreplyRE is GitHub's private commit email: "ID+login@users.noreply.github.com"
-// or "login@users.noreply.github.com".
-var noreplyRE = regexp.MustCompile(`(?i)^(?:\d+\+)?([A-Za-z0-9-]+(?:\[bot\])?)@users\.noreply\.github\.com$`)
-
-// coAuthorRE is a Co-authored-by trailer: "Co-authored-by: Name <email>".
-var coAuthorRE = regexp.MustCompile(`(?im)^[ \t]*co-authored-by:[ \t]*([^<\r\n]*?)[ \t]*<([^>\r\n]*)>[ \t]*\r?$`)
-
-// CoAuthors are the logins named by a commit message's Co-authored-by
-// trailers. GitHub itself matches co-authors by email; without that lookup a
-// trailer's login is read from a GitHub noreply email, else from the name when
-// it is shaped like a login. Erring towards more builders only makes
-// verification stricter.
-func CoAuthors(message string) []string {
-	var out []string
-	for _, m := range coAuthorRE.FindAllStringSubmatch(message, -1) {
-		if login := LoginFromAuthor(m[1], m[2]); login != "" && !slices.ContainsFunc(out, func(o string) bool { return SameLogin(o, login) }) {
-			out = append(out, login)
-		}
-	}
-	return out
-}
-
-// LoginFromAuthor guesses the login of a commit author GitHub did not match
-// to an account: from a noreply email, else a login-shaped name.
-func LoginFromAuthor(name, email string) string {
-	if m := noreplyRE.FindStringSubmatch(strings.TrimSpace(email)); m != nil && (loginRE.MatchString(m[1]) || botRE.MatchString(m[1])) {
-		return m[1]
-	}
-	if name = strings.TrimSpace(name); loginRE.MatchString(name) {
-		return name
-	}
-	return ""
 }

@@ -1,9 +1,7 @@
 package rules
 
 import (
-	"regexp"
 	"slices"
-	"strings"
 	"testing"
 )
 
@@ -94,116 +92,4 @@ func TestPullRequestFacts(t *testing.T) {
 	if p.Committers[0].Login != "erin" {
 		t.Error("Facts shares the committers with the record")
 	}
-}
-
-func TestCoAuthors(t *testing.T) {
-	tests := []struct {
-		name    string
-		message string
-		want    []string
-	}{
-		{"noreply email with an id", "Fix login\n\nCo-authored-by: Bob Smith <1234+bob@users.noreply.github.com>", []string{"bob"}},
-		{"noreply email without an id", "Fix\n\nCo-authored-by: Bob Smith <bob@users.noreply.github.com>", []string{"bob"}},
-		{"noreply email in another case", "Co-authored-by: B <12+Bob@Users.NoReply.GitHub.com>", []string{"Bob"}},
-		{"noreply email of a bot", "Co-authored-by: dependabot[bot] <49699333+dependabot[bot]@users.noreply.github.com>", []string{"dependabot[bot]"}},
-		{"noreply email wins over the name", "Co-authored-by: erin <7+bob@users.noreply.github.com>", []string{"bob"}},
-		{"a login-shaped name", "Co-authored-by: erin <erin@example.com>", []string{"erin"}},
-		{"a login-shaped name with hyphens and digits", "Co-authored-by: erin-2 <e@example.com>", []string{"erin-2"}},
-		{"a name with spaces: ignored", "Co-authored-by: Erin Smith <erin@example.com>", nil},
-		{"a name with a dot: ignored", "Co-authored-by: erin.smith <erin@example.com>", nil},
-		{"a name starting with a hyphen: ignored", "Co-authored-by: -erin <erin@example.com>", nil},
-		{"a 40-character name: ignored", "Co-authored-by: " + strings.Repeat("a", 40) + " <a@example.com>", nil},
-		{"a 39-character name", "Co-authored-by: " + strings.Repeat("a", 39) + " <a@example.com>", []string{strings.Repeat("a", 39)}},
-		{"no name, not a noreply email: ignored", "Co-authored-by: <erin@example.com>", nil},
-		{"no email: ignored", "Co-authored-by: erin", nil},
-		{"several trailers, in order", "Fix\n\nCo-authored-by: erin <e@x.org>\nCo-authored-by: B <1+bob@users.noreply.github.com>\nCo-authored-by: carol <c@x.org>",
-			[]string{"erin", "bob", "carol"}},
-		{"several trailers, duplicates in another case once", "Co-authored-by: erin <e@x.org>\nCo-authored-by: Erin <1+ERIN@users.noreply.github.com>",
-			[]string{"erin"}},
-		{"trailer key in upper case", "CO-AUTHORED-BY: erin <e@x.org>", []string{"erin"}},
-		{"trailer key in lower case", "co-authored-by: erin <e@x.org>", []string{"erin"}},
-		{"trailer key in mixed case", "Co-Authored-By: erin <e@x.org>", []string{"erin"}},
-		{"no space after the colon", "Co-authored-by:erin <e@x.org>", []string{"erin"}},
-		{"indented trailer", "  Co-authored-by: erin <e@x.org>", []string{"erin"}},
-		{"trailing spaces", "Co-authored-by: erin <e@x.org>  \n", []string{"erin"}},
-		{"CRLF line endings", "Fix\r\n\r\nCo-authored-by: erin <e@x.org>\r\nCo-authored-by: bob <b@x.org>\r\n", []string{"erin", "bob"}},
-		{"inside a sentence: not a trailer", "thanks to Co-authored-by: erin <e@x.org>", nil},
-		{"another trailer key: ignored", "Signed-off-by: erin <e@x.org>", nil},
-		{"text after the email: not a trailer", "Co-authored-by: erin <e@x.org> and bob", nil},
-		{"empty message", "", nil},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := CoAuthors(tc.message); !slices.Equal(got, tc.want) {
-				t.Errorf("CoAuthors = %q, want %q", got, tc.want)
-			}
-		})
-	}
-}
-
-func TestLoginFromAuthor(t *testing.T) {
-	tests := []struct {
-		name, author, email, want string
-	}{
-		{"noreply with an id", "Bob Smith", "1234+bob@users.noreply.github.com", "bob"},
-		{"noreply without an id", "Bob Smith", "bob@users.noreply.github.com", "bob"},
-		{"noreply with spaces around", "Bob Smith", "  1+bob@users.noreply.github.com ", "bob"},
-		{"noreply of a bot", "", "41898282+github-actions[bot]@users.noreply.github.com", "github-actions[bot]"},
-		{"noreply of another domain: the name", "erin", "1+bob@users.noreply.example.com", "erin"},
-		{"login-shaped name", "erin", "erin@example.com", "erin"},
-		{"login-shaped name with spaces around", " erin ", "", "erin"},
-		{"name with spaces", "Erin Smith", "erin@example.com", ""},
-		{"name with a non-ASCII letter", "ërin", "erin@example.com", ""},
-		{"nothing", "", "", ""},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := LoginFromAuthor(tc.author, tc.email); got != tc.want {
-				t.Errorf("LoginFromAuthor(%q, %q) = %q, want %q", tc.author, tc.email, got, tc.want)
-			}
-		})
-	}
-}
-
-// loginChars is what every login CoAuthors returns is made of (logins compare
-// case-insensitively, "[Bot]" included).
-var loginChars = regexp.MustCompile(`^[A-Za-z0-9-]+(\[(?i:bot)\])?$`)
-
-func FuzzCoAuthors(f *testing.F) {
-	for _, s := range []string{
-		"",
-		"Fix\n\nCo-authored-by: Bob <1234+bob@users.noreply.github.com>",
-		"Co-authored-by: erin <erin@example.com>\nCo-authored-by: Erin Smith <e@x.org>",
-		"co-authored-by: dependabot[bot] <49699333+dependabot[bot]@users.noreply.github.com>\r\n",
-		"Co-authored-by: <>",
-		"Co-authored-by: a <b@users.noreply.github.com\n>",
-		"  CO-AUTHORED-BY:\terin\t<e@x>\t",
-	} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, msg string) {
-		got := CoAuthors(msg)
-		for i, login := range got {
-			if !loginChars.MatchString(login) {
-				t.Fatalf("CoAuthors(%q) returned %q, not shaped like a login", msg, login)
-			}
-			if !loginRE.MatchString(login) && !botRE.MatchString(login) {
-				t.Fatalf("CoAuthors(%q) returned %q, not a GitHub login", msg, login)
-			}
-			if !strings.Contains(msg, login) {
-				t.Fatalf("CoAuthors(%q) returned %q, which the message does not contain", msg, login)
-			}
-			for _, other := range got[:i] {
-				if SameLogin(other, login) {
-					t.Fatalf("CoAuthors(%q) returned %q twice", msg, login)
-				}
-			}
-		}
-		if !strings.Contains(strings.ToLower(msg), "co-authored-by:") && len(got) > 0 {
-			t.Fatalf("CoAuthors(%q) = %q without a trailer", msg, got)
-		}
-		if again := CoAuthors(msg); !slices.Equal(again, got) {
-			t.Fatalf("CoAuthors(%q) is not deterministic: %q then %q", msg, got, again)
-		}
-	})
 }

@@ -25,6 +25,7 @@
 //	people: alice=write bob=write carol=admin          # repository permissions:
 //	                                                  # admin|maintain|write|triage|read|none
 //	team: acme/leads = carol dave                      # an organization team and its members
+//	emails: alice=alice@company.example                # verified emails: GitHub resolves commit authors by them
 //	config:                                            # .github/countersign.yml on the default branch:
 //	  leads: [carol]                                   # the indented block that follows
 //	  agents: {"minion[bot]": alice}                   # (or inline: config: {leads: [carol]})
@@ -41,6 +42,7 @@
 //	alice opens draft PR #2 "Title" closing #1
 //	alice opens PR #2 "Title" with body "Text"         # explicit body (kept before the Fixes lines)
 //	alice opens PR #2 "Title" closing #1 co-authored by dave   # Co-authored-by: trailer on the commit
+//	alice opens PR #2 "Title" closing #1 co-authored by "Alice <alice@company.example>"  # a trailer as written
 //	alice opens PR #2 "Title" closing #1 changing login.js     # files the commit changes
 //	alice edits PR #2 body "Fixes #3"
 //	alice marks PR #2 ready for review

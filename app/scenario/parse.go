@@ -20,6 +20,7 @@ type Scenario struct {
 	// their "#", one per line.
 	Description string
 	People      []Person       // "people:" lines, in order
+	Emails      []Email        // "emails:" lines, in order
 	Teams       []Team         // "team:" lines, in order
 	Config      string         // the "config:" block (YAML), dedented; "" if none
 	Steps       []Step         // actions and expectations, in order
@@ -30,6 +31,12 @@ type Scenario struct {
 // Person is a repository permission given before the scenario starts.
 type Person struct {
 	Login, Permission string
+}
+
+// Email is a verified email address of an account: GitHub resolves commit
+// authors and co-authors by it.
+type Email struct {
+	Login, Address string
 }
 
 // Team is an organization team and its members.
@@ -160,7 +167,7 @@ var (
 	checkStatuses = map[string]bool{"success": true, "failure": true, "in_progress": true, "queued": true, "neutral": true, "none": true}
 	ciStatuses    = map[string]bool{"success": true, "failure": true, "pending": true}
 	// reserved cannot be logins: they start other kinds of lines.
-	reserved = map[string]bool{"expect": true, "github": true, "ci": true, "scenario": true, "people": true, "team": true, "config": true}
+	reserved = map[string]bool{"expect": true, "github": true, "ci": true, "scenario": true, "people": true, "team": true, "config": true, "emails": true, "countersign": true}
 )
 
 var (
@@ -277,7 +284,7 @@ func validText(s string) bool {
 
 // header recognizes "key: rest" setup lines.
 func header(text string) (key, rest string, ok bool) {
-	for _, k := range []string{"scenario", "people", "team", "config"} {
+	for _, k := range []string{"scenario", "people", "team", "emails", "config"} {
 		if r, found := strings.CutPrefix(text, k+":"); found {
 			return k, strings.TrimSpace(r), true
 		}
@@ -340,6 +347,20 @@ func (p *parser) header(key, rest string) error {
 			}
 			p.who[strings.ToLower(login)] = true
 			p.sc.People = append(p.sc.People, Person{login, perm})
+		}
+	case "emails":
+		if len(toks) == 0 {
+			return p.errf("\"emails:\" needs login=address pairs, e.g. emails: alice=alice@company.example")
+		}
+		for _, t := range toks {
+			login, addr, ok := strings.Cut(t.s, "=")
+			if t.quoted || !ok || !strings.Contains(addr, "@") || strings.ContainsAny(addr, " <>") {
+				return p.errf("%q is not login=address", t.s)
+			}
+			if err := checkLogin(login); err != nil {
+				return p.errf("%v", err)
+			}
+			p.sc.Emails = append(p.sc.Emails, Email{login, addr})
 		}
 	case "team":
 		if len(toks) < 3 || toks[1].s != "=" || toks[1].quoted {
@@ -893,7 +914,7 @@ func (p *parser) commitClauses(c *cursor, a *Action, opening bool) error {
 			if err := c.expect("by"); err != nil {
 				return err
 			}
-			users, err := c.loginsUntil("closing", "with", "changing")
+			users, err := c.coAuthors("closing", "with", "changing")
 			if err != nil {
 				return err
 			}
@@ -1384,6 +1405,41 @@ func (c *cursor) optString() (string, bool) {
 func (c *cursor) logins() ([]string, error) { return c.loginsUntil() }
 
 // loginsUntil reads logins up to one of the stop words (or the end).
+// coAuthors reads co-authors until a stop word: logins (a noreply address
+// each) or quoted trailers "Name <email>".
+func (c *cursor) coAuthors(stop ...string) ([]string, error) {
+	var out []string
+	for {
+		t, ok := c.peek()
+		if !ok || (!t.quoted && contains(stop, t.s)) {
+			break
+		}
+		c.i++
+		if !t.quoted && t.s == "and" && len(out) > 0 {
+			continue
+		}
+		name := strings.TrimSuffix(t.s, ",")
+		if t.quoted {
+			if !trailerRE.MatchString(t.s) {
+				return nil, fmt.Errorf("a quoted co-author must be \"Name <email>\", got %q", t.s)
+			}
+			out = append(out, t.s)
+			continue
+		}
+		if err := checkLogin(name); err != nil {
+			return nil, err
+		}
+		out = append(out, name)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("expected one or more co-authors")
+	}
+	return out, nil
+}
+
+// trailerRE is a co-author written out: "Name <email>".
+var trailerRE = regexp.MustCompile(`^[^<>\n]+ <[^<>\s@]+@[^<>\s]+>$`)
+
 func (c *cursor) loginsUntil(stop ...string) ([]string, error) {
 	var out []string
 	for {

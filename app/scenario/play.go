@@ -116,6 +116,9 @@ func (p *player) setup(ctx context.Context) error {
 	for _, pe := range p.sc.People {
 		p.gh.SetPermission(p.repo, pe.Login, pe.Permission)
 	}
+	for _, e := range p.sc.Emails {
+		p.gh.SetEmails(e.Login, e.Address)
+	}
 	owner, _, _ := strings.Cut(p.repo, "/")
 	for _, t := range p.sc.Teams {
 		p.gh.AddTeam(t.Org, t.Slug, t.Members...)
@@ -445,6 +448,10 @@ func commitMessage(title string, coAuthors []string) string {
 	b.WriteString(title)
 	b.WriteString("\n")
 	for _, u := range coAuthors {
+		if strings.Contains(u, "<") { // "Name <email>", as written
+			fmt.Fprintf(&b, "\nCo-authored-by: %s", u)
+			continue
+		}
 		fmt.Fprintf(&b, "\nCo-authored-by: %s <%s@users.noreply.github.com>", u, u)
 	}
 	return b.String()

@@ -19,6 +19,50 @@ type CIRun struct {
 	Conclusion string    `json:"conclusion,omitempty"` // a completed check run's conclusion
 	URL        string    `json:"url,omitempty"`
 	At         time.Time `json:"at,omitzero"` // when it started (check run) or was set (status)
+	// App is the slug of the GitHub App that created the check run ("" for a
+	// status, or when unknown).
+	App string `json:"app,omitempty"`
+	// Creator is the account that created the commit status (zero for a
+	// check run, or when unknown).
+	Creator User `json:"creator,omitzero"`
+}
+
+// Distrust says why run is not a source whose result counts (DESIGN §3),
+// "" when it is: a check run counts only when a GitHub App (other than
+// countersign, whose own runs never reach here) created it, and the App
+// contracts.apps pins for its name when there is one; a commit status counts
+// only when its creator is known, is not a builder (builder), and is one of
+// contracts.status_creators when those are set.
+func Distrust(cfg ContractConfig, r CIRun, builder func(User) bool) string {
+	if !r.Status {
+		if r.App == "" {
+			return "created by no known GitHub App"
+		}
+		for _, name := range sortedKeys(cfg.Apps) {
+			if MatchCheck(name, r.Name) && !strings.EqualFold(cfg.Apps[name], r.App) {
+				return fmt.Sprintf("created by the App %s, not %s (contracts.apps)", r.App, cfg.Apps[name])
+			}
+		}
+		return ""
+	}
+	switch {
+	case r.Creator.IsZero():
+		return "posted by an unknown account"
+	case builder != nil && builder(r.Creator):
+		return "posted by @" + r.Creator.Login + ", who built this task"
+	case len(cfg.StatusCreators) > 0 && !slices.ContainsFunc(cfg.StatusCreators, func(l string) bool { return SameLogin(l, r.Creator.Login) }):
+		return "posted by @" + r.Creator.Login + ", not one of contracts.status_creators"
+	}
+	return ""
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // Result is what the run says of its criterion: success passes; failure,
@@ -172,11 +216,14 @@ func (c ContractConfig) counts(name string) bool {
 
 // ciResult is what the runs of one commit say of an activity counted by the
 // check names pats: it fails if any matching run fails, passes when every
-// pattern has matching runs and all pass, and is pending otherwise.
-func ciResult(pats []string, runs []CIRun, where string) (Result, string, string, time.Time) {
+// pattern has matching runs and all pass, and is pending otherwise. A run
+// distrust (see Distrust) gives a reason for counts for nothing: the result
+// says it was ignored, and why.
+func ciResult(pats []string, runs []CIRun, where string, distrust func(CIRun) string) (Result, string, string, time.Time) {
 	var (
 		pending []string
 		passed  []string
+		ignored []string
 		at      time.Time
 		url     string
 	)
@@ -185,6 +232,12 @@ func ciResult(pats []string, runs []CIRun, where string) (Result, string, string
 		for _, r := range runs {
 			if !MatchCheck(p, r.Name) {
 				continue
+			}
+			if distrust != nil {
+				if why := distrust(r); why != "" {
+					ignored = append(ignored, fmt.Sprintf("`%s` (%s) ignored: %s", r.Name, r.Outcome(), why))
+					continue
+				}
 			}
 			found = true
 			switch r.Result() {
@@ -203,8 +256,12 @@ func ciResult(pats []string, runs []CIRun, where string) (Result, string, string
 			pending = append(pending, fmt.Sprintf("no `%s` run yet", p))
 		}
 	}
-	if len(pending) > 0 {
-		return ResultPending, strings.Join(pending, ", ") + where, "", time.Time{}
+	note := ""
+	if len(ignored) > 0 {
+		note = "; " + strings.Join(ignored, "; ")
 	}
-	return ResultPass, strings.Join(passed, ", ") + " passed" + where, url, at
+	if len(pending) > 0 {
+		return ResultPending, strings.Join(pending, ", ") + where + note, "", time.Time{}
+	}
+	return ResultPass, strings.Join(passed, ", ") + " passed" + where + note, url, at
 }

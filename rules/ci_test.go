@@ -11,7 +11,8 @@ import (
 // checkRun is a check run of name, completed with conclusion (or in state
 // when conclusion is one of the non-completed statuses), started at minute min.
 func checkRun(name string, id int64, state, conclusion string, min int) CIRun {
-	return CIRun{Name: name, ID: id, State: state, Conclusion: conclusion, URL: fmt.Sprintf("https://ci.example/runs/%d", id), At: fxAt(min)}
+	return CIRun{Name: name, ID: id, State: state, Conclusion: conclusion, URL: fmt.Sprintf("https://ci.example/runs/%d", id), At: fxAt(min),
+		App: "github-actions"}
 }
 
 func done(name string, id int64, conclusion string, min int) CIRun {
@@ -19,8 +20,26 @@ func done(name string, id int64, conclusion string, min int) CIRun {
 }
 
 func commitStatus(name string, id int64, state string, min int) CIRun {
-	return CIRun{Name: name, Status: true, ID: id, State: state, URL: fmt.Sprintf("https://ci.example/status/%d", id), At: fxAt(min)}
+	return CIRun{Name: name, Status: true, ID: id, State: state, URL: fmt.Sprintf("https://ci.example/status/%d", id), At: fxAt(min),
+		Creator: fxCI}
 }
+
+// statusBy is a commit status posted by creator.
+func statusBy(name string, id int64, state string, min int, creator User) CIRun {
+	r := commitStatus(name, id, state, min)
+	r.Creator = creator
+	return r
+}
+
+// appRun is a completed check run created by the App slug ("" unknown).
+func appRun(name string, id int64, conclusion, slug string) CIRun {
+	r := done(name, id, conclusion, 50)
+	r.App = slug
+	return r
+}
+
+// fxCI is the account a CI service posts commit statuses as.
+var fxCI = User{ID: 900, Login: "ci-bot"}
 
 func TestCIRunResult(t *testing.T) {
 	tests := []struct {
@@ -361,6 +380,58 @@ func TestCIResultThroughDecide(t *testing.T) {
 		{name: "matrix: a plain test run is not a job of it", facts: matrix,
 			runs: append(fxRuns(), done("test", 7, "success", 50)),
 			key:  "unit-test", result: ResultPending, detail: []string{"no `test (*)` run yet"}},
+		// Trusted sources (DESIGN §3, issue 11 item 8).
+		{name: "a builder's success status ticks nothing, and says why",
+			runs: append(fxRuns(), statusBy("test", 7, "success", 50, u("alice"))),
+			key:  "unit-test", result: ResultPending, detail: []string{"no `test` run yet", "`test` (success) ignored: posted by @alice, who built this task"}},
+		{name: "a co-builder's (the PR author's) status is ignored too",
+			runs: append(fxRuns(), statusBy("test", 7, "success", 50, u("dave"))),
+			key:  "unit-test", result: ResultPending, detail: []string{"posted by @dave, who built this task"}},
+		{name: "a builder is known by id, whatever the login says",
+			runs: append(fxRuns(), statusBy("test", 7, "success", 50, User{ID: 1002, Login: "alice-renamed"})),
+			key:  "unit-test", result: ResultPending, detail: []string{"@alice-renamed, who built this task"}},
+		{name: "a builder's failing status fails nothing either",
+			runs: append(fxRuns(), statusBy("test", 7, "failure", 50, u("alice"))),
+			key:  "unit-test", result: ResultPending, detail: []string{"ignored"}},
+		{name: "a non-builder's status counts",
+			runs: append(fxRuns(), statusBy("test", 7, "success", 50, u("erin"))),
+			key:  "unit-test", result: ResultPass, detail: []string{"`test` passed"}, url: "https://ci.example/status/7"},
+		{name: "a status of unknown origin is ignored",
+			runs: append(fxRuns(), statusBy("test", 7, "success", 50, User{})),
+			key:  "unit-test", result: ResultPending, detail: []string{"posted by an unknown account"}},
+		{name: "status_creators pins who may post",
+			facts: func(f *Facts) { f.Config.Contracts.StatusCreators = []string{"ci-bot"} },
+			runs:  append(fxRuns(), statusBy("test", 7, "success", 50, u("erin"))),
+			key:   "unit-test", result: ResultPending, detail: []string{"posted by @erin, not one of contracts.status_creators"}},
+		{name: "status_creators: a listed creator counts",
+			facts: func(f *Facts) { f.Config.Contracts.StatusCreators = []string{"CI-Bot"} },
+			runs:  append(fxRuns(), commitStatus("test", 7, "success", 50)),
+			key:   "unit-test", result: ResultPass, url: "https://ci.example/status/7"},
+		{name: "status_creators: even a listed builder's status is ignored",
+			facts: func(f *Facts) { f.Config.Contracts.StatusCreators = []string{"alice"} },
+			runs:  append(fxRuns(), statusBy("test", 7, "success", 50, u("alice"))),
+			key:   "unit-test", result: ResultPending, detail: []string{"who built this task"}},
+		{name: "a check run of no known App is ignored",
+			runs: append(fxRuns(), appRun("test", 7, "success", "")),
+			key:  "unit-test", result: ResultPending, detail: []string{"created by no known GitHub App"}},
+		{name: "contracts.apps pins the App of a check name",
+			facts: func(f *Facts) { f.Config.Contracts.Apps = map[string]string{"test": "github-actions"} },
+			runs:  append(fxRuns(), appRun("test", 7, "success", "my-own-app")),
+			key:   "unit-test", result: ResultPending, detail: []string{"`test` (success) ignored: created by the App my-own-app, not github-actions (contracts.apps)"}},
+		{name: "contracts.apps: the pinned App counts",
+			facts: func(f *Facts) { f.Config.Contracts.Apps = map[string]string{"test": "github-actions"} },
+			runs:  append(fxRuns(), done("test", 7, "success", 50)),
+			key:   "unit-test", result: ResultPass, url: "https://ci.example/runs/7"},
+		{name: "contracts.apps patterns pin a matrix",
+			facts: func(f *Facts) {
+				f.Config.Contracts.Checks["unit-test"] = []string{"test (*)"}
+				f.Config.Contracts.Apps = map[string]string{"test (*)": "github-actions"}
+			},
+			runs: append(fxRuns(), done("test (linux)", 7, "success", 50), appRun("test (macos)", 8, "success", "evil")),
+			key:  "unit-test", result: ResultPass, detail: []string{"`test (linux)` passed", "`test (macos)` (success) ignored"}, url: "https://ci.example/runs/7"},
+		{name: "an untrusted failure does not hide a trusted pass",
+			runs: append(fxRuns(), done("test", 7, "success", 50), statusBy("test", 8, "failure", 50, u("alice"))),
+			key:  "unit-test", result: ResultPass, detail: []string{"`test` passed", "ignored: posted by @alice"}, url: "https://ci.example/runs/7"},
 		{name: "no check maps to the activity: unchecked",
 			facts: checks(map[string][]string{"typecheck": {"typecheck"}, "unit-test": {"test"}}),
 			runs:  append(fxRuns(), done("test", 7, "success", 50)),

@@ -92,6 +92,14 @@ type ContractConfig struct {
 	// an approval by one of them meets its criterion; by anyone's counted
 	// approval when it has none.
 	Critics map[string][]string `yaml:"critics"`
+	// Apps pins the GitHub App that must create a check run for it to count:
+	// check name (`*` for any text, as in checks) -> the App's slug, e.g.
+	// {test: github-actions}. Check runs of other names count from any App
+	// but countersign.
+	Apps map[string]string `yaml:"apps"`
+	// StatusCreators are the logins whose commit statuses count; empty: any
+	// account's but a builder's of the task.
+	StatusCreators []string `yaml:"status_creators"`
 }
 
 // FileRule says which activities a change to some files calls for.
@@ -273,6 +281,8 @@ type rawConfig struct {
 		Rules          *[]FileRule          `yaml:"rules"`
 		DefaultRules   *bool                `yaml:"default_rules"`
 		Critics        *map[string][]string `yaml:"critics"`
+		Apps           *map[string]string   `yaml:"apps"`
+		StatusCreators *[]string            `yaml:"status_creators"`
 	} `yaml:"contracts"`
 	Goals *struct {
 		IntegrationCheck *string `yaml:"integration_check"`
@@ -323,6 +333,8 @@ func (r *rawConfig) apply(c *Config, at locator) error {
 		set(&c.Contracts.Rules, k.Rules)
 		set(&c.Contracts.DefaultRules, k.DefaultRules)
 		set(&c.Contracts.Critics, k.Critics)
+		set(&c.Contracts.Apps, k.Apps)
+		set(&c.Contracts.StatusCreators, k.StatusCreators)
 	}
 	if g := r.Goals; g != nil {
 		set(&c.Goals.IntegrationCheck, g.IntegrationCheck)
@@ -413,8 +425,54 @@ func (k *ContractConfig) normalize(at locator) error {
 	if k.Rules, err = fileRules(k.Rules, at, "contracts", "rules"); err != nil {
 		return err
 	}
-	k.Critics, err = critics(k.Critics, at)
+	if k.Critics, err = critics(k.Critics, at); err != nil {
+		return err
+	}
+	if k.Apps, err = apps(k.Apps, at); err != nil {
+		return err
+	}
+	k.StatusCreators, err = statusCreators(k.StatusCreators, at)
 	return err
+}
+
+// appSlugRE is what a GitHub App's slug may be.
+var appSlugRE = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$`)
+
+// apps checks contracts.apps: check name (a pattern, as in checks) -> the
+// slug of the GitHub App that must create it (lower case).
+func apps(m map[string]string, at locator) (map[string]string, error) {
+	var out map[string]string
+	for _, name := range slices.Sorted(maps.Keys(m)) {
+		if strings.TrimSpace(name) == "" {
+			return nil, at.errorf("contracts.apps: a check name is empty", "contracts", "apps")
+		}
+		slug := strings.ToLower(strings.TrimSpace(m[name]))
+		if !appSlugRE.MatchString(slug) {
+			return nil, at.errorf(fmt.Sprintf("contracts.apps: the App of %s must be a GitHub App's slug (e.g. github-actions), not %s", quote(name), quote(m[name])),
+				"contracts", "apps", name)
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[name] = slug
+	}
+	return out, nil
+}
+
+// statusCreators checks contracts.status_creators: logins (people or
+// [bot] accounts), a leading "@" stripped, duplicates removed.
+func statusCreators(list []string, at locator) ([]string, error) {
+	var out []string
+	for i, e := range list {
+		e = strings.TrimPrefix(strings.TrimSpace(e), "@")
+		if !loginRE.MatchString(e) && !botRE.MatchString(e) {
+			return nil, at.errorf(fmt.Sprintf("contracts.status_creators: %s is not a GitHub login", quote(list[i])), "contracts", "status_creators", i)
+		}
+		if !slices.ContainsFunc(out, func(o string) bool { return SameLogin(o, e) }) {
+			out = append(out, e)
+		}
+	}
+	return out, nil
 }
 
 // sameWords reports whether two advisory or skip entries say the same words,

@@ -128,6 +128,12 @@ func TestParseConfigOverrides(t *testing.T) {
 			func(c *Config) {
 				c.Contracts.Critics = map[string][]string{"frontend-critic": {"alice", "@acme/web"}, "data-critic": nil}
 			}},
+		{"contracts.apps and contracts.status_creators",
+			yml("contracts:", "  apps: {test: GitHub-Actions, \"test (*)\": buildkite}", `  status_creators: ["@ci-bot", "jenkins[bot]", CI-Bot]`),
+			func(c *Config) {
+				c.Contracts.Apps = map[string]string{"test": "github-actions", "test (*)": "buildkite"}
+				c.Contracts.StatusCreators = []string{"ci-bot", "jenkins[bot]"}
+			}},
 		{"goals.integration_check", "goals:\n  integration_check: e2e-nightly\n",
 			func(c *Config) { c.Goals.IntegrationCheck = "e2e-nightly" }},
 		{"anchors and aliases", yml("leads: &people [alice, bob]", "verifiers: *people"),
@@ -196,6 +202,9 @@ func TestParseConfigErrors(t *testing.T) {
 		{"agent pilot is a bot", yml("agents:", `  "copilot[bot]": "helper[bot]"`), 2, 19, `pilot of "copilot[bot]" must be a person's GitHub login`},
 		{"agent pilot is a team", yml("agents:", `  ci-bot: "@acme/leads"`), 2, 11, "must be a person's GitHub login"},
 		{"agent listed twice", yml("agents:", "  ci-bot: alice", "  CI-Bot: bob"), 2, 3, `"ci-bot" is listed twice with different pilots`},
+		{"bad app slug", yml("contracts:", "  apps:", "    test: GitHub Actions"), 3, 11, `contracts.apps: the App of "test" must be a GitHub App's slug`},
+		{"bad status creator", yml("contracts:", "  status_creators: [ci-bot, not a login]"), 2, 29, `contracts.status_creators: "not a login" is not a GitHub login`},
+		{"status creators not a list", yml("contracts:", "  status_creators: ci-bot"), 2, 20, "expected a list"},
 		{"empty contradiction", yml("contracts:", `  contradictions: ["needs human", ""]`), 2, 35, "contracts.contradictions: entries must not be empty"},
 		{"empty check name", yml("contracts:", "  checks:", "    lint: [golangci, '']"), 3, 22, "contracts.checks.lint: entries must not be empty"},
 		{"empty activity name", yml("contracts:", "  checks:", `    "": [test]`), 3, 5, "activity name is empty"},

@@ -259,7 +259,7 @@ func (d *decider) criterionResult(c Criterion, prs []*LinkedPR) (Result, string,
 	var parts []string
 	for _, p := range prs {
 		where := fmt.Sprintf(" on #%d (%s)", p.Number, short(p.Head))
-		r, dt, u, a := ciResult(pats, p.Runs, where)
+		r, dt, u, a := ciResult(pats, p.Runs, where, d.distrust)
 		switch {
 		case r == ResultFail && res != ResultFail:
 			res, detail, url, at = r, dt, u, a
@@ -278,6 +278,11 @@ func (d *decider) criterionResult(c Criterion, prs []*LinkedPR) (Result, string,
 		detail = strings.Join(parts, "; ")
 	}
 	return res, detail, url, at
+}
+
+// distrust says why run counts for nothing on this task (Distrust), "".
+func (d *decider) distrust(r CIRun) string {
+	return Distrust(d.f.Config.Contracts, r, d.t.IsBuilder)
 }
 
 // criticResult: a critic is met by a counted approval, of the current work,
@@ -369,7 +374,7 @@ func (d *decider) failingPR(failed []Criterion, prs []*LinkedPR) *LinkedPR {
 	for _, c := range failed {
 		pats := d.f.Config.Contracts.Checks[c.Activity]
 		for _, p := range prs {
-			if r, _, _, _ := ciResult(pats, p.Runs, ""); r == ResultFail {
+			if r, _, _, _ := ciResult(pats, p.Runs, "", d.distrust); r == ResultFail {
 				return p
 			}
 		}

@@ -47,8 +47,7 @@ func (p *Processor) onCheckRun(ctx context.Context, d *store.Delivery, e *github
 	if inst == 0 || repo == "" || cr.GetHeadSHA() == "" || p.ownApp(cr.GetApp()) {
 		return store.Commit{}, nil
 	}
-	run := rules.CIRun{Name: cr.GetName(), ID: cr.GetID(), State: cr.GetStatus(), Conclusion: cr.GetConclusion(),
-		URL: firstOf(cr.GetHTMLURL(), cr.GetDetailsURL()), At: cr.GetStartedAt().UTC()}
+	run := checkRunOf(cr)
 	var prs []int
 	for _, pr := range cr.PullRequests {
 		if pr.GetBase().GetRepo().GetID() == e.GetRepo().GetID() || pr.GetBase().GetRepo() == nil {
@@ -79,8 +78,9 @@ func (p *Processor) onStatus(ctx context.Context, d *store.Delivery, e *github.S
 	if inst == 0 || repo == "" || e.GetSHA() == "" || e.GetContext() == "" {
 		return store.Commit{}, nil
 	}
+	// The status event's sender is the status's creator.
 	run := rules.CIRun{Name: e.GetContext(), Status: true, ID: e.GetID(), State: e.GetState(), URL: e.GetTargetURL(),
-		At: e.GetUpdatedAt().UTC()}
+		At: e.GetUpdatedAt().UTC(), Creator: user(e.GetSender())}
 	return p.toPulls(ctx, inst, repo, e.GetSHA(), nil, d, ciDelivery{Run: &run, At: eventTime(e.GetUpdatedAt().Time, d)})
 }
 
@@ -160,8 +160,7 @@ func (p *Processor) ciRuns(ctx context.Context, c *github.Client, repo, sha stri
 		}
 		for _, cr := range res.CheckRuns {
 			if !p.ownApp(cr.GetApp()) {
-				runs, _ = rules.MergeRun(runs, rules.CIRun{Name: cr.GetName(), ID: cr.GetID(), State: cr.GetStatus(),
-					Conclusion: cr.GetConclusion(), URL: firstOf(cr.GetHTMLURL(), cr.GetDetailsURL()), At: cr.GetStartedAt().UTC()})
+				runs, _ = rules.MergeRun(runs, checkRunOf(cr))
 			}
 		}
 		if resp.NextPage == 0 {
@@ -169,15 +168,32 @@ func (p *Processor) ciRuns(ctx context.Context, c *github.Client, repo, sha stri
 		}
 		opt.Page = resp.NextPage
 	}
-	st, _, err := c.Repositories.GetCombinedStatus(ctx, owner, name, sha, &github.ListOptions{PerPage: 100})
-	if err != nil {
-		return nil, fmt.Errorf("read statuses of %s: %w", sha, err)
-	}
-	for _, s := range st.Statuses {
-		runs, _ = rules.MergeRun(runs, rules.CIRun{Name: s.GetContext(), Status: true, ID: s.GetID(), State: s.GetState(),
-			URL: s.GetTargetURL(), At: s.GetUpdatedAt().UTC()})
+	// The statuses list, unlike the combined status, names each status's
+	// creator (a builder's own statuses count for nothing); newest first, so
+	// the first page holds the latest of each context.
+	sopt := &github.ListOptions{PerPage: 100}
+	for page := 0; page < maxRunPages; page++ {
+		sts, resp, err := c.Repositories.ListStatuses(ctx, owner, name, sha, sopt)
+		if err != nil {
+			return nil, fmt.Errorf("list statuses of %s: %w", sha, err)
+		}
+		for _, s := range sts {
+			runs, _ = rules.MergeRun(runs, rules.CIRun{Name: s.GetContext(), Status: true, ID: s.GetID(), State: s.GetState(),
+				URL: s.GetTargetURL(), At: s.GetUpdatedAt().UTC(), Creator: user(s.GetCreator())})
+		}
+		if resp.NextPage == 0 {
+			break
+		}
+		sopt.Page = resp.NextPage
 	}
 	return runs, nil
+}
+
+// checkRunOf is a check run as rules sees it: a result, and the App that
+// created it.
+func checkRunOf(cr *github.CheckRun) rules.CIRun {
+	return rules.CIRun{Name: cr.GetName(), ID: cr.GetID(), State: cr.GetStatus(), Conclusion: cr.GetConclusion(),
+		URL: firstOf(cr.GetHTMLURL(), cr.GetDetailsURL()), At: cr.GetStartedAt().UTC(), App: cr.GetApp().GetSlug()}
 }
 
 // changedFiles are the paths pull request n changes (at most 300: GitHub

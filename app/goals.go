@@ -162,7 +162,7 @@ func (p *Processor) decideGoal(ctx context.Context, gd goalDelivery, d *store.De
 		}
 	}
 	if f.IntegrationCheck != "" && mayConfirm(ev) {
-		if f.Integration, err = p.integration(ctx, c, ev.Repo, f.IntegrationCheck); err != nil {
+		if f.Integration, err = p.integration(ctx, c, ev.Repo, f.IntegrationCheck, cfg.Contracts); err != nil {
 			return store.Commit{}, err
 		}
 	}
@@ -219,8 +219,9 @@ func mayConfirm(ev rules.GoalEvent) bool {
 }
 
 // integration is the state of check (a check run name or status context, `*`
-// for any text) on the head of the default branch.
-func (p *Processor) integration(ctx context.Context, c *github.Client, repo, check string) (string, error) {
+// for any text) on the head of the default branch, from trusted sources
+// (contracts.apps, contracts.status_creators; see rules.Distrust).
+func (p *Processor) integration(ctx context.Context, c *github.Client, repo, check string, contracts rules.ContractConfig) (string, error) {
 	r, _, err := c.Repositories.Get(ctx, splitRepo(repo), repoName(repo))
 	if err != nil {
 		return "", fmt.Errorf("read repository: %w", err)
@@ -231,7 +232,7 @@ func (p *Processor) integration(ctx context.Context, c *github.Client, repo, che
 	}
 	state := rules.IntegrationNone
 	for _, run := range runs {
-		if !rules.MatchCheck(check, run.Name) {
+		if !rules.MatchCheck(check, run.Name) || rules.Distrust(contracts, run, nil) != "" {
 			continue
 		}
 		switch run.Result() {

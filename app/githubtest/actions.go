@@ -622,6 +622,22 @@ func (s *Server) SetStatus(repo, sha, context, state, targetURL string) int64 {
 	return s.createStatus(rp, StatusCreator, sha, state, context, targetURL, "").id
 }
 
+// SetStatusBy sets a commit status as SetStatus does, created by user (with
+// their own token: anyone with write access can).
+func (s *Server) SetStatusBy(repo, sha, user, context, state, targetURL string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.actRepo("SetStatusBy", repo)
+	if rp == nil || !s.actSHA("SetStatusBy", rp, sha) {
+		return 0
+	}
+	if !statusStates[state] || user == "" {
+		s.misuse("SetStatusBy: bad state %q or no user", state)
+		return 0
+	}
+	return s.createStatus(rp, user, sha, state, context, targetURL, "").id
+}
+
 // ---- milestones ----
 
 // CreateMilestone creates an open milestone (milestone.created) and returns

@@ -241,7 +241,9 @@ func (s *Server) combinedStatus(c *apiCall) {
 	total := len(latest)
 	sts := make([]*github.RepoStatus, 0, len(latest))
 	for _, st := range paginate(c, latest) {
-		sts = append(sts, s.ghStatus(c.repo, st))
+		gs := s.ghStatus(c.repo, st)
+		gs.Creator = nil // the combined status's statuses are "simple": no creator
+		sts = append(sts, gs)
 	}
 	full := c.repo.fullName()
 	c.json(http.StatusOK, struct {

@@ -69,6 +69,8 @@
 //	mallory edits the card on #1 replacing "\"state\":\"review\"" with "\"state\":\"verified\""
 //	                                                   # edits the bot's task card (its hidden record)
 //	countersign loses its store                        # the bot restarts on an empty store (same keys)
+//	alice posts status test lint success on PR #2      # commit statuses on the PR's head, created by
+//	                                                   # alice: success|failure|error|pending
 //
 // Milestones are goals: countersign opens a goal issue for each, which takes
 // the next issue number. A milestone is named by its quoted title from the

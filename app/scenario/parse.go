@@ -79,6 +79,7 @@ const (
 	RedeliverLast  ActionKind = "redeliver"
 	ReportCheckRun ActionKind = "ci-check"
 	EditCard       ActionKind = "edit-card"  // someone edits the bot's task card (its hidden record)
+	PostStatus     ActionKind = "status"     // someone posts commit statuses on a PR's head
 	LoseStore      ActionKind = "lose-store" // the bot restarts on an empty store
 
 	CreateMilestone ActionKind = "create-milestone"
@@ -166,6 +167,7 @@ var (
 	permissions   = map[string]bool{"admin": true, "maintain": true, "write": true, "triage": true, "read": true, "none": true}
 	checkStatuses = map[string]bool{"success": true, "failure": true, "in_progress": true, "queued": true, "neutral": true, "none": true}
 	ciStatuses    = map[string]bool{"success": true, "failure": true, "pending": true}
+	statusStates  = map[string]bool{"success": true, "failure": true, "error": true, "pending": true}
 	// reserved cannot be logins: they start other kinds of lines.
 	reserved = map[string]bool{"expect": true, "github": true, "ci": true, "scenario": true, "people": true, "team": true, "config": true, "emails": true, "countersign": true}
 )
@@ -786,6 +788,8 @@ func (p *parser) action(c *cursor) (*Action, error) {
 	case "merges":
 		a.Kind, a.PR = MergePR, true
 		a.Number, err = p.prTarget(c)
+	case "posts":
+		err = p.postStatus(c, a)
 	default:
 		return nil, fmt.Errorf("unknown action %q (see testdata/scenarios/README.md)", verb.s)
 	}
@@ -1002,6 +1006,43 @@ func (p *parser) redeliver(c *cursor) (*Action, error) {
 	a := &Action{Kind: RedeliverLast, Actor: "github"}
 	a.Event, a.EvAction, _ = strings.Cut(t.s, ".")
 	return a, c.end()
+}
+
+// postStatus: "posts status NAME... STATE on PR #N" (a person's commit
+// statuses, with their own token).
+func (p *parser) postStatus(c *cursor, a *Action) error {
+	if err := c.expect("status"); err != nil {
+		return fmt.Errorf("%v (e.g. alice posts status test success on PR #2)", err)
+	}
+	a.Kind, a.PR = PostStatus, true
+	var words []string
+	for {
+		t, ok := c.next()
+		if !ok {
+			return fmt.Errorf("expected \"posts status NAME... success|failure|error|pending on PR #N\"")
+		}
+		if !t.quoted && t.s == "on" {
+			break
+		}
+		if w := strings.TrimSuffix(t.s, ","); w != "and" {
+			words = append(words, w)
+		}
+	}
+	if len(words) < 2 {
+		return fmt.Errorf("expected status contexts and a state before \"on\", e.g. posts status test success on PR #2")
+	}
+	a.Status, a.Checks = words[len(words)-1], words[:len(words)-1]
+	if !statusStates[a.Status] {
+		return fmt.Errorf("unknown status state %q (success, failure, error or pending)", a.Status)
+	}
+	for _, w := range a.Checks {
+		if w == "" {
+			return fmt.Errorf("empty status context")
+		}
+	}
+	var err error
+	a.Number, err = p.prTarget(c)
+	return err
 }
 
 // ciReport: "ci reports NAME... STATUS on PR #N".

@@ -349,6 +349,12 @@ func (p *player) perform(a *Action) (extra string, err error) {
 			gh.CheckRun(repo, v.HeadSHA, name, status, conclusion, "")
 		}
 		return "(head " + short(v.HeadSHA) + ")", nil
+	case PostStatus:
+		v, _ := gh.Issue(repo, a.Number)
+		for _, name := range a.Checks {
+			gh.SetStatusBy(repo, v.HeadSHA, a.Actor, name, a.Status, "")
+		}
+		return "(head " + short(v.HeadSHA) + ")", nil
 	case CreateMilestone:
 		if m := gh.CreateMilestone(repo, a.Actor, a.Milestone); m > 0 {
 			p.milestones[a.Milestone] = m

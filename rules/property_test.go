@@ -55,6 +55,7 @@ type propSeq struct {
 	pilots  map[string]User
 	prs     map[int]*PRFacts
 	heads   int
+	runID   int64
 	comment int64
 	seen    []int64
 	min     int
@@ -130,6 +131,7 @@ func (s *propSeq) openPR(n int) (p *PRFacts, opened bool) {
 func copyPR(p *PRFacts) *PRFacts {
 	c := *p
 	c.Committers = slices.Clone(p.Committers)
+	c.Runs = slices.Clone(p.Runs)
 	return &c
 }
 
@@ -176,8 +178,10 @@ func (s *propSeq) event(cur *Task) (Event, Facts) {
 	case k < 12:
 		ev.Kind = EventKind(s.pick(string(IssueLabeled), string(IssueUnlabeled)))
 		ev.Label = s.pick("state:verified", "state:review", "state:pending", "state:bogus", LabelEscalated, LabelUnverified, LabelForced, "bug")
-	case k < 16:
+	case k < 15:
 		s.prEvent(&ev, n, cur)
+	case k < 16:
+		s.ciEvent(&ev, n)
 	default:
 		s.review(&ev, n, cur)
 	}
@@ -213,6 +217,27 @@ func (s *propSeq) prEvent(ev *Event, n int, cur *Task) {
 	}
 	ev.Actor = p.Author
 	ev.PR = copyPR(p)
+}
+
+// ciEvent is a CI result on pull request n's head: a check run by GitHub
+// Actions (or by no known App), or a commit status posted by a CI account, by
+// an outsider, or by someone who builds (or may come to build) the task.
+func (s *propSeq) ciEvent(ev *Event, n int) {
+	p, opened := s.openPR(n)
+	if opened {
+		ev.Kind, ev.Actor, ev.PR = PRLinked, p.Author, copyPR(p)
+		return
+	}
+	s.runID++
+	r := CIRun{Name: s.pick("lint", "typecheck", "test"), ID: s.runID, At: fxAt(s.min)}
+	if s.r.IntN(2) == 0 {
+		r.State, r.Conclusion, r.App = "completed", s.pick("success", "success", "failure"), s.pick("github-actions", "github-actions", "")
+	} else {
+		r.Status, r.State = true, s.pick("success", "success", "failure")
+		r.Creator = u(s.pick("ci-bot", "alice", "dave", "erin", "bob", "copilot[bot]"))
+	}
+	p.Runs, _ = MergeRun(p.Runs, r)
+	ev.Kind, ev.Actor, ev.PR = PRChecked, u("ci"), copyPR(p)
 }
 
 // review is a review of pull request n: approvals (current or stale heads),
@@ -442,10 +467,16 @@ func checkStep(cur, next *Task, ev Event, f Facts, d Decision, ps *propState) er
 	// (g) a pull request event that restates what the record already holds
 	// (a redelivery, a resync) moves nothing. (One that names a new builder is
 	// news: that builder's approval stops counting.)
-	if cur != nil && ev.PR != nil && ev.Kind != PRReviewed && cur.State != next.State && len(next.Builders) == len(cur.Builders) {
+	if cur != nil && ev.PR != nil && ev.Kind != PRReviewed && ev.Kind != PRChecked && cur.State != next.State && len(next.Builders) == len(cur.Builders) {
 		if p := cur.pr(ev.PR.Number); p != nil && p.Open && ev.PR.Open && p.Head == ev.PR.Head && p.Draft == ev.PR.Draft {
 			return fmt.Errorf("%s restating #%d as recorded moved %s -> %s", ev.Kind, p.Number, cur.State, next.State)
 		}
+	}
+	// (h) a CI criterion passes only on results from trusted sources (DESIGN
+	// §3): for each check name it counts, a passing run on a checked pull
+	// request's head that no builder posted and a GitHub App created.
+	if err := checkTrustedPasses(next, f); err != nil {
+		return err
 	}
 	ps.blocked = ps.blocked || next.Failing
 	if next.Failing && next.State != InProgress {
@@ -457,6 +488,41 @@ func checkStep(cur, next *Task, ev Event, f Facts, d Decision, ps *propState) er
 	for _, a := range next.Approvers {
 		if !containsUser(ps.approvers, a) {
 			ps.approvers = append(ps.approvers, a)
+		}
+	}
+	return nil
+}
+
+func checkTrustedPasses(next *Task, f Facts) error {
+	if next.Contract == nil {
+		return nil
+	}
+	var heads []LinkedPR
+	for _, p := range next.PRs {
+		if p.Open {
+			heads = append(heads, p)
+		}
+	}
+	if len(heads) == 0 {
+		for _, p := range next.PRs {
+			if p.Merged {
+				heads = append(heads, p)
+			}
+		}
+	}
+	for _, c := range next.Contract.Criteria {
+		pats := f.Config.Contracts.Checks[c.Activity]
+		if c.Result != ResultPass || c.Activity == ActCritic || len(pats) == 0 || len(heads) == 0 {
+			continue
+		}
+		for _, p := range heads {
+			for _, pat := range pats {
+				if !slices.ContainsFunc(p.Runs, func(r CIRun) bool {
+					return MatchCheck(pat, r.Name) && r.Result() == ResultPass && Distrust(f.Config.Contracts, r, next.IsBuilder) == ""
+				}) {
+					return fmt.Errorf("criterion %s passed without a trusted passing %q on #%d: runs %+v", c.Key(), pat, p.Number, p.Runs)
+				}
+			}
 		}
 	}
 	return nil

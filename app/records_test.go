@@ -135,10 +135,24 @@ func TestRebuiltTaskKeepsItsGateInStep(t *testing.T) {
 	wantCheck(t, h, sha, "in_progress")
 
 	h2 := freshStore(t, h)
+	h2.gh.ResetRequests()
 	h2.gh.Comment(testRepo, n, "bob", "/verify checked")
 	h2.settle()
 	wantState(t, h2, n, "verified")
 	wantCheck(t, h2, sha, "success")
+	// What the rebuild costs, once per task and pull request after a store
+	// loss: the card and the events (the task), the pull request, its
+	// commits, authors, files and CI results (its gate).
+	var events int
+	for _, r := range h2.gh.Requests() {
+		if strings.HasSuffix(r.Path, "/events") {
+			events++
+		}
+	}
+	t.Logf("/verify after a store loss: %d requests, %d writes\n%s", len(h2.gh.Requests()), len(writes(h2.gh.Requests())), describe(h2.gh.Requests()))
+	if events != 1 {
+		t.Errorf("%d reads of the issue's events, want 1", events)
+	}
 }
 
 // The same for a goal issue's hidden record: forged to say every task is

@@ -103,6 +103,7 @@ type Server struct {
 	rate          map[int64]*rateState
 	faults        []*fault
 	requests      []Request
+	manifestApps  []*ManifestApp
 	errs          []error
 
 	wmu        sync.Mutex
@@ -736,6 +737,7 @@ func (s *Server) routes() *mux.Router {
 	s.issueRoutes(h)
 	s.pullRoutes(h)
 	s.checkRoutes(h)
+	s.manifestRoutes(h)
 	return r
 }
 

@@ -123,7 +123,7 @@ func TestDockerContextBuilds(t *testing.T) {
 	if err != nil || !strings.HasPrefix(string(v), "countersign ") {
 		t.Fatalf("the built binary: %v %s", err, v)
 	}
-	if h, err := exec.CommandContext(ctx, bin, "register", "-h").CombinedOutput(); err != nil {
+	if h, err := exec.CommandContext(ctx, bin, "register", "-h").CombinedOutput(); err != nil || !strings.Contains(string(h), "manifest flow") {
 		t.Fatalf("countersign register -h: %v %s", err, h)
 	}
 }

@@ -120,13 +120,16 @@ func TestDockerContextBuilds(t *testing.T) {
 	}
 	bin := filepath.Join(out, "countersign")
 	v, err := exec.CommandContext(ctx, bin, "version").CombinedOutput()
-	if err != nil || !strings.HasPrefix(string(v), "countersign ") {
+	if err != nil || !strings.HasPrefix(string(v), "countersign v0.0.0-test (commit "+testCommit+",") {
 		t.Fatalf("the built binary: %v %s", err, v)
 	}
 	if h, err := exec.CommandContext(ctx, bin, "register", "-h").CombinedOutput(); err != nil || !strings.Contains(string(h), "manifest flow") {
 		t.Fatalf("countersign register -h: %v %s", err, h)
 	}
 }
+
+// testCommit stands for the COMMIT build argument.
+const testCommit = "0123456789abcdef0123456789abcdef01234567"
 
 // dockerfileBuild is the build stage's `go build` command, without the steps
 // after it.
@@ -137,8 +140,8 @@ func dockerfileBuild(t *testing.T, dockerfile string) string {
 	if m == nil {
 		t.Fatal("Dockerfile: no `RUN CGO_ENABLED=0 go build ... -o /out/countersign ./cmd/countersign`")
 	}
-	// The build arguments are empty unless given.
-	return regexp.MustCompile(`\$\{(COMMIT|VERSION)\}`).ReplaceAllString(m[1], "")
+	// The build arguments, as `docker build --build-arg` gives them.
+	return strings.NewReplacer("${COMMIT}", testCommit, "${VERSION}", "v0.0.0-test").Replace(m[1])
 }
 
 // The image runs as a fixed non-root user with nothing to write outside /data,

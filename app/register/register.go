@@ -144,7 +144,7 @@ func Start(opts Options) (*Flow, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", f.page)
 	mux.HandleFunc("GET /callback", f.callback)
-	f.srv = &http.Server{Handler: securityHeaders(mux), ReadHeaderTimeout: 10 * time.Second}
+	f.srv = &http.Server{Handler: securityHeaders(ln.Addr().String(), mux), ReadHeaderTimeout: 10 * time.Second}
 	go f.srv.Serve(ln)
 	return f, nil
 }
@@ -366,10 +366,15 @@ func (f *Flow) write(x *exchanged) error {
 	return nil
 }
 
-// securityHeaders keeps the local page from being framed or cached, and from
-// running any script at all.
-func securityHeaders(h http.Handler) http.Handler {
+// securityHeaders answers only requests for the page's own address (a web
+// page that rebinds its domain name to 127.0.0.1 cannot read the state), and
+// keeps the page from being framed or cached, and from running any script.
+func securityHeaders(host string, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Host != host {
+			http.Error(w, "wrong host", http.StatusMisdirectedRequest)
+			return
+		}
 		w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action *; frame-ancestors 'none'")
 		w.Header().Set("X-Frame-Options", "DENY")
 		w.Header().Set("Cache-Control", "no-store")

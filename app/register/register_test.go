@@ -75,6 +75,11 @@ func TestCallbackChecks(t *testing.T) {
 	if code != 200 || strings.Contains(page, "<script") || !strings.Contains(page, `action="`+strings.TrimRight(gh.URL(), "/")+`/settings/apps/new?state=`+f.state+`"`) {
 		t.Fatalf("page %d:\n%s", code, page)
 	}
+	req, _ := http.NewRequest("GET", f.URL(), nil)
+	req.Host = "attacker.example:" + strings.Split(strings.TrimSuffix(strings.TrimPrefix(f.URL(), "http://"), "/"), ":")[1]
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusMisdirectedRequest {
+		t.Fatalf("a rebound host name was served: %v %v", resp, err)
+	}
 	if code, _ := get(t, f.URL()+"callback?code=abc&state=wrong"); code != http.StatusForbidden {
 		t.Fatalf("wrong state: %d", code)
 	}

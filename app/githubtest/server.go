@@ -93,6 +93,7 @@ type Server struct {
 	nextID        int64
 	seq           int64
 	userIDs       map[string]int64
+	currentLogin  map[int64]string // id -> login after a RenameUser
 	loginSpelling map[string]string
 	installations map[int64]*installationState
 	repos         map[string]*repoState

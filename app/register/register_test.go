@@ -4,12 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/goccy/go-yaml"
 
 	"github.com/countersign/countersign"
 	"github.com/countersign/countersign/app/githubtest"
@@ -34,7 +38,8 @@ func TestManifest(t *testing.T) {
 	}
 	if m.Name != "countersign" || m.URL == "" || m.RedirectURL != "http://127.0.0.1:1/callback" || m.Public ||
 		m.Hook["url"] != "https://cs.example.com/webhook" || m.Hook["active"] != true ||
-		len(m.DefaultEvents) != 9 || m.DefaultPerms["checks"] != "write" || m.DefaultPerms["contents"] != "read" {
+		!slices.Equal(m.DefaultEvents, appYML(t).DefaultEvents) || !maps.Equal(m.DefaultPerms, appYML(t).DefaultPerms) ||
+		m.DefaultPerms["checks"] != "write" || m.DefaultPerms["contents"] != "read" {
 		t.Fatalf("manifest %+v", m)
 	}
 	b, _ = Manifest(countersign.AppManifest, "https://x/webhook", "http://r/callback", "countersign-acme")
@@ -46,6 +51,18 @@ func TestManifest(t *testing.T) {
 			t.Errorf("manifest %q accepted", bad)
 		}
 	}
+}
+
+// appYML is app.yml's events and permissions.
+func appYML(t *testing.T) (m struct {
+	DefaultEvents []string          `yaml:"default_events"`
+	DefaultPerms  map[string]string `yaml:"default_permissions"`
+}) {
+	t.Helper()
+	if err := yaml.Unmarshal(countersign.AppManifest, &m); err != nil || len(m.DefaultEvents) == 0 {
+		t.Fatalf("app.yml: %v", err)
+	}
+	return m
 }
 
 func get(t *testing.T, u string) (int, string) {

@@ -19,6 +19,9 @@ type Metrics struct {
 	RateLimitRemain prometheus.Gauge         // X-RateLimit-Remaining of the last API answer
 	QueueDepth      prometheus.GaugeFunc
 	DeadLetters     prometheus.GaugeFunc
+	// RepliesHeld counts replies not posted because their person had had
+	// their share (DESIGN §5), by notice kind.
+	RepliesHeld *prometheus.CounterVec
 }
 
 // NewMetrics creates the metrics; stats reports the store's depths.
@@ -51,6 +54,10 @@ func NewMetrics(stats func() (queued, dead int)) *Metrics {
 			Name: "countersign_github_api_retries_total",
 			Help: "GitHub API requests retried, by reason (server_error, rate_limited, network).",
 		}, []string{"reason"}),
+		RepliesHeld: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "countersign_replies_held_total",
+			Help: "Replies not posted because their person already had 3 on that issue or pull request within the hour, by notice kind.",
+		}, []string{"kind"}),
 		RateLimitRemain: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "countersign_github_rate_limit_remaining",
 			Help: "X-RateLimit-Remaining of the latest GitHub API answer.",
@@ -65,7 +72,7 @@ func NewMetrics(stats func() (queued, dead int)) *Metrics {
 		Help: "Deliveries that failed every attempt and wait for `countersign deadletters retry`.",
 	}, func() float64 { _, d := stats(); return float64(d) })
 	m.Registry.MustRegister(m.Deliveries, m.Processed, m.ProcessLatency, m.IntakeLatency, m.APICalls,
-		m.APIRetries, m.RateLimitRemain, m.QueueDepth, m.DeadLetters,
+		m.APIRetries, m.RateLimitRemain, m.QueueDepth, m.DeadLetters, m.RepliesHeld,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -224,7 +224,7 @@ func (d *decider) submitted(why string) {
 func (d *decider) notice(where int, n Notice) {
 	n.Task = d.t.Number
 	if n.Actor == "" {
-		n.Actor = d.ev.Actor.Login
+		n.Actor, n.ActorID = d.ev.Actor.Login, d.ev.Actor.ID
 	}
 	d.effects = append(d.effects, Effect{Kind: EffectNotice, Repo: d.t.Repo, Number: where, Notice: &n})
 }
@@ -493,13 +493,13 @@ func (d *decider) reviewed() {
 	case "approved":
 		if b := d.builderFor(who); b != nil {
 			d.note(fmt.Sprintf("approval by @%s on #%d not counted: a builder (%s)", who, p.Number, b.As))
-			d.notice(p.Number, Notice{Kind: NoticeIgnored, Actor: who.Login,
+			d.notice(p.Number, Notice{Kind: NoticeIgnored, Actor: who.Login, ActorID: who.ID,
 				Reason: fmt.Sprintf("@%s built this task (%s); an approval by a builder does not count", who, b.As)})
 			return
 		}
 		if !d.f.Actor.MayApprove() {
 			d.note(fmt.Sprintf("approval by @%s on #%d not counted: no write permission", who, p.Number))
-			d.notice(p.Number, Notice{Kind: NoticeIgnored, Actor: who.Login,
+			d.notice(p.Number, Notice{Kind: NoticeIgnored, Actor: who.Login, ActorID: who.ID,
 				Reason: fmt.Sprintf("@%s %s", who, d.eligibleWho("approve"))})
 			return
 		}

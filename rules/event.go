@@ -231,6 +231,10 @@ type Notice struct {
 	PR             int            `json:"pr,omitempty"`
 	Head           string         `json:"head,omitempty"`
 	FailedAttempts int            `json:"failed_attempts,omitempty"`
+	// Failures are the failed attempts (escalated: what failed, when, where).
+	Failures []Failure `json:"failures,omitempty"`
+	// ByFailures: an escalation for failed attempts, not rejections.
+	ByFailures bool `json:"by_failures,omitempty"`
 }
 
 // Refusal is one refused command: as written, and why it changed nothing.

@@ -338,3 +338,34 @@ func TestEscalationByFailedAttemptsNamesLeadsAndFailures(t *testing.T) {
 		t.Fatalf("the escalation speaks of rejections:\n%s", esc)
 	}
 }
+
+// A bot account whose pilot is not configured is nobody's free pass: the
+// person who assigned the task to it and the person its pull request is
+// assigned to (whoever set it to work) are builders of its work, and may not
+// verify it.
+func TestAgentsDefaultPilotsCannotVerify(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	h.gh.SetPermission(testRepo, "dave", "write")
+	h.gh.SetPermission(testRepo, "erin", "write")
+	n := h.gh.OpenIssue(testRepo, "carol", "Login form", "")
+	h.gh.Assign(testRepo, n, "erin", "copilot[bot]")
+	h.settle()
+	pr, sha := h.gh.OpenPR(testRepo, "copilot[bot]", githubtest.PROptions{Title: "Login", Body: fmt.Sprintf("Fixes #%d", n),
+		Assignees: []string{"dave"}})
+	ciPasses(h, sha)
+	h.gh.Review(testRepo, pr, "bob", "APPROVED", "")
+	h.settle()
+	wantState(t, h, n, "completed")
+
+	for _, who := range []string{"dave", "erin"} {
+		h.gh.Comment(testRepo, n, who, "/verify")
+		h.settle()
+		wantState(t, h, n, "completed")
+	}
+	c := card(t, h, n)
+	wantContains(t, "the card", c, "pilot of copilot[bot]", "@dave", "@erin")
+	h.gh.Comment(testRepo, n, "alice", "/verify")
+	h.settle()
+	wantState(t, h, n, "verified")
+}

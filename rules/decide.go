@@ -240,14 +240,18 @@ func (d *decider) addBuilder(u User, as string) {
 		d.dirty()
 		d.builderApprovalsVoid(u)
 	}
-	pilot, ok := d.pilotOf(u)
-	if !ok && IsBot(u.Login) {
-		pilot, ok = d.defaultPilot(), true
+	var pilots []User
+	if pilot, ok := d.pilotOf(u); ok {
+		pilots = []User{pilot}
+	} else if IsBot(u.Login) {
+		pilots = d.defaultPilots(u)
 	}
-	if ok && !pilot.IsZero() && !pilot.Is(u) && !d.t.IsBuilder(pilot) {
-		d.t.Builders = append(d.t.Builders, MemberOf(pilot, "pilot of "+u.Login))
-		d.dirty()
-		d.builderApprovalsVoid(pilot)
+	for _, pilot := range pilots {
+		if !pilot.IsZero() && !pilot.Is(u) && !d.t.IsBuilder(pilot) {
+			d.t.Builders = append(d.t.Builders, MemberOf(pilot, "pilot of "+u.Login))
+			d.dirty()
+			d.builderApprovalsVoid(pilot)
+		}
 	}
 }
 
@@ -296,13 +300,26 @@ func (d *decider) approverFor(u User) bool {
 	return ok && d.t.IsApprover(pilot)
 }
 
-// defaultPilot is who flies an agent's account when agents: does not say: the
-// person who assigned it, else the person who opened the task.
-func (d *decider) defaultPilot() User {
+// defaultPilots are who fly agent account u when agents: does not say: the
+// person who assigned it (else the person who opened the task) and, for the
+// agent's own pull request, the people it is assigned to (a coding agent
+// assigns its pull request to whoever set it to work). Erring towards more
+// builders only makes verification stricter; agents: names the pilot exactly.
+func (d *decider) defaultPilots(u User) []User {
+	var out []User
 	if d.ev.Kind == IssueAssigned && !IsBot(d.ev.Actor.Login) {
-		return d.ev.Actor
+		out = append(out, d.ev.Actor)
+	} else if !IsBot(d.t.Opener.Login) {
+		out = append(out, d.t.Opener)
 	}
-	return d.t.Opener
+	if p := d.ev.PR; p != nil && p.Author.Is(u) {
+		for _, a := range p.Assignees {
+			if !IsBot(a.Login) && !containsUser(out, a) {
+				out = append(out, a)
+			}
+		}
+	}
+	return out
 }
 
 func (d *decider) setAssignees(list []User) {

@@ -95,6 +95,9 @@ type PRFacts struct {
 	// its author (or their agent's pilot) is assigned to; to any other it is
 	// nothing: it moves, blocks and voids nothing (DESIGN §2).
 	Outsider bool `json:"outsider,omitempty"`
+	// Assignees are its assignees: the people an agent's pull request is
+	// assigned to are the humans behind it (its default pilots).
+	Assignees []User `json:"assignees,omitempty"`
 }
 
 // ReviewFacts describe one pull request review.

@@ -25,9 +25,10 @@ import (
 // labels are set to what they must be, never toggled; the card is found by its
 // marker and edited, never posted twice.
 type Executor struct {
-	store store.Store
-	gh    *GitHub
-	log   *slog.Logger
+	store   store.Store
+	gh      *GitHub
+	log     *slog.Logger
+	metrics *Metrics
 
 	labels sync.Map // "owner/repo\x00label" -> struct{}: labels known to exist
 }

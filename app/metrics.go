@@ -21,6 +21,9 @@ type Metrics struct {
 	QueueDepth      prometheus.GaugeFunc
 	DeadLetters     prometheus.GaugeFunc
 	BuildInfo       *prometheus.GaugeVec // 1, labeled with the binary's version and commit
+	// RepliesHeld counts replies not posted because their person had had
+	// their share (DESIGN §5), by notice kind.
+	RepliesHeld *prometheus.CounterVec
 }
 
 // NewMetrics creates the metrics; stats reports the store's depths.
@@ -53,6 +56,10 @@ func NewMetrics(stats func() (queued, dead int)) *Metrics {
 			Name: "countersign_github_api_retries_total",
 			Help: "GitHub API requests retried, by reason (server_error, rate_limited, network).",
 		}, []string{"reason"}),
+		RepliesHeld: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "countersign_replies_held_total",
+			Help: "Replies not posted because their person already had 3 on that issue or pull request within the hour, by notice kind.",
+		}, []string{"kind"}),
 		RateLimitRemain: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "countersign_github_rate_limit_remaining",
 			Help: "X-RateLimit-Remaining of the latest GitHub API answer.",
@@ -73,7 +80,7 @@ func NewMetrics(stats func() (queued, dead int)) *Metrics {
 	bi := buildinfo.Read()
 	m.BuildInfo.WithLabelValues(bi.Version, bi.Commit, bi.GoVersion).Set(1)
 	m.Registry.MustRegister(m.BuildInfo, m.Deliveries, m.Processed, m.ProcessLatency, m.IntakeLatency, m.APICalls,
-		m.APIRetries, m.RateLimitRemain, m.QueueDepth, m.DeadLetters,
+		m.APIRetries, m.RateLimitRemain, m.QueueDepth, m.DeadLetters, m.RepliesHeld,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

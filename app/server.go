@@ -92,7 +92,7 @@ func New(st Settings, s store.Store, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	srv.gh = gh
-	exec := &Executor{store: s, gh: gh, log: log}
+	exec := &Executor{store: s, gh: gh, log: log, metrics: srv.metrics}
 	proc := &Processor{store: s, gh: gh, exec: exec}
 	srv.worker = newWorker(s, proc, log, srv.metrics, claimOwner())
 	if st.MaxAttempts > 0 {

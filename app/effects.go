@@ -26,10 +26,11 @@ import (
 // labels are set to what they must be, never toggled; the card is found by its
 // marker and edited, never posted twice.
 type Executor struct {
-	store store.Store
-	gh    *GitHub
-	log   *slog.Logger
-	keys  *seal.Keys // signs the records kept on GitHub
+	store   store.Store
+	gh      *GitHub
+	log     *slog.Logger
+	metrics *Metrics
+	keys    *seal.Keys // signs the records kept on GitHub
 
 	labels sync.Map // "owner/repo\x00label" -> struct{}: labels known to exist
 }

@@ -175,7 +175,7 @@ func (p *Processor) pullEvent(ctx context.Context, inst int64, repo string, d *s
 // a task and its head moved; later CI results come as their own webhooks.
 func (p *Processor) pullRecord(ctx context.Context, c *github.Client, inst int64, repo string, pr *github.PullRequest, old *rules.PullRequest) (*rules.PullRequest, error) {
 	cur := &rules.PullRequest{Repo: repo, Links: rules.ClosingRefs(pr.GetBody(), repo), PRFacts: rules.PRFacts{
-		Number: pr.GetNumber(), Author: user(pr.GetUser()), Head: pr.GetHead().GetSHA(),
+		Number: pr.GetNumber(), Author: user(pr.GetUser()), Head: pr.GetHead().GetSHA(), Assignees: users(pr.Assignees),
 		Draft: pr.GetDraft(), Open: pr.GetState() == "open", Merged: pr.GetMerged() || pr.MergedAt != nil, // reviews' copies carry merged_at only
 		Body: pr.GetBody()}}
 	if old != nil && (old.CommittersHead == cur.Head || len(cur.Links) == 0 || !cur.Open) {

@@ -259,3 +259,113 @@ func TestPullRequestNamingTooManyTasksLinksNone(t *testing.T) {
 func botComments(h *harness, n int) []githubtest.CommentView {
 	return slices.DeleteFunc(h.gh.Comments(testRepo, n), func(c githubtest.CommentView) bool { return c.User != h.gh.BotLogin() })
 }
+
+// No reply spam: 60 refused commands by one outsider get at most 3 replies on
+// the issue within the hour, and one refused command on a pull request that
+// closes 10 tasks gets at most 3 (not one per task). The rest are counted on
+// /metrics.
+func TestRepliesToOnePersonAreBounded(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	h.gh.SetPermission(testRepo, "mallory", "read")
+	n := h.gh.OpenIssue(testRepo, "carol", "Login form", "")
+	h.settle()
+	for range 60 {
+		h.gh.Comment(testRepo, n, "mallory", "/verify")
+	}
+	h.settle()
+	if got := len(botComments(h, n)); got != 1+3 { // the card and 3 replies
+		t.Fatalf("#%d has %d comments by countersign, want the card and 3 replies", n, got)
+	}
+	// Someone else still gets their answer.
+	h.gh.Comment(testRepo, n, "bob", "/status")
+	h.settle()
+	if got := len(botComments(h, n)); got != 1+3+1 {
+		t.Fatalf("#%d has %d comments by countersign, want bob's /status answered too", n, got)
+	}
+
+	var body strings.Builder
+	for i := range 10 {
+		m := h.gh.OpenIssue(testRepo, "carol", fmt.Sprintf("Task %d", i), "")
+		fmt.Fprintf(&body, "Fixes #%d\n", m)
+	}
+	pr, _ := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "All", Body: body.String()})
+	h.settle()
+	h.gh.Comment(testRepo, pr, "mallory", "/verify")
+	h.settle()
+	if got := len(botComments(h, pr)); got > 3 {
+		t.Fatalf("one refused /verify on a pull request closing 10 tasks got %d replies, want at most 3", got)
+	}
+	if _, metrics := h.get("/metrics"); !strings.Contains(metrics, `countersign_replies_held_total{kind="refused"}`) {
+		t.Fatalf("held replies are not counted on /metrics")
+	}
+}
+
+// Escalation by failed attempts does its job: the third failed CI attempt
+// labels the task escalated and the comment @-mentions the leads and says
+// what failed (criteria, runs, attempts), as a rejection escalation does.
+func TestEscalationByFailedAttemptsNamesLeadsAndFailures(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	n := h.gh.OpenIssue(testRepo, "carol", "Login form", "")
+	h.gh.Assign(testRepo, n, "carol", "alice")
+	pr, sha := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Login", Body: fmt.Sprintf("Fixes #%d", n),
+		Files: []string{"internal/login/login.go"}})
+	h.settle()
+	for attempt := 1; attempt <= 3; attempt++ {
+		wantState(t, h, n, "review")
+		h.gh.CheckRun(testRepo, sha, "typecheck", "", "success", "")
+		h.gh.CheckRun(testRepo, sha, "lint", "", "success", "")
+		h.gh.CheckRun(testRepo, sha, "test", "", "failure", "")
+		h.settle()
+		wantState(t, h, n, "in-progress")
+		if attempt < 3 {
+			sha = h.gh.Push(testRepo, pr, githubtest.Commit{Message: fmt.Sprintf("fix %d", attempt)})
+			h.settle()
+		}
+	}
+	if !slices.Contains(h.gh.Labels(testRepo, n), "escalated") {
+		t.Fatalf("#%d not escalated after 3 failed attempts: %v", n, h.gh.Labels(testRepo, n))
+	}
+	var esc string
+	for _, c := range replies(h, n) {
+		if strings.Contains(c, "escalated") {
+			esc = c
+		}
+	}
+	wantContains(t, "the escalation", esc, "failed verification 3 times", "@carol", "unit-test", "#"+fmt.Sprint(pr))
+	if strings.Contains(esc, "rejected 0 times") {
+		t.Fatalf("the escalation speaks of rejections:\n%s", esc)
+	}
+}
+
+// A bot account whose pilot is not configured is nobody's free pass: the
+// person who assigned the task to it and the person its pull request is
+// assigned to (whoever set it to work) are builders of its work, and may not
+// verify it.
+func TestAgentsDefaultPilotsCannotVerify(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	h.gh.SetPermission(testRepo, "dave", "write")
+	h.gh.SetPermission(testRepo, "erin", "write")
+	n := h.gh.OpenIssue(testRepo, "carol", "Login form", "")
+	h.gh.Assign(testRepo, n, "erin", "copilot[bot]")
+	h.settle()
+	pr, sha := h.gh.OpenPR(testRepo, "copilot[bot]", githubtest.PROptions{Title: "Login", Body: fmt.Sprintf("Fixes #%d", n),
+		Assignees: []string{"dave"}})
+	ciPasses(h, sha)
+	h.gh.Review(testRepo, pr, "bob", "APPROVED", "")
+	h.settle()
+	wantState(t, h, n, "completed")
+
+	for _, who := range []string{"dave", "erin"} {
+		h.gh.Comment(testRepo, n, who, "/verify")
+		h.settle()
+		wantState(t, h, n, "completed")
+	}
+	c := card(t, h, n)
+	wantContains(t, "the card", c, "pilot of copilot[bot]", "@dave", "@erin")
+	h.gh.Comment(testRepo, n, "alice", "/verify")
+	h.settle()
+	wantState(t, h, n, "verified")
+}

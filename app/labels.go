@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/countersign/countersign/app/store"
@@ -53,10 +54,6 @@ type labelPayload struct {
 	Sender *github.User `json:"sender"`
 }
 
-// maxRepairIssuePages bounds the issues read to find the tasks that lost a
-// deleted label (100 a page).
-const maxRepairIssuePages = 50
-
 func (p *Processor) onLabel(ctx context.Context, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
 	var e labelPayload
 	if err := json.Unmarshal(d.Payload, &e); err != nil {
@@ -79,11 +76,7 @@ func (p *Processor) onLabel(ctx context.Context, d *store.Delivery, log *slog.Lo
 	if err != nil || e.Action != "deleted" {
 		return w, err
 	}
-	c, err := p.gh.Installation(inst)
-	if err != nil {
-		return store.Commit{}, permanent(err)
-	}
-	lost, err := p.tasksCarrying(ctx, c, repo, e.Label.Name)
+	lost, err := p.tasksCarrying(ctx, repo, e.Label.Name)
 	if err != nil {
 		return store.Commit{}, err
 	}
@@ -95,33 +88,28 @@ func (p *Processor) onLabel(ctx context.Context, d *store.Delivery, log *slog.Lo
 	return w, nil
 }
 
-// tasksCarrying are the tracked tasks whose records say they carry label:
-// the issues of the repository (open and closed, newest first, bounded) that
-// countersign has a record of.
-func (p *Processor) tasksCarrying(ctx context.Context, c *github.Client, repo, label string) ([]int, error) {
+// tasksCarrying are the tracked tasks of repo whose records say they carry
+// label (the store's task records; GitHub is not asked).
+func (p *Processor) tasksCarrying(ctx context.Context, repo, label string) ([]int, error) {
+	prefix := taskRecordKey(repo, 0)
+	prefix = strings.TrimSuffix(prefix, "0")
+	keys, err := p.store.Scan(ctx, prefix)
+	if err != nil {
+		return nil, fmt.Errorf("list tasks of %s: %w", repo, err)
+	}
 	var out []int
-	opt := &github.IssueListByRepoOptions{State: "all", ListOptions: github.ListOptions{PerPage: 100}}
-	for page := 0; page < maxRepairIssuePages; page++ {
-		issues, resp, err := c.Issues.ListByRepo(ctx, splitRepo(repo), repoName(repo), opt)
+	for _, k := range keys {
+		n, err := strconv.Atoi(strings.TrimPrefix(k, prefix))
 		if err != nil {
-			return nil, fmt.Errorf("list issues of %s: %w", repo, err)
+			continue
 		}
-		for _, is := range issues {
-			if is.IsPullRequest() {
-				continue
-			}
-			t, err := loadTask(ctx, p.store, repo, is.GetNumber())
-			if err != nil {
-				return nil, err
-			}
-			if t != nil && containsFold(t.Labels(), label) {
-				out = append(out, t.Number)
-			}
+		t, err := loadTask(ctx, p.store, repo, n)
+		if err != nil {
+			return nil, err
 		}
-		if resp.NextPage == 0 {
-			break
+		if t != nil && containsFold(t.Labels(), label) {
+			out = append(out, n)
 		}
-		opt.Page = resp.NextPage
 	}
 	return out, nil
 }

@@ -37,7 +37,7 @@ func (p *Processor) gateLinks(ctx context.Context, c *github.Client, repo string
 			return nil, nil
 		}
 		log.Warn("pull request names too many tasks: links none", "pr", cur.Number, "named", cur.TooMany, "max", max)
-		return &rules.Notice{Kind: rules.NoticeRefused, Actor: cur.Author.Login, Refusals: []rules.Refusal{{
+		return &rules.Notice{Kind: rules.NoticeRefused, Actor: cur.Author.Login, ActorID: cur.Author.ID, Refusals: []rules.Refusal{{
 			Quote:  fmt.Sprintf("the description of #%d names %d issues to close", cur.Number, cur.TooMany),
 			Reason: fmt.Sprintf("a pull request may close at most %d tasks (`tasks.max_per_pr`), so this one links none of them: split the work, or name fewer issues.", max),
 		}}}, nil

@@ -293,12 +293,21 @@ func (p *Processor) decideTask(ctx context.Context, inst int64, d *store.Deliver
 
 // facts looks up what the event's decision depends on, and no more: the
 // actor's standing for commands, reviews and closes; the team size for
-// /verify; the leads for /reject (which may escalate).
+// /verify; the leads for /reject and for a pull request's event that may fail
+// an attempt (either may escalate); the pilots of agents involved.
 func (p *Processor) facts(ctx context.Context, dir *directory, task *rules.Task, ev rules.Event) (rules.Facts, error) {
 	var f rules.Facts
 	var err error
 	if f.Pilots, err = p.pilots(ctx, dir, task, ev); err != nil {
 		return f, err
+	}
+	if f.Leads == nil && mayEscalateByFailure(dir.cfg, task, ev) {
+		if f.Leads, err = dir.leads(ctx); err != nil {
+			return f, err
+		}
+		if f.Leads == nil {
+			f.Leads = []string{}
+		}
 	}
 	who := ""
 	switch ev.Kind {
@@ -381,6 +390,15 @@ func (p *Processor) pilots(ctx context.Context, dir *directory, task *rules.Task
 		out[key] = acc
 	}
 	return out, nil
+}
+
+// mayEscalateByFailure reports whether ev may fail task's attempt once more
+// and so escalate it for failed attempts: the leads are then looked up, to be
+// @-mentioned.
+func mayEscalateByFailure(cfg rules.Config, task *rules.Task, ev rules.Event) bool {
+	return task != nil && !task.Escalated && ev.PR != nil &&
+		(task.State == rules.Review || task.State == rules.Completed) &&
+		task.FailedAttempts+1 >= cfg.Escalation.FailedAttempts
 }
 
 // untracked prepares an event on an issue countersign has no record of. A

@@ -291,7 +291,8 @@ func (d *decider) escalateIfDue() {
 	}
 	t.Escalated = true
 	d.note(fmt.Sprintf("escalated to the leads: %d rejections, %d failed attempts", len(t.Rejections), t.FailedAttempts))
-	d.notice(t.Number, Notice{Kind: NoticeEscalated, Mentions: d.f.Leads, Rejections: t.Rejections, State: t.State})
+	d.notice(t.Number, Notice{Kind: NoticeEscalated, Mentions: d.f.Leads, Rejections: t.Rejections, State: t.State,
+		FailedAttempts: t.FailedAttempts, Failures: t.Failures, ByFailures: len(t.Rejections) < e.Rejections})
 }
 
 // builderMentions are who to tell about a rejection or regression: the

@@ -224,7 +224,7 @@ func (d *decider) submitted(why string) {
 func (d *decider) notice(where int, n Notice) {
 	n.Task = d.t.Number
 	if n.Actor == "" {
-		n.Actor = d.ev.Actor.Login
+		n.Actor, n.ActorID = d.ev.Actor.Login, d.ev.Actor.ID
 	}
 	d.effects = append(d.effects, Effect{Kind: EffectNotice, Repo: d.t.Repo, Number: where, Notice: &n})
 }
@@ -240,14 +240,18 @@ func (d *decider) addBuilder(u User, as string) {
 		d.dirty()
 		d.builderApprovalsVoid(u)
 	}
-	pilot, ok := d.pilotOf(u)
-	if !ok && IsBot(u.Login) {
-		pilot, ok = d.defaultPilot(), true
+	var pilots []User
+	if pilot, ok := d.pilotOf(u); ok {
+		pilots = []User{pilot}
+	} else if IsBot(u.Login) {
+		pilots = d.defaultPilots(u)
 	}
-	if ok && !pilot.IsZero() && !pilot.Is(u) && !d.t.IsBuilder(pilot) {
-		d.t.Builders = append(d.t.Builders, MemberOf(pilot, "pilot of "+u.Login))
-		d.dirty()
-		d.builderApprovalsVoid(pilot)
+	for _, pilot := range pilots {
+		if !pilot.IsZero() && !pilot.Is(u) && !d.t.IsBuilder(pilot) {
+			d.t.Builders = append(d.t.Builders, MemberOf(pilot, "pilot of "+u.Login))
+			d.dirty()
+			d.builderApprovalsVoid(pilot)
+		}
 	}
 }
 
@@ -296,13 +300,26 @@ func (d *decider) approverFor(u User) bool {
 	return ok && d.t.IsApprover(pilot)
 }
 
-// defaultPilot is who flies an agent's account when agents: does not say: the
-// person who assigned it, else the person who opened the task.
-func (d *decider) defaultPilot() User {
+// defaultPilots are who fly agent account u when agents: does not say: the
+// person who assigned it (else the person who opened the task) and, for the
+// agent's own pull request, the people it is assigned to (a coding agent
+// assigns its pull request to whoever set it to work). Erring towards more
+// builders only makes verification stricter; agents: names the pilot exactly.
+func (d *decider) defaultPilots(u User) []User {
+	var out []User
 	if d.ev.Kind == IssueAssigned && !IsBot(d.ev.Actor.Login) {
-		return d.ev.Actor
+		out = append(out, d.ev.Actor)
+	} else if !IsBot(d.t.Opener.Login) {
+		out = append(out, d.t.Opener)
 	}
-	return d.t.Opener
+	if p := d.ev.PR; p != nil && p.Author.Is(u) {
+		for _, a := range p.Assignees {
+			if !IsBot(a.Login) && !containsUser(out, a) {
+				out = append(out, a)
+			}
+		}
+	}
+	return out
 }
 
 func (d *decider) setAssignees(list []User) {
@@ -493,13 +510,13 @@ func (d *decider) reviewed() {
 	case "approved":
 		if b := d.builderFor(who); b != nil {
 			d.note(fmt.Sprintf("approval by @%s on #%d not counted: a builder (%s)", who, p.Number, b.As))
-			d.notice(p.Number, Notice{Kind: NoticeIgnored, Actor: who.Login,
+			d.notice(p.Number, Notice{Kind: NoticeIgnored, Actor: who.Login, ActorID: who.ID,
 				Reason: fmt.Sprintf("@%s built this task (%s); an approval by a builder does not count", who, b.As)})
 			return
 		}
 		if !d.f.Actor.MayApprove() {
 			d.note(fmt.Sprintf("approval by @%s on #%d not counted: no write permission", who, p.Number))
-			d.notice(p.Number, Notice{Kind: NoticeIgnored, Actor: who.Login,
+			d.notice(p.Number, Notice{Kind: NoticeIgnored, Actor: who.Login, ActorID: who.ID,
 				Reason: fmt.Sprintf("@%s %s", who, d.eligibleWho("approve"))})
 			return
 		}

@@ -95,6 +95,9 @@ type PRFacts struct {
 	// its author (or their agent's pilot) is assigned to; to any other it is
 	// nothing: it moves, blocks and voids nothing (DESIGN §2).
 	Outsider bool `json:"outsider,omitempty"`
+	// Assignees are its assignees: the people an agent's pull request is
+	// assigned to are the humans behind it (its default pilots).
+	Assignees []User `json:"assignees,omitempty"`
 }
 
 // ReviewFacts describe one pull request review.
@@ -231,6 +234,10 @@ type Notice struct {
 	PR             int            `json:"pr,omitempty"`
 	Head           string         `json:"head,omitempty"`
 	FailedAttempts int            `json:"failed_attempts,omitempty"`
+	// Failures are the failed attempts (escalated: what failed, when, where).
+	Failures []Failure `json:"failures,omitempty"`
+	// ByFailures: an escalation for failed attempts, not rejections.
+	ByFailures bool `json:"by_failures,omitempty"`
 }
 
 // Refusal is one refused command: as written, and why it changed nothing.

@@ -124,6 +124,9 @@ func (s *propSeq) openPR(n int) (p *PRFacts, opened bool) {
 	}
 	p = &PRFacts{Number: n, Author: u(s.pick("dave", "dave", "alice", "erin", "copilot[bot]")), Head: s.head(),
 		Draft: s.r.IntN(2) == 0, Open: true}
+	if n == 13 && s.seed%3 == 1 { // an outsider's pull request (no draw: the sequences stay as they were)
+		p.Author, p.Outsider = u("mallory"), true
+	}
 	s.prs[n] = p
 	return p, true
 }
@@ -140,6 +143,9 @@ func (s *propSeq) event(cur *Task) (Event, Facts) {
 	s.min++
 	actor := propPeople[s.r.IntN(len(propPeople))]
 	ev := Event{Actor: u(actor), At: fxAt(s.min), Issue: IssueFacts{Repo: fxRepo, Number: fxIssue, Title: "Login form", Author: u("lead")}}
+	if s.seed%5 == 2 && s.min%2 == 0 && actor == "alice" { // alice renamed: the same account (no draw)
+		ev.Actor = renamed(ev.Actor, "alice-renamed")
+	}
 	n := 12
 	if s.r.IntN(4) == 0 {
 		n = 13
@@ -329,7 +335,8 @@ func (s *propSeq) run(steps int) error {
 		}
 		next := d.Task
 		if next == nil {
-			if cur == nil && ev.Issue.Number != 0 {
+			outsider := ev.PR != nil && ev.PR.Outsider && !containsUser(ev.Issue.Assignees, ev.PR.Author)
+			if cur == nil && ev.Issue.Number != 0 && !outsider {
 				return fail("a tracked issue's event did not start tracking it")
 			}
 			for _, e := range d.Effects {
@@ -472,7 +479,12 @@ func checkStep(cur, next *Task, ev Event, f Facts, d Decision, ps *propState) er
 			return fmt.Errorf("%s restating #%d as recorded moved %s -> %s", ev.Kind, p.Number, cur.State, next.State)
 		}
 	}
-	// (h) a CI criterion passes only on results from trusted sources (DESIGN
+	// (h) an outsider's pull request that the task does not link, and whose
+	// author is not assigned to it, moves nothing (DESIGN §2).
+	if ev.PR != nil && ev.PR.Outsider && ev.Kind != Commented && cur != nil && !cur.HasPR(ev.PR.Number) && !containsUser(cur.Assignees, ev.PR.Author) {
+		return fmt.Errorf("an outsider's pull request #%d changed the task", ev.PR.Number)
+	}
+	// (i) a CI criterion passes only on results from trusted sources (DESIGN
 	// §3): for each check name it counts, a passing run on a checked pull
 	// request's head that no builder posted and a GitHub App created.
 	if err := checkTrustedPasses(next, f); err != nil {

@@ -46,6 +46,9 @@ type PROptions struct {
 	RemovedFiles []string
 	// HeadRef is the head branch; default "<user>-patch-<number>".
 	HeadRef string
+	// Assignees of the PR when it is opened (a coding agent assigns its PR to
+	// the person who set it to work).
+	Assignees []string
 }
 
 func (s *Server) actRepo(what, repo string) *repoState {
@@ -337,6 +340,7 @@ func (s *Server) OpenPR(repo, user string, o PROptions) (int, string) {
 		pr.headRef = fmt.Sprintf("%s-patch-%d", strings.TrimSuffix(user, "[bot]"), is.number)
 	}
 	is.pr = pr
+	is.assignees = append([]string(nil), o.Assignees...)
 	for _, f := range o.Files {
 		s.addPRFile(rp, pr, f, "")
 	}

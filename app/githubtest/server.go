@@ -105,6 +105,7 @@ type Server struct {
 	rate          map[int64]*rateState
 	faults        []*fault
 	requests      []Request
+	manifestApps  []*ManifestApp
 	errs          []error
 
 	wmu        sync.Mutex
@@ -740,6 +741,7 @@ func (s *Server) routes() *mux.Router {
 	s.pullRoutes(h)
 	s.checkRoutes(h)
 	s.graphqlRoutes(h)
+	s.manifestRoutes(h)
 	return r
 }
 

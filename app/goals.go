@@ -389,6 +389,18 @@ func (p *Processor) recoverGoal(ctx context.Context, c *github.Client, repo stri
 		log.Warn("goal issue holds no usable record", "goal", rules.GoalKey(repo, m), "issue", is.GetNumber())
 		return nil, false, nil
 	}
+	// A record this server signed may still be an older one put back: it is
+	// believed only if its state is the goal:* label countersign applied last.
+	labels, err := botLabels(ctx, c, splitRepo(repo), repoName(repo), is.GetNumber(), bot, rules.GoalStateFromLabel)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(labels) == 0 || labels[len(labels)-1] != g.State {
+		log.Warn("goal issue's record not trusted: countersign labeled the goal otherwise since; the goal starts afresh",
+			"goal", rules.GoalKey(repo, m), "issue", is.GetNumber(), "record", g.State)
+		g, err := p.freshGoal(ctx, c, repo, m, is.GetNumber())
+		return g, g != nil, err
+	}
 	g.Issue = is.GetNumber()
 	for i, gt := range g.Tasks {
 		t, err := loadTask(ctx, p.store, repo, gt.Number)

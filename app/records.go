@@ -159,7 +159,13 @@ const maxEventPages = 10
 // botStateLabels are the state labels bot applied to issue n, oldest first,
 // consecutive repeats removed (a revert re-applies the same label).
 func botStateLabels(ctx context.Context, c *github.Client, owner, name string, n int, bot string) ([]rules.State, error) {
-	var out []rules.State
+	return botLabels(ctx, c, owner, name, n, bot, rules.StateFromLabel)
+}
+
+// botLabels are the labels of one kind (those parse accepts) that bot
+// applied to issue n, oldest first, consecutive repeats removed.
+func botLabels[S comparable](ctx context.Context, c *github.Client, owner, name string, n int, bot string, parse func(string) (S, bool)) ([]S, error) {
+	var out []S
 	opt := &github.ListOptions{PerPage: 100}
 	for page := 0; page < maxEventPages; page++ {
 		evs, resp, err := c.Issues.ListIssueEvents(ctx, owner, name, n, opt)
@@ -170,7 +176,7 @@ func botStateLabels(ctx context.Context, c *github.Client, owner, name string, n
 			if e.GetEvent() != "labeled" || e.GetActor().GetLogin() != bot {
 				continue
 			}
-			if s, ok := rules.StateFromLabel(e.GetLabel().GetName()); ok && (len(out) == 0 || out[len(out)-1] != s) {
+			if s, ok := parse(e.GetLabel().GetName()); ok && (len(out) == 0 || out[len(out)-1] != s) {
 				out = append(out, s)
 			}
 		}

@@ -237,3 +237,38 @@ func TestRecordKeyRotation(t *testing.T) {
 		})
 	}
 }
+
+// A goal record genuinely signed but older than the goal (put back after the
+// goal moved on) is not believed either: here the goal was pending-verify,
+// then a new task sent it back to active.
+func TestReplayedGoalRecordIsNotTrustedAfterStoreLoss(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	m := h.gh.CreateMilestone(testRepo, "carol", "Search")
+	n := h.gh.OpenIssue(testRepo, "carol", "Search box", "")
+	h.gh.SetMilestone(testRepo, n, "carol", m)
+	h.settle()
+	doneTask(t, h, n)
+	g := wantGoal(t, h, m, "pending-verify")
+	_, pending := goalIssueOf(t, h, m)
+
+	two := h.gh.OpenIssue(testRepo, "carol", "Search results", "")
+	h.gh.SetMilestone(testRepo, two, "carol", m)
+	h.gh.Assign(testRepo, two, "carol", "alice")
+	h.gh.Comment(testRepo, two, "alice", "/start")
+	h.settle()
+	wantGoal(t, h, m, "active")
+	h.gh.EditIssue(testRepo, g, "alice", "", pending) // the old, genuinely signed record
+	h.settle()
+
+	h2 := freshStore(t, h)
+	h2.gh.CloseMilestone(testRepo, m, "carol")
+	h2.settle()
+	milestoneOpen(t, h2, m, true)
+	if slices.Contains(h2.gh.Labels(testRepo, g), "goal:verified") {
+		t.Fatalf("a replayed goal record was believed: labels %v", h2.gh.Labels(testRepo, g))
+	}
+	if !strings.Contains(h2.logs.String(), "countersign labeled the goal otherwise since") {
+		t.Errorf("the replayed goal record was not logged")
+	}
+}

@@ -122,7 +122,7 @@ func conservativeTask(issue rules.IssueFacts, proven rules.State, signed *rules.
 			t.Builders = append(t.Builders, rules.MemberOf(a, "assignee"))
 		}
 	}
-	t.History = append(t.History, rules.Transition{To: state, Actor: "countersign", At: now,
+	t.History = append(t.History, rules.Transition{To: state, Actor: "", At: now, // no one: countersign itself
 		Why: "rebuilt after the store was lost: " + why + "; approval and verification start over"})
 	return t
 }
@@ -199,7 +199,7 @@ func keepInStep(dec *rules.Decision, rebuilt *rules.Task, ev rules.Event) {
 	}
 	t := dec.Task
 	if ev.Issue.Closed && ev.Kind != rules.IssueClosed && ev.Reason != "not_planned" && !t.Closed && t.State != rules.Verified {
-		t.History = append(t.History, rules.Transition{From: t.State, To: t.State, Actor: "countersign", At: time.Now().UTC(),
+		t.History = append(t.History, rules.Transition{From: t.State, To: t.State, Actor: "", At: time.Now().UTC(),
 			Why: "closed while " + string(t.State) + " and not verified: reopened"})
 		dec.Effects = append(dec.Effects, rules.Effect{Kind: rules.EffectReopen, Repo: t.Repo, Number: t.Number})
 	}

@@ -241,6 +241,10 @@ func (p *Processor) committers(ctx context.Context, c *github.Client, inst int64
 	if err != nil {
 		return nil, err
 	}
+	if res.Truncated && p.log != nil {
+		p.log.Warn("pull request has more commits or co-authors than are read: the rest are not builders",
+			"repo", repo, "number", n, "max_commits", authors.MaxCommits)
+	}
 	for _, a := range res.Authors {
 		if a.CoAuthor && a.User.ID != 0 {
 			add(rules.User{ID: a.User.ID, Login: a.User.Login}, fmt.Sprintf("co-author on #%d", n))

@@ -25,6 +25,7 @@ type Processor struct {
 	gh    *GitHub
 	exec  *Executor
 	keys  *seal.Keys // checks the records read back from GitHub
+	log   *slog.Logger
 }
 
 // outboxEffect is an effect as kept in the store's outbox until applied.

@@ -102,7 +102,7 @@ func New(st Settings, s store.Store, log *slog.Logger) (*Server, error) {
 		return nil, fmt.Errorf("record key: %w", err)
 	}
 	exec := &Executor{store: s, gh: gh, log: log, metrics: srv.metrics, keys: keys}
-	proc := &Processor{store: s, gh: gh, exec: exec, keys: keys}
+	proc := &Processor{store: s, gh: gh, exec: exec, keys: keys, log: log}
 	srv.worker = newWorker(s, proc, log, srv.metrics, claimOwner())
 	if st.MaxAttempts > 0 {
 		srv.worker.maxAttempts = st.MaxAttempts

@@ -102,3 +102,21 @@ func TestEndpoint(t *testing.T) {
 		}
 	}
 }
+
+func TestOfSaysWhenTruncated(t *testing.T) {
+	gh := githubtest.New(githubtest.Options{})
+	t.Cleanup(gh.Close)
+	gh.AddRepo(repo, 7)
+	msg := "Many hands\n"
+	for i := range 100 {
+		msg += fmt.Sprintf("\nCo-authored-by: u%d <u%d@users.noreply.github.com>", i, i)
+	}
+	n, _ := gh.OpenPR(repo, "bob", githubtest.PROptions{Title: "x", Commits: []githubtest.Commit{{Author: "bob", Message: msg}}})
+	res, err := authors.Of(context.Background(), client(t, gh), "acme", "widgets", n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Truncated || len(res.Authors) != 100 {
+		t.Fatalf("truncated %v, %d authors (of 101)", res.Truncated, len(res.Authors))
+	}
+}

@@ -285,7 +285,7 @@ func (s *Server) gqlCommit(cm *commitState) gqlObject {
 			for _, a := range commitAuthors(cm) {
 				list = append(list, s.gqlGitActor(a))
 			}
-			return gqlConnection("GitActorConnection", list, args, 100)
+			return gqlConnection("GitActorConnection", list, args, len(list))
 		}
 		return nil, false, nil
 	}}
@@ -318,8 +318,9 @@ func (s *Server) gqlGitActor(a gqlActor) gqlObject {
 	}}
 }
 
-// gqlConnection pages list as a connection: first (required, 1..max) and
-// after (a cursor from endCursor).
+// gqlConnection pages list, of which GitHub serves at most max items (a pull
+// request's first 250 commits), as a connection: first (required, 1..100)
+// and after (a cursor from endCursor).
 func gqlConnection(typ string, list []gqlObject, args map[string]any, max int) (any, bool, error) {
 	first, ok := gqlInt(args["first"])
 	if !ok || first < 1 || first > 100 {

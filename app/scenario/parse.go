@@ -1164,9 +1164,20 @@ func (p *parser) expect(c *cursor) (*Expect, error) {
 		}
 		e.Status = t.s
 	case c.word("no"):
-		e.Kind, e.Not = ExpectReply, true
+		e.Not = true
+		if c.word("card") {
+			e.Kind = ExpectCard
+			if err = c.expect("on"); err != nil {
+				return nil, err
+			}
+			if e.Number, e.PR, err = p.target(c); err != nil {
+				return nil, err
+			}
+			break
+		}
+		e.Kind = ExpectReply
 		if err = c.expect("reply", "on"); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%v (expect no reply on #N, expect no card on #N)", err)
 		}
 		if err = p.replyTarget(c, e); err != nil {
 			return nil, err

@@ -374,7 +374,7 @@ func TestParseErrors(t *testing.T) {
 		{"expect check on issue", head + opened + "expect check on PR #1 success\n", 5, "is an issue"},
 		{"expect reply text unquoted", head + opened + "expect reply on #1 containing refused\n", 5, "double quotes"},
 		{"expect card no text", head + opened + "expect card on #1\n", 5, "expected \"containing\""},
-		{"expect no", head + opened + "expect no card on #1\n", 5, "expected \"reply\""},
+		{"expect no", head + opened + "expect no label on #1\n", 5, "expected \"reply\""},
 		{"expect trailing", head + opened + "expect #1 open now\n", 5, "unexpected \"now\""},
 		{"milestone not created", head + opened + "carol adds #1 to milestone \"Login page\"\n", 5, "milestone \"Login page\" is not created earlier"},
 		{"milestone other case", head + opened + created + "carol closes milestone \"login page\"\n", 6, "not created earlier"},

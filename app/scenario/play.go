@@ -712,8 +712,11 @@ func (p *player) issueMilestoneChange(a *Action, n int, ref string, b, af issueS
 
 func (p *player) labelChange(a *Action, n int, ref string, b, af issueSnap) {
 	intended := b.view.Labels
-	if a.Number == n && (a.Kind == AddLabels || a.Kind == RemoveLabels) {
+	switch {
+	case a.Number == n && (a.Kind == AddLabels || a.Kind == RemoveLabels):
 		intended = applyLabels(b.view.Labels, a)
+	case a.Kind == RenameLabel || a.Kind == DeleteLabel:
+		intended = repoLabelApplied(b.view.Labels, a)
 	}
 	switch {
 	case !slices.Equal(af.view.Labels, b.view.Labels):
@@ -721,6 +724,22 @@ func (p *player) labelChange(a *Action, n int, ref string, b, af issueSnap) {
 	case !slices.Equal(intended, b.view.Labels):
 		p.linef("%s labels: %s again (%s reverted %s's change)", ref, list(af.view.Labels), p.slug, a.Actor)
 	}
+}
+
+// repoLabelApplied is an issue's labels after the rename or deletion of a
+// repository label.
+func repoLabelApplied(ls []string, a *Action) []string {
+	var out []string
+	for _, l := range ls {
+		switch {
+		case !strings.EqualFold(l, a.Label):
+			out = append(out, l)
+		case a.Kind == RenameLabel:
+			out = append(out, a.NewName)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 func applyLabels(ls []string, a *Action) []string {
@@ -901,6 +920,12 @@ func (p *player) check(st *Step) error {
 				cards++
 				found = found || containsFold(c.Body, e.Text)
 			}
+		}
+		if e.Not {
+			if cards > 0 {
+				return p.fail(st, fmt.Sprintf("%s has a task card", ref), n)
+			}
+			return nil
 		}
 		if cards == 0 {
 			return p.fail(st, fmt.Sprintf("%s has no task card", ref), n)

@@ -1182,6 +1182,11 @@ func (p *parser) expect(c *cursor) (*Expect, error) {
 		if err = p.replyTarget(c, e); err != nil {
 			return nil, err
 		}
+		if c.word("containing") {
+			if e.Text, err = c.str("the text no reply may contain"); err != nil {
+				return nil, err
+			}
+		}
 	case c.word("reply"):
 		e.Kind = ExpectReply
 		if err = c.expect("on"); err != nil {

@@ -946,8 +946,13 @@ func (p *player) check(st *Step) error {
 	case ExpectReply:
 		all := p.newReplies(n)
 		if e.Not {
-			if len(all) > 0 {
-				return p.fail(st, fmt.Sprintf("%s replied on %s since the previous action", p.slug, ref), n)
+			for _, c := range all {
+				if e.Text == "" {
+					return p.fail(st, fmt.Sprintf("%s replied on %s since the previous action", p.slug, ref), n)
+				}
+				if containsFold(c.Body, e.Text) {
+					return p.fail(st, fmt.Sprintf("a new reply on %s contains %q", ref, e.Text), n)
+				}
 			}
 			return nil
 		}

@@ -1075,18 +1075,27 @@ func (p *parser) renameAccount(c *cursor) (*Action, error) {
 		return nil, err
 	}
 	from, newLogin := old[0], to[0]
+	prev, back := p.renamed[strings.ToLower(newLogin)]
+	back = back && strings.EqualFold(prev.to, from) // the account takes its old login back
 	switch {
 	case strings.EqualFold(from, newLogin):
 		return nil, fmt.Errorf("%s is renamed to itself", from)
 	case strings.HasSuffix(from, "[bot]") || strings.HasSuffix(newLogin, "[bot]"):
 		return nil, fmt.Errorf("a bot account's login cannot be changed")
-	case p.who[strings.ToLower(newLogin)]:
+	case prev.line > 0 && !back:
+		return nil, fmt.Errorf("%s was another account's login until line %d", newLogin, prev.line)
+	case p.who[strings.ToLower(newLogin)] && !back:
 		return nil, fmt.Errorf("%s is another person's login (people:)", newLogin)
 	}
 	if p.renamed == nil {
 		p.renamed = map[string]rename{}
 	}
-	delete(p.renamed, strings.ToLower(newLogin)) // renamed back: the login is theirs again
+	for k, r := range p.renamed { // the account's earlier logins now lead to the new one
+		if strings.EqualFold(r.to, from) {
+			p.renamed[k] = rename{to: newLogin, line: r.line}
+		}
+	}
+	delete(p.renamed, strings.ToLower(newLogin))
 	p.renamed[strings.ToLower(from)] = rename{to: newLogin, line: p.line}
 	return &Action{Kind: RenameAccount, Actor: "github", Users: []string{from}, NewName: newLogin}, nil
 }

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"github.com/countersign/countersign/app/buildinfo"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
@@ -19,6 +20,7 @@ type Metrics struct {
 	RateLimitRemain prometheus.Gauge         // X-RateLimit-Remaining of the last API answer
 	QueueDepth      prometheus.GaugeFunc
 	DeadLetters     prometheus.GaugeFunc
+	BuildInfo       *prometheus.GaugeVec // 1, labeled with the binary's version and commit
 	// RepliesHeld counts replies not posted because their person had had
 	// their share (DESIGN §5), by notice kind.
 	RepliesHeld *prometheus.CounterVec
@@ -71,7 +73,13 @@ func NewMetrics(stats func() (queued, dead int)) *Metrics {
 		Name: "countersign_dead_letters",
 		Help: "Deliveries that failed every attempt and wait for `countersign deadletters retry`.",
 	}, func() float64 { _, d := stats(); return float64(d) })
-	m.Registry.MustRegister(m.Deliveries, m.Processed, m.ProcessLatency, m.IntakeLatency, m.APICalls,
+	m.BuildInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "countersign_build_info",
+		Help: "Always 1; the labels say which build is running (module version, commit, Go version).",
+	}, []string{"version", "revision", "goversion"})
+	bi := buildinfo.Read()
+	m.BuildInfo.WithLabelValues(bi.Version, bi.Commit, bi.GoVersion).Set(1)
+	m.Registry.MustRegister(m.BuildInfo, m.Deliveries, m.Processed, m.ProcessLatency, m.IntakeLatency, m.APICalls,
 		m.APIRetries, m.RateLimitRemain, m.QueueDepth, m.DeadLetters, m.RepliesHeld,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

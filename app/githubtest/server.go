@@ -104,6 +104,7 @@ type Server struct {
 	rate          map[int64]*rateState
 	faults        []*fault
 	requests      []Request
+	manifestApps  []*ManifestApp
 	errs          []error
 
 	wmu        sync.Mutex
@@ -737,6 +738,7 @@ func (s *Server) routes() *mux.Router {
 	s.issueRoutes(h)
 	s.pullRoutes(h)
 	s.checkRoutes(h)
+	s.manifestRoutes(h)
 	return r
 }
 

@@ -52,6 +52,15 @@ type Redis struct {
 
 var _ Store = (*Redis)(nil)
 
+// go-redis writes its own lines to stderr when it cannot dial (several per
+// failed command); every such failure also comes back as an error, which
+// countersign reports once, so those lines are dropped.
+func init() { redis.SetLogger(quietLogger{}) }
+
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...any) {}
+
 // RedisOption configures OpenRedis.
 type RedisOption func(*Redis)
 

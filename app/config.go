@@ -54,6 +54,32 @@ func (p *Processor) config(ctx context.Context, c *github.Client, repo string, l
 	return fresh.Config, nil
 }
 
+// pins are the accounts of the logins cfg names (rules.Config.Pins): the pin
+// a login already had is kept, whoever holds the login now; a login named for
+// the first time is pinned to the account that holds it now (GET
+// /users/{login}, one request per new login). A login GitHub does not know is
+// not pinned (it matches no account anyway).
+func (p *Processor) pins(ctx context.Context, c *github.Client, cfg rules.Config, prev map[string]int64) (map[string]int64, error) {
+	out := map[string]int64{}
+	for _, login := range cfg.NamedLogins() {
+		if id := prev[login]; id != 0 {
+			out[login] = id
+			continue
+		}
+		u, err := p.gh.Account(ctx, c, login)
+		if err != nil {
+			return nil, err
+		}
+		if u.ID != 0 {
+			out[login] = u.ID
+		}
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	return out, nil
+}
+
 // readConfig reads .github/countersign.yml from the default branch and caches
 // it. An invalid file keeps the last good configuration (or the defaults)
 // and records the error.
@@ -87,6 +113,13 @@ func (p *Processor) readConfig(ctx context.Context, c *github.Client, repo strin
 		default:
 			rec.Config = cfg
 		}
+	}
+	var prevPins map[string]int64
+	if prev != nil {
+		prevPins = prev.Config.Pins
+	}
+	if rec.Config.Pins, err = p.pins(ctx, c, rec.Config, prevPins); err != nil {
+		return rec, err
 	}
 	b, err := json.Marshal(rec)
 	if err != nil {

@@ -152,7 +152,7 @@ func (p *Processor) decideGoal(ctx context.Context, gd goalDelivery, d *store.De
 	dir := newDirectory(c, ev.Repo, cfg)
 	switch ev.Kind {
 	case rules.GoalMilestoneClosed, rules.GoalCommented, rules.GoalIssueClosed, rules.GoalIssueReopened, rules.GoalMilestoneReopened:
-		if f.Actor, err = dir.person(ctx, ev.Actor); err != nil {
+		if f.Actor, err = dir.person(ctx, rules.User{ID: ev.ActorID, Login: ev.Actor}); err != nil {
 			return store.Commit{}, err
 		}
 	}

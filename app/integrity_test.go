@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/countersign/countersign/app/githubtest"
+	"github.com/countersign/countersign/rules"
 )
 
 // These tests try, as an attacker would, to get around "someone else
@@ -487,5 +488,27 @@ func TestLabelRenamedAwayAndNameTaken(t *testing.T) {
 	h.settle()
 	if !slices.Contains(h.gh.Labels(testRepo, g), "goal:open") {
 		t.Fatalf("goal issue #%d did not get goal:open back: %v", g, h.gh.Labels(testRepo, g))
+	}
+}
+
+// Identity covers the configuration too: leads: names the account that had
+// the login when the configuration named it. A lead who renames is no longer
+// matched by the old login, and whoever takes the freed login is not a lead.
+func TestConfiguredLeadsLoginTakenOverIsNoLead(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	h.gh.SetFile(testRepo, rules.ConfigPath, "leads: [carol]\n")
+	n := h.gh.OpenIssue(testRepo, "carol", "Login form", "")
+	h.gh.Comment(testRepo, n, "carol", "/status") // the configuration is read, carol pinned
+	h.settle()
+
+	h.gh.RenameUser("carol", "carol-renamed")
+	h.gh.ClaimLogin("carol")
+	h.gh.SetPermission(testRepo, "carol", "read")
+	h.gh.Comment(testRepo, n, "carol", "/force-complete OVERRIDE ship it")
+	h.settle()
+	wantState(t, h, n, "pending")
+	if !anyCommentContains(h, n, "only a lead") {
+		t.Fatalf("the new holder of a lead's old login was not refused: %v", replies(h, n))
 	}
 }

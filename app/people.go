@@ -60,16 +60,17 @@ func (d *directory) access(ctx context.Context, login string) (access, error) {
 	return a, nil
 }
 
-// listed reports whether login is one of entries: a login, or a member of an
-// "@org/team" among them.
-func (d *directory) listed(ctx context.Context, entries []string, login string) (bool, error) {
+// listed reports whether u is one of entries: a login (the account it was
+// pinned to when the configuration named it, rules.Config.Pins), or a member
+// of an "@org/team" among them.
+func (d *directory) listed(ctx context.Context, entries []string, u rules.User) (bool, error) {
 	for _, e := range entries {
 		if org, slug, ok := d.cfg.IsTeam(e); ok {
-			member, err := d.member(ctx, org, slug, login)
+			member, err := d.member(ctx, org, slug, u.Login)
 			if err != nil || member {
 				return member, err
 			}
-		} else if rules.SameLogin(strings.TrimPrefix(e, "@"), login) {
+		} else if rules.SameLogin(strings.TrimPrefix(e, "@"), u.Login) && d.cfg.Pinned(e, u) {
 			return true, nil
 		}
 	}
@@ -90,11 +91,12 @@ func (d *directory) member(ctx context.Context, org, slug, login string) (bool, 
 	return member, nil
 }
 
-// person is what the repository says about login: a lead (leads:, else admin
+// person is what the repository says about u: a lead (leads:, else admin
 // or maintain permission); a writer (write permission); eligible to verify and
 // reject (verifiers:, else write permission; leads always).
-func (d *directory) person(ctx context.Context, login string) (rules.Person, error) {
+func (d *directory) person(ctx context.Context, u rules.User) (rules.Person, error) {
 	var p rules.Person
+	login := u.Login
 	a, err := d.access(ctx, login)
 	if err != nil {
 		return p, err
@@ -102,7 +104,7 @@ func (d *directory) person(ctx context.Context, login string) (rules.Person, err
 	p.Writer = a.writer()
 	p.Lead = a.lead()
 	if len(d.cfg.Leads) > 0 {
-		if p.Lead, err = d.listed(ctx, d.cfg.Leads, login); err != nil {
+		if p.Lead, err = d.listed(ctx, d.cfg.Leads, u); err != nil {
 			return p, err
 		}
 	}
@@ -110,18 +112,18 @@ func (d *directory) person(ctx context.Context, login string) (rules.Person, err
 	case p.Lead:
 		p.Eligible = true
 	case len(d.cfg.Verifiers) > 0:
-		p.Eligible, err = d.listed(ctx, d.cfg.Verifiers, login)
+		p.Eligible, err = d.listed(ctx, d.cfg.Verifiers, u)
 	default:
 		p.Eligible = p.Writer
 	}
 	return p, err
 }
 
-// critics are the critics (contracts.critics) whose reviewers include login.
-func (d *directory) critics(ctx context.Context, login string) ([]string, error) {
+// critics are the critics (contracts.critics) whose reviewers include u.
+func (d *directory) critics(ctx context.Context, u rules.User) ([]string, error) {
 	var out []string
 	for _, name := range slices.Sorted(maps.Keys(d.cfg.Contracts.Critics)) {
-		ok, err := d.listed(ctx, d.cfg.Contracts.Critics[name], login)
+		ok, err := d.listed(ctx, d.cfg.Contracts.Critics[name], u)
 		if err != nil {
 			return nil, err
 		}

@@ -335,20 +335,20 @@ func (p *Processor) facts(ctx context.Context, dir *directory, task *rules.Task,
 			f.Leads = []string{}
 		}
 	}
-	who := ""
+	var who rules.User
 	switch ev.Kind {
 	case rules.Commented:
-		who = ev.Actor.Login
+		who = ev.Actor
 	case rules.PRReviewed:
 		if ev.Review != nil && (ev.Review.State == "approved" || ev.Review.State == "changes_requested") {
-			who = ev.Review.Reviewer.Login
+			who = ev.Review.Reviewer
 		}
 	case rules.IssueClosed:
 		if ev.Reason == "not_planned" && (task == nil || task.State != rules.Verified) {
-			who = ev.Actor.Login
+			who = ev.Actor
 		}
 	}
-	if who == "" {
+	if who.Login == "" {
 		return f, nil
 	}
 	if f.Actor, err = dir.person(ctx, who); err != nil {
@@ -407,6 +407,10 @@ func (p *Processor) pilots(ctx context.Context, dir *directory, task *rules.Task
 		}
 		key := strings.ToLower(pilot)
 		if _, done := out[key]; done {
+			continue
+		}
+		if pin := dir.cfg.Pins[key]; pin != 0 {
+			out[key] = rules.User{ID: pin, Login: pilot} // the account agents: named, whatever holds the login now
 			continue
 		}
 		acc, err := p.gh.Account(ctx, dir.c, pilot)

@@ -52,6 +52,11 @@ type Config struct {
 	Agents     map[string]string `yaml:"agents"`     // bot/agent account -> its pilot's login
 	Separation Separation        `yaml:"separation"` // auto | triple | minimum
 	Tasks      TaskConfig        `yaml:"tasks"`
+	// Pins are the accounts the logins named here (leads, verifiers, pilots,
+	// critics' reviewers) had when the configuration first named them: lower
+	// case login -> user id. Filled by the adapters, never by the file: a
+	// login given up and taken by someone else names no one (DESIGN §1).
+	Pins map[string]int64 `yaml:"-" json:"pins,omitempty"`
 	Escalation EscalationConfig  `yaml:"escalation"`
 	Contracts  ContractConfig    `yaml:"contracts"`
 	Goals      GoalConfig        `yaml:"goals"`
@@ -164,6 +169,45 @@ func (c Config) IsTeam(entry string) (org, slug string, ok bool) {
 		return "", "", false
 	}
 	return m[1], m[2], true
+}
+
+// Pinned reports whether u may be the account that login (as the
+// configuration names it) was pinned to: no pin, or u's id unknown, or the
+// same id.
+func (c Config) Pinned(login string, u User) bool {
+	pin := c.Pins[strings.ToLower(strings.TrimPrefix(login, "@"))]
+	return pin == 0 || u.ID == 0 || pin == u.ID
+}
+
+// NamedLogins are the logins (not teams) the configuration names: leads,
+// verifiers, agents' pilots and critics' reviewers.
+func (c Config) NamedLogins() []string {
+	var out []string
+	add := func(l string) {
+		if _, _, team := c.IsTeam(l); team || l == "" {
+			return
+		}
+		l = strings.ToLower(strings.TrimPrefix(l, "@"))
+		if !slices.Contains(out, l) {
+			out = append(out, l)
+		}
+	}
+	for _, l := range c.Leads {
+		add(l)
+	}
+	for _, l := range c.Verifiers {
+		add(l)
+	}
+	for _, p := range c.Agents {
+		add(p)
+	}
+	for _, rs := range c.Contracts.Critics {
+		for _, l := range rs {
+			add(l)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Pilot returns the login of the person who drives agent account, if it is a

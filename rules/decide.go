@@ -57,6 +57,13 @@ func DecideTask(t *Task, ev Event, f Facts) Decision {
 		d.t = t.Clone()
 		d.ensureContract()
 	}
+	d.relogin(ev.Actor)
+	if ev.PR != nil {
+		d.relogin(ev.PR.Author)
+	}
+	if ev.Review != nil {
+		d.relogin(ev.Review.Reviewer)
+	}
 	switch ev.Kind {
 	case IssueEdited:
 		if ev.Issue.Title != "" && ev.Issue.Title != d.t.Title {
@@ -128,6 +135,45 @@ type decider struct {
 }
 
 func (d *decider) dirty() { d.changed, d.card = true, true }
+
+// relogin shows account u by its current login wherever the record names it
+// (the account was renamed; it is the same person). History keeps the login
+// each entry was made under.
+func (d *decider) relogin(u User) {
+	if u.ID == 0 || u.Login == "" {
+		return
+	}
+	fix := func(x *User) {
+		if x.ID == u.ID && x.Login != u.Login {
+			x.Login = u.Login
+			d.dirty()
+		}
+	}
+	t := d.t
+	fix(&t.Opener)
+	fix(&t.Verifier)
+	for i := range t.Assignees {
+		fix(&t.Assignees[i])
+	}
+	for i := range t.Approvers {
+		fix(&t.Approvers[i])
+	}
+	for i := range t.Approvals {
+		fix(&t.Approvals[i].By)
+	}
+	for i := range t.Rejections {
+		fix(&t.Rejections[i].By)
+	}
+	for i := range t.PRs {
+		fix(&t.PRs[i].Author)
+	}
+	for i := range t.Builders {
+		if b := &t.Builders[i]; b.ID == u.ID && b.Login != u.Login {
+			b.Login = u.Login
+			d.dirty()
+		}
+	}
+}
 
 // track starts tracking the event's issue as a pending task.
 func (d *decider) track() {

@@ -284,7 +284,8 @@ type GoalEvent struct {
 	Repo      string        `json:"repo"`
 	Milestone int           `json:"milestone"`
 	Actor     string        `json:"actor"`
-	At        time.Time     `json:"at"` // when it happened (from the delivery, never the clock)
+	ActorID   int64         `json:"actor_id,omitempty"` // the account Actor is the login of (0: unknown)
+	At        time.Time     `json:"at"`                 // when it happened (from the delivery, never the clock)
 	Title     string        `json:"title,omitempty"`
 	Task      *GoalTask     `json:"task,omitempty"`
 	In        bool          `json:"in,omitempty"`

@@ -101,6 +101,24 @@ func (s *Server) RenameUser(old, new string) {
 	}
 }
 
+// ClaimLogin gives login to a new account, as GitHub lets anyone sign up with
+// a login its former holder gave up (see RenameUser): from then on login names
+// the new account, with a new id and no permissions.
+func (s *Server) ClaimLogin(login string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var max int64 = 100
+	for _, id := range s.userIDs {
+		if id > max && id < 41000000 {
+			max = id
+		}
+	}
+	s.userIDs[strings.ToLower(login)] = max + 1
+	if s.loginSpelling != nil {
+		s.loginSpelling[strings.ToLower(login)] = login
+	}
+}
+
 // AddTeam creates team org/slug if needed and adds members to it.
 func (s *Server) AddTeam(org, slug string, members ...string) {
 	s.mu.Lock()

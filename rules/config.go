@@ -56,10 +56,10 @@ type Config struct {
 	// critics' reviewers) had when the configuration first named them: lower
 	// case login -> user id. Filled by the adapters, never by the file: a
 	// login given up and taken by someone else names no one (DESIGN §1).
-	Pins map[string]int64 `yaml:"-" json:"pins,omitempty"`
-	Escalation EscalationConfig  `yaml:"escalation"`
-	Contracts  ContractConfig    `yaml:"contracts"`
-	Goals      GoalConfig        `yaml:"goals"`
+	Pins       map[string]int64 `yaml:"-" json:"pins,omitempty"`
+	Escalation EscalationConfig `yaml:"escalation"`
+	Contracts  ContractConfig   `yaml:"contracts"`
+	Goals      GoalConfig       `yaml:"goals"`
 }
 
 // DefaultMaxPerPR is how many tasks one pull request may close by default.

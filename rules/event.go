@@ -182,6 +182,7 @@ const (
 	NoticeReopened   NoticeKind = "reopened"   // a close of an unverified task was undone
 	NoticeRegression NoticeKind = "regression" // /reopen of a verified task
 	NoticeStatus     NoticeKind = "status"     // /status
+	NoticeHelp       NoticeKind = "help"       // /help
 	// NoticeFailed: a criterion failed on work in review or completed: a
 	// failed attempt, back to in-progress.
 	NoticeFailed NoticeKind = "failed"
@@ -209,6 +210,8 @@ type Notice struct {
 	PR             int            `json:"pr,omitempty"`
 	Head           string         `json:"head,omitempty"`
 	FailedAttempts int            `json:"failed_attempts,omitempty"`
+	// Help is every command, and whether the actor may use it now (help).
+	Help []HelpEntry `json:"help,omitempty"`
 }
 
 // Refusal is one refused command: as written, and why it changed nothing.

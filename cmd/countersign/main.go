@@ -23,6 +23,8 @@ usage:
   countersign deadletters retry ID  put dead letters back in their queue (--all for every one)
   countersign demo [NAME | FILE]    play a workflow scenario against a fake GitHub (-list: the scenarios)
   countersign contract [flags]      write the verification contract of an issue (-h: the flags)
+  countersign config check FILE     check a .github/countersign.yml as the bot would (exit 1 if invalid)
+  countersign config schema         print the configuration file's JSON Schema
   countersign help                  this text
 
 Settings (environment variables, each mirrored by a flag):
@@ -46,6 +48,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return demo(args[1:], stdout, stderr)
 	case "contract":
 		return contract(args[1:], stdout, stderr)
+	case "config":
+		return config(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage, app.SettingsHelp())
 		return 0

@@ -253,11 +253,12 @@ func lowerASCII(s string) string {
 	return string(b)
 }
 
-// mdLine is one line of a comment body, read as GitHub renders its Markdown,
-// closely enough to tell what people wrote as text from code and hidden text.
+// mdLine is one line of an issue or pull request body, read closely enough to
+// tell what people wrote as text from fenced code and hidden text: for the
+// contract's words and the closing references, which look at every line's
+// visible text (commands are read with goldmark, see ParseCommands).
 type mdLine struct {
 	code    bool     // in a fenced code block, or one of its fences
-	lead    string   // the line up to its first HTML comment, if it begins outside one; else ""
 	visible []string // the line's non-empty parts outside HTML comments; none when code
 }
 
@@ -300,7 +301,7 @@ func markdownLines(body string) iter.Seq[mdLine] {
 				}
 			}
 			var l mdLine
-			l.lead, l.visible, inComment = uncomment(line, inComment)
+			_, l.visible, inComment = uncomment(line, inComment)
 			if !yield(l) {
 				return
 			}

@@ -274,7 +274,108 @@ func readYAML(data []byte) (body ast.Node, raw rawConfig, err error) {
 	if err := yaml.NodeToValue(body, &raw, yaml.Strict()); err != nil {
 		return nil, raw, yamlError(err)
 	}
+	// The decoder's strict mode lets keys that are not strings (0:, true:)
+	// through: every key is checked against the file's keys again.
+	k := keyChecker{anchors: map[string]ast.Node{}}
+	ast.Walk(&k, body)
+	if err := k.check(body, reflect.TypeOf(raw), 0); err != nil {
+		return nil, raw, err
+	}
 	return body, raw, nil
+}
+
+// keyChecker checks that every mapping read into a struct has only the
+// struct's keys.
+type keyChecker struct {
+	anchors map[string]ast.Node // anchor name -> its value
+}
+
+// Visit collects the anchors (ast.Visitor).
+func (k *keyChecker) Visit(n ast.Node) ast.Visitor {
+	if a, ok := n.(*ast.AnchorNode); ok && a.Name != nil {
+		k.anchors[a.Name.GetToken().Value] = a.Value
+	}
+	return k
+}
+
+// check checks node n, read into a value of type t.
+func (k *keyChecker) check(n ast.Node, t reflect.Type, depth int) *ConfigError {
+	if n == nil || depth > 64 {
+		return nil
+	}
+	n = unwrap(n)
+	if a, ok := n.(*ast.AliasNode); ok {
+		if a.Value == nil {
+			return nil
+		}
+		return k.check(k.anchors[a.Value.GetToken().Value], t, depth+1)
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		m, ok := n.(*ast.MappingNode)
+		if !ok {
+			return nil // the decoder said what is wrong with it
+		}
+		for _, mv := range m.Values {
+			key := keyText(mv.Key)
+			if _, merge := unwrap(mv.Key).(*ast.MergeKeyNode); merge {
+				if err := k.checkMerge(mv.Value, t, depth+1); err != nil {
+					return err
+				}
+				continue
+			}
+			f, ok := fieldByKey(t, key)
+			if _, isString := unwrap(mv.Key).(*ast.StringNode); !ok || !isString {
+				return errorAt(mv.Key.GetToken(), "unknown key "+quote(key))
+			}
+			if err := k.check(mv.Value, f.Type, depth+1); err != nil {
+				return err
+			}
+		}
+	case reflect.Slice:
+		if seq, ok := n.(*ast.SequenceNode); ok {
+			for _, v := range seq.Values {
+				if err := k.check(v, t.Elem(), depth+1); err != nil {
+					return err
+				}
+			}
+		}
+	case reflect.Map:
+		if m, ok := n.(*ast.MappingNode); ok {
+			for _, mv := range m.Values {
+				if err := k.check(mv.Value, t.Elem(), depth+1); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// checkMerge checks the value of a merge key ("<<: *x" or "<<: [*x, *y]").
+func (k *keyChecker) checkMerge(n ast.Node, t reflect.Type, depth int) *ConfigError {
+	if seq, ok := unwrap(n).(*ast.SequenceNode); ok {
+		for _, v := range seq.Values {
+			if err := k.check(v, t, depth+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return k.check(n, t, depth)
+}
+
+// fieldByKey returns the field of struct type t read from key.
+func fieldByKey(t reflect.Type, key string) (reflect.StructField, bool) {
+	for i := 0; i < t.NumField(); i++ {
+		if strings.Split(t.Field(i).Tag.Get("yaml"), ",")[0] == key {
+			return t.Field(i), true
+		}
+	}
+	return reflect.StructField{}, false
 }
 
 // rawConfig is the file as written: nil means "not given, keep the default".

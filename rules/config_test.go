@@ -170,6 +170,12 @@ func TestParseConfigErrors(t *testing.T) {
 		{"unknown top-level key", yml("leads: [alice]", "", "separaton: triple"), 3, 1, `unknown key "separaton"`},
 		{"unknown nested key", yml("tasks:", "  track: all", "  labels: [x]"), 3, 3, `unknown key "labels"`},
 		{"keys are case-sensitive", "Leads: [alice]\n", 1, 1, `unknown key "Leads"`},
+		{"a number as a key", yml("leads: [alice]", "0: x"), 2, 1, `unknown key "0"`},
+		{"a boolean as a key", "true: x\n", 1, 1, `unknown key "true"`},
+		{"a number as a nested key", "tasks: {track: all, 10: x}\n", 1, 21, `unknown key "10"`},
+		{"a number as a key in a rule", "contracts: {rules: [{files: [a], unit-test: true, 1: 2}]}\n", 1, 51, `unknown key "1"`},
+		{"an unknown key merged in", "tasks: {<<: {labels: x}}\n", 1, 14, `unknown key "labels"`},
+		{"an unknown key behind an alias", yml("agents: &x {0: a}", "goals: *x"), 1, 13, `unknown key "0"`},
 		{"a list where a list of strings is expected", yml("leads:", "  - alice", "  - [bob]"), 3, 5, "expected a string, not a list"},
 		{"a string where a list is expected", yml("# c", "leads: alice"), 2, 8, "expected a list, not a string"},
 		{"a list where a string is expected", yml("separation: [auto]"), 1, 13, "expected a string, not a list"},
@@ -310,6 +316,7 @@ func FuzzParseConfig(f *testing.F) {
 		"  default_rules: false", "  critics: {c: ['@d', '@o/t'], e: []}")))
 	f.Add([]byte("leads: !!str x\ntasks: !!map {track: !!str all}\n"))
 	f.Add([]byte("tasks: &t {track: all}\ngoals: {<<: *t}\nleads: [? a]\n"))
+	f.Add([]byte("tasks: {max_per_pr: 3}\ncontracts: {apps: {test: github-actions}, status_creators: ['@ci[bot]', ci]}\n0: x\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := ParseConfig(data)
 		if err != nil {

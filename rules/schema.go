@@ -92,7 +92,9 @@ func valueSchema(path string, t reflect.Type, def reflect.Value) map[string]any 
 	case reflect.Struct:
 		return objectSchema(path, t, def)
 	case reflect.String:
-		s = map[string]any{"type": "string"}
+		// YAML reads 2024, 1.5 and true as text where text is expected, and
+		// so does the parser: the schema must not refuse them.
+		s = map[string]any{"type": []string{"string", "number", "boolean"}}
 	case reflect.Int:
 		s = map[string]any{"type": "integer", "minimum": 1}
 	case reflect.Bool:
@@ -160,6 +162,8 @@ func nullable(s map[string]any) {
 	switch t := s["type"].(type) {
 	case string:
 		s["type"] = []string{t, "null"}
+	case []string:
+		s["type"] = append(t, "null")
 	}
 	if e, ok := s["enum"]; ok {
 		v := reflect.ValueOf(e)

@@ -37,7 +37,7 @@ func TestPublishedSchema(t *testing.T) {
 
 // compileSchema compiles the generated schema with a JSON Schema validator
 // that knows nothing of countersign.
-func compileSchema(t *testing.T) *jsonschema.Schema {
+func compileSchema(t testing.TB) *jsonschema.Schema {
 	t.Helper()
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(rules.ConfigSchema()))
 	if err != nil {
@@ -55,7 +55,7 @@ func compileSchema(t *testing.T) *jsonschema.Schema {
 }
 
 // schemaErr validates a YAML file against the schema.
-func schemaErr(t *testing.T, s *jsonschema.Schema, file string) error {
+func schemaErr(t testing.TB, s *jsonschema.Schema, file string) error {
 	t.Helper()
 	j, err := yaml.YAMLToJSON([]byte(file))
 	if err != nil {
@@ -183,4 +183,35 @@ goals: {integration_check: ""}
 			t.Errorf("the schema accepts a mistake:\n%s", file)
 		}
 	}
+}
+
+// FuzzSchemaAcceptsWhatTheParserAccepts: the schema is never stricter than
+// the parser (an editor must not flag a file the bot takes).
+func FuzzSchemaAcceptsWhatTheParserAccepts(f *testing.F) {
+	for _, s := range []string{
+		"leads: [alice]\n", "tasks: {track: labeled, label: x, max_per_pr: 3}\n",
+		"contracts: {checks: {lint: ~, e2e: [a]}, apps: {test: github-actions}, status_creators: ['@ci[bot]']}\n",
+		"contracts:\n  rules:\n    - {files: ['.x', ' a'], e2e: deferred}\n  critics: {c: ~}\n",
+		"agents: {'@copilot[bot]': '@alice'}\nseparation: ~\nescalation: {rejections: 0x10}\n",
+		"goals: {integration_check: 1}\n", "leads: &a [x]\nverifiers: *a\n",
+	} {
+		f.Add(s)
+	}
+	s := compileSchema(f)
+	f.Fuzz(func(t *testing.T, file string) {
+		if _, err := rules.ParseConfig([]byte(file)); err != nil {
+			return
+		}
+		j, err := yaml.YAMLToJSON([]byte(file))
+		if err != nil {
+			return // not expressible as JSON (the editor's problem, not the schema's)
+		}
+		inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(j))
+		if err != nil {
+			return
+		}
+		if err := s.Validate(inst); err != nil && strings.TrimSpace(string(j)) != "null" {
+			t.Errorf("the parser accepts it, the schema does not: %v\n%s\nas JSON: %s", err, file, j)
+		}
+	})
 }

@@ -447,8 +447,9 @@ var commandOrder = []CommandName{
 
 // nearestCommand returns the command whose name word is a typo of: within
 // one edit (an insertion, a deletion, a substitution or a swap of two
-// neighbours) of a name of 5 letters or fewer, two of a longer one; the
-// closest, the first listed on a tie. "" when none is, or word is not a
+// neighbours) of its name, or two of a name of 8 characters or more; the
+// closest, the first listed on a tie. (Two edits of a short name reach other
+// bots' commands: /retest is two from /reject.) "" when none is, or word is not a
 // plausible command word (ASCII letters and hyphens, 2 to 24 of them).
 func nearestCommand(word string) CommandName {
 	if len(word) < 2 || len(word) > 24 || strings.Trim(word, "abcdefghijklmnopqrstuvwxyz-") != "" {
@@ -456,9 +457,9 @@ func nearestCommand(word string) CommandName {
 	}
 	best, bestD := CommandName(""), 3
 	for _, name := range commandOrder {
-		limit := 2
-		if len(name) <= 5 {
-			limit = 1
+		limit := 1
+		if len(name) >= 8 {
+			limit = 2
 		}
 		if d := editDistance(word, string(name)); d <= limit && d < bestD {
 			best, bestD = name, d

@@ -157,6 +157,8 @@ func TestParseCommands(t *testing.T) {
 		{"two typos in a long name", "/forcecomplet", []Command{{DidYouMean: CmdForceComplete, Line: "/forcecomplet"}}},
 		{"two typos in a short name", "/hlpe", nil},
 		{"far from every command", "/deploy", nil},
+		{"other bots' commands", "/retest\n/hold\n/lgtm\n/assign @bob\n/cc @bob\n/test all\n/retitle x\n/unhold", nil},
+		{"two typos in a six-letter name", "/vrefiy", nil},
 		{"a path", "/usr/bin", nil},
 		{"a near miss in a quote", "> /verfy", nil},
 

@@ -28,6 +28,7 @@ var handledEvents = map[string]bool{
 	"status":              true,
 	"milestone":           true,
 	"push":                true,
+	"label":               true,
 }
 
 // envelope is the part of every payload that intake and logs need.

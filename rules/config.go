@@ -62,12 +62,17 @@ type Config struct {
 	Goals      GoalConfig        `yaml:"goals" doc:"Goals (milestones)."`
 }
 
+// DefaultMaxPerPR is how many tasks one pull request may close by default.
+const DefaultMaxPerPR = 10
+
 // TaskConfig says which issues are tasks.
 type TaskConfig struct {
 	Track        string   `yaml:"track" doc:"all open issues, milestoned ones, or labeled ones (with tasks.label)."`
 	Label        string   `yaml:"label" doc:"The label that makes an issue a task when tasks.track is labeled."`
 	IgnoreLabels []string `yaml:"ignore_labels" doc:"Issues with any of these labels are never tasks."`
-	MaxPerPR     int      `yaml:"max_per_pr" doc:"A pull request that names more tasks than this links none of them."`
+	// MaxPerPR is how many tasks one pull request may close: one that names
+	// more links none of them (and gets one reply).
+	MaxPerPR int `yaml:"max_per_pr" doc:"How many tasks one pull request may close: one that names more links none of them."`
 }
 
 // trackModes are the values of tasks.track.
@@ -130,7 +135,7 @@ type GoalConfig struct {
 func DefaultConfig() Config {
 	return Config{
 		Separation: SeparationAuto,
-		Tasks:      TaskConfig{Track: "all", Label: "task", IgnoreLabels: []string{"question"}, MaxPerPR: 10},
+		Tasks:      TaskConfig{Track: "all", Label: "task", IgnoreLabels: []string{"question"}, MaxPerPR: DefaultMaxPerPR},
 		Escalation: EscalationConfig{Rejections: 2, FailedAttempts: 3},
 		Contracts: ContractConfig{
 			Checks: map[string][]string{

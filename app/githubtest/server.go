@@ -93,6 +93,7 @@ type Server struct {
 	nextID        int64
 	seq           int64
 	userIDs       map[string]int64
+	currentLogin  map[int64]string // id -> login after a RenameUser
 	loginSpelling map[string]string
 	installations map[int64]*installationState
 	repos         map[string]*repoState
@@ -103,6 +104,7 @@ type Server struct {
 	rate          map[int64]*rateState
 	faults        []*fault
 	requests      []Request
+	manifestApps  []*ManifestApp
 	errs          []error
 
 	wmu        sync.Mutex
@@ -736,6 +738,7 @@ func (s *Server) routes() *mux.Router {
 	s.issueRoutes(h)
 	s.pullRoutes(h)
 	s.checkRoutes(h)
+	s.manifestRoutes(h)
 	return r
 }
 

@@ -6,40 +6,63 @@ import (
 	"io"
 	"os"
 
+	"github.com/spf13/cobra"
+
 	"github.com/countersign/countersign/rules"
 )
 
-const configUsage = `usage:
-  countersign config check FILE   check a .github/countersign.yml as the bot would (FILE "-": stdin)
-  countersign config schema       print the file's JSON Schema (rules/countersign.schema.json)
+func init() { addCommand(newConfig) }
 
-check prints "FILE: valid", or the problem as FILE:LINE:COLUMN: message, the
-verdict the countersign/config check run gives. The exit code is 0 when the
-file is valid, 1 when it is invalid or cannot be read, 2 on a usage error.
-`
+const configLong = `Checks a repository's .github/countersign.yml with the parser the bot uses,
+or prints the file's JSON Schema (rules/countersign.schema.json) for editors.`
+
+const configCheckLong = `Checks FILE ("-": the standard input) as countersign does when it reads
+.github/countersign.yml: it prints "FILE: valid", or the problem as
+FILE:LINE:COLUMN: message, the verdict the countersign/config check run gives.
+The exit code is 0 when the file is valid, 1 when it is invalid or cannot be
+read, 2 on a usage error.`
 
 // configStdin is where "config check -" reads from (a variable for the tests).
 var configStdin io.Reader = os.Stdin
 
-func config(args []string, stdout, stderr io.Writer) int {
-	switch {
-	case len(args) == 2 && args[0] == "check":
-		return configCheck(args[1], stdout, stderr)
-	case len(args) == 1 && args[0] == "schema":
-		_, err := stdout.Write(rules.ConfigSchema())
-		if err != nil {
-			fmt.Fprintf(stderr, "countersign config schema: %v\n", err)
-			return 1
-		}
-		return 0
-	case len(args) == 1 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help"):
-		fmt.Fprint(stdout, configUsage)
-		return 0
+func newConfig(c *cli) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "config check FILE | schema",
+		Short: "check a .github/countersign.yml as the bot would, or print its JSON Schema",
+		Long:  configLong,
+		Args:  cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageErrorf("unknown subcommand %q: check or schema (usage: countersign config -h)", args[0])
+			}
+			return usageErrorf("check or schema? (usage: countersign config -h)")
+		},
 	}
-	fmt.Fprint(stderr, configUsage)
-	return 2
+	check := &cobra.Command{
+		Use:   "check FILE",
+		Short: "check a .github/countersign.yml as the bot would (exit 1 if invalid)",
+		Long:  configCheckLong,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return exitCode(configCheck(args[0], c.stdout, c.stderr))
+		},
+	}
+	schema := &cobra.Command{
+		Use:   "schema",
+		Short: "print the configuration file's JSON Schema",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if _, err := c.stdout.Write(rules.ConfigSchema()); err != nil {
+				return failed(err)
+			}
+			return nil
+		},
+	}
+	cmd.AddCommand(check, schema)
+	return cmd
 }
 
+// configCheck checks the configuration file name and returns the exit code.
 func configCheck(name string, stdout, stderr io.Writer) int {
 	var (
 		data []byte

@@ -367,3 +367,33 @@ func TestConfigurationCheckedOnThePullRequestThatChangesIt(t *testing.T) {
 	h.settle()
 	wantState(t, h, n, "verified")
 }
+
+// /help and near misses are replies like refusals: bounded per person, so
+// that no one can make countersign spam with them.
+func TestHelpAndNearMissesAreBounded(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	h.gh.SetPermission(testRepo, "mallory", "read")
+	n := h.gh.OpenIssue(testRepo, "carol", "Login form", "")
+	h.settle()
+	for i := range 20 {
+		body := "/help"
+		if i%2 == 1 {
+			body = "thanks\n/verfy"
+		}
+		h.gh.Comment(testRepo, n, "mallory", body)
+	}
+	h.settle()
+	comments := botComments(h, n)
+	if len(comments) != 1+3 { // the card and 3 replies
+		t.Fatalf("#%d has %d comments by countersign, want the card and 3 replies", n, len(comments))
+	}
+	var help, nearMiss bool
+	for _, c := range comments {
+		help = help || strings.Contains(c.Body, "the commands you can use here now")
+		nearMiss = nearMiss || strings.Contains(c.Body, "did you mean `/verify`?")
+	}
+	if !help || !nearMiss {
+		t.Errorf("want a /help answer and a near-miss reply among %+v", comments)
+	}
+}

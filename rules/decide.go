@@ -90,26 +90,27 @@ func DecideTask(t *Task, ev Event, f Facts) Decision {
 	return d.finish()
 }
 
-// mayLink reports whether the pull request of event ev may link to task t
-// (nil: not tracked yet): it already does, or its author may build here, or
-// its author (or the pilot of its agent author) is assigned to the task.
+// mayLink reports whether the pull request of event ev may count as work on
+// task t (nil: not tracked yet): its author may build here, or its author (or
+// the pilot of its agent author) is assigned to the task now.
 func mayLink(t *Task, ev Event, f Facts) bool {
-	p := ev.PR
-	if !p.Outsider {
+	if !ev.PR.Outsider {
 		return true
 	}
 	assignees := ev.Issue.Assignees
 	if t != nil {
-		if lp := t.pr(p.Number); lp != nil {
-			return true
-		}
 		assignees = t.Assignees
 	}
-	if containsUser(assignees, p.Author) {
+	return (&decider{f: f}).assigned(assignees, ev.PR.Author)
+}
+
+// assigned reports whether u, or the pilot of agent account u, is among
+// assignees.
+func (d *decider) assigned(assignees []User, u User) bool {
+	if containsUser(assignees, u) {
 		return true
 	}
-	d := decider{f: f}
-	pilot, ok := d.pilotOf(p.Author)
+	pilot, ok := d.pilotOf(u)
 	return ok && containsUser(assignees, pilot)
 }
 
@@ -331,6 +332,14 @@ func (d *decider) setAssignees(list []User) {
 		t.Assignees = append([]User(nil), list...)
 		d.dirty()
 	}
+	for i := range t.PRs { // an outsider's pull request counts only while they are assigned
+		if p := &t.PRs[i]; p.Open && p.Outsider && !d.assigned(list, p.Author) {
+			p.Open = false
+			d.note(fmt.Sprintf("#%d no longer counts: @%s, who may build here only as an assignee, was unassigned", p.Number, p.Author.Login))
+			d.recontract(fmt.Sprintf("#%d no longer counts", p.Number))
+			d.completeIfApproved()
+		}
+	}
 	switch {
 	case t.State == Pending && len(list) > 0:
 		d.move(Assigned, "assigned to "+mentions(Logins(list)))
@@ -391,7 +400,8 @@ func (d *decider) pullRequest() {
 	newHead := lp.Head != p.Head
 	was := *lp
 	*lp = LinkedPR{Number: p.Number, Author: p.Author, Head: p.Head, Draft: p.Draft, Open: p.Open, Merged: p.Merged,
-		Criteria: was.Criteria, Runs: RelevantRuns(d.f.Config.Contracts, p.Runs), Contradiction: d.contradiction(p.Body)}
+		Criteria: was.Criteria, Runs: RelevantRuns(d.f.Config.Contracts, p.Runs), Contradiction: d.contradiction(p.Body),
+		Outsider: p.Outsider}
 	if p.Files != nil {
 		lp.Criteria = d.fileCriteria(p.Files)
 	}

@@ -166,7 +166,20 @@ func (p *Processor) pullEvent(ctx context.Context, inst int64, repo string, d *s
 			return store.Commit{}, err
 		}
 	}
-	return p.fanout(ctx, inst, d, old, cur, ev, gate)
+	check, err := p.pullConfigCheck(ctx, c, old, cur)
+	if err != nil {
+		return store.Commit{}, err
+	}
+	w, err := p.fanout(ctx, inst, d, old, cur, ev, gate)
+	if err != nil || check == nil {
+		return w, err
+	}
+	b, err := json.Marshal(outboxEffect{Installation: inst, Delivery: d.ID, Key: d.ID + "/config", At: time.Now().UTC(), Effect: *check})
+	if err != nil {
+		return w, fmt.Errorf("encode effect: %w", err)
+	}
+	w.Effects = append(w.Effects, b)
+	return w, nil
 }
 
 // pullRecord is the record of pull request pr as the webhook shows it. Its

@@ -41,7 +41,7 @@ func (p *Processor) onIssue(ctx context.Context, d *store.Delivery, e *github.Is
 		if err != nil || !ok {
 			return store.Commit{}, err
 		}
-		return p.onGoalIssue(inst, d, repo, m, issue, rules.GoalEvent{Kind: gk, Actor: e.GetSender().GetLogin(),
+		return p.onGoalIssue(inst, d, repo, m, issue, rules.GoalEvent{Kind: gk, Actor: e.GetSender().GetLogin(), ActorID: e.GetSender().GetID(),
 			At: eventTime(issue.GetUpdatedAt().Time, d), Label: e.GetLabel().GetName()}), nil
 	}
 	return p.decideTask(ctx, inst, d, rules.Event{
@@ -64,7 +64,7 @@ func (p *Processor) onComment(ctx context.Context, d *store.Delivery, e *github.
 	}
 	if !issue.IsPullRequest() {
 		if m, err := p.goalIssue(ctx, repo, issue); err != nil || m != 0 {
-			return p.onGoalIssue(inst, d, repo, m, issue, rules.GoalEvent{Kind: rules.GoalCommented, Actor: cm.GetUser().GetLogin(),
+			return p.onGoalIssue(inst, d, repo, m, issue, rules.GoalEvent{Kind: rules.GoalCommented, Actor: cm.GetUser().GetLogin(), ActorID: cm.GetUser().GetID(),
 				At: eventTime(cm.GetCreatedAt().Time, d), CommentID: cm.GetID(), Commands: cmds}), err
 		}
 	}

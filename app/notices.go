@@ -75,6 +75,7 @@ const (
 var replyKinds = map[rules.NoticeKind]bool{
 	rules.NoticeRefused: true, rules.NoticeIgnored: true, rules.NoticeStatus: true,
 	rules.NoticeContradiction: true, rules.NoticeReopened: true, rules.NoticeHelp: true,
+	rules.NoticeGoalRefused: true, rules.NoticeGoalStatus: true,
 }
 
 // replyHeld counts reply oe against its person's share and reports whether it

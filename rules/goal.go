@@ -488,7 +488,7 @@ func (d *goalDecider) note(why string) {
 func (d *goalDecider) notice(n Notice) {
 	n.Task = d.g.Issue
 	if n.Actor == "" {
-		n.Actor = d.ev.Actor
+		n.Actor, n.ActorID = d.ev.Actor, d.ev.ActorID
 	}
 	d.notices = append(d.notices, Effect{Kind: EffectGoalNotice, Repo: d.g.Repo, Number: d.g.Milestone, Notice: &n})
 }

@@ -125,6 +125,13 @@ func OpenBolt(path string) (*Bolt, error) {
 // releaseStaleLeases drops every lease found at open: we hold the file lock, so
 // their holders are dead. Their keys become claimable at once.
 func (b *Bolt) releaseStaleLeases(tx *bolt.Tx) error {
+	// Named leases (Lease) too: their holders are dead.
+	if err := tx.DeleteBucket(bktLeases); err != nil && !errors.Is(err, bolt.ErrBucketNotFound) {
+		return err
+	}
+	if _, err := tx.CreateBucket(bktLeases); err != nil {
+		return err
+	}
 	var keys []string
 	err := tx.Bucket(bktMeta).ForEach(func(k, v []byte) error {
 		var m keyMeta

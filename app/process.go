@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bradleyfalzon/ghinstallation/v2"
+	"github.com/countersign/countersign/app/reconcile"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
 	"github.com/google/go-github/v60/github"
@@ -22,6 +23,7 @@ type Processor struct {
 	store store.Store
 	gh    *GitHub
 	exec  *Executor
+	recon *reconcile.Metrics
 }
 
 // outboxEffect is an effect as kept in the store's outbox until applied.
@@ -140,6 +142,10 @@ var handledActions = map[string]bool{
 	taskEvent + ".":         true,
 	checkEvent + ".":        true,
 	ciEvent + ".":           true,
+	// reconciliation (resync.go)
+	"installation.created": true, "installation.new_permissions_accepted": true, "installation.unsuspend": true,
+	"installation_repositories.added": true,
+	reconcile.ResyncEvent + ".":       true, reconcile.RepairEvent + ".": true,
 }
 
 // decide asks rules what the delivery means. It reads GitHub and the store but
@@ -180,6 +186,8 @@ func (p *Processor) decide(ctx context.Context, d *store.Delivery, log *slog.Log
 			return store.Commit{}, permanent(fmt.Errorf("parse %s: %w", d.Event, err))
 		}
 		return p.decideCI(ctx, cd, d, log)
+	case reconcile.ResyncEvent, reconcile.RepairEvent:
+		return p.decideReconcile(ctx, d, log)
 	}
 	raw, err := github.ParseWebHook(d.Event, d.Payload)
 	if err != nil {
@@ -204,6 +212,8 @@ func (p *Processor) decide(ctx context.Context, d *store.Delivery, log *slog.Log
 		return p.onCheckSuite(ctx, d, e)
 	case *github.StatusEvent:
 		return p.onStatus(ctx, d, e)
+	case *github.InstallationEvent, *github.InstallationRepositoriesEvent:
+		return p.onInstallation(ctx, d, e, log)
 	}
 	return store.Commit{}, nil
 }

@@ -67,7 +67,10 @@ func (g *GitHub) Installation(id int64) (*github.Client, error) {
 	if c, ok := g.clients[id]; ok {
 		return c, nil
 	}
-	itr := ghinstallation.NewFromAppsTransport(g.apps, id)
+	// Each installation gets its own copy of the App transport: ghinstallation
+	// writes to it on every token refresh, so sharing one would race.
+	apps := *g.apps
+	itr := ghinstallation.NewFromAppsTransport(&apps, id)
 	itr.BaseURL = g.apps.BaseURL
 	rt := &rateTransport{next: itr, g: g.m.RateLimitRemain.WithLabelValues(strconv.FormatInt(id, 10))}
 	c, err := g.newClient(newETagTransport(rt, 4096))

@@ -37,6 +37,8 @@ type Server struct {
 	owner    string
 	router   *mux.Router
 	stopping atomic.Bool
+	// readyErrors rate-limits the log of failed readiness probes.
+	readyErrors *logLimiter
 }
 
 // OpenStore opens the store the settings name: Redis when RedisURL is set, else
@@ -62,7 +64,7 @@ func New(st Settings, s store.Store, log *slog.Logger) (*Server, error) {
 		// go-github skips signature checks when the secret is empty: never serve so.
 		return nil, errors.New("GITHUB_WEBHOOK_SECRET is empty: deliveries could not be authenticated")
 	}
-	srv := &Server{settings: st, log: log, store: s}
+	srv := &Server{settings: st, log: log, store: s, readyErrors: newLogLimiter(10 * time.Second)}
 	srv.metrics = NewMetrics(func() (int, int) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
@@ -130,7 +132,9 @@ func (s *Server) serveReady(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	if err := s.store.Ping(ctx); err != nil {
-		s.log.Warn("not ready: store unreachable", "error", err)
+		if ok, suppressed := s.readyErrors.allow(); ok {
+			s.log.Warn("not ready: store unreachable", "error", err, "suppressed", suppressed)
+		}
 		http.Error(w, "store unreachable", http.StatusServiceUnavailable)
 		return
 	}

@@ -11,8 +11,10 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/countersign/countersign/app"
+	"github.com/countersign/countersign/app/store"
 )
 
 const usage = `countersign — nothing is done until someone else confirms it.
@@ -61,6 +63,7 @@ func serve(args []string, stderr io.Writer) int {
 		return 2
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: st.LogLevel}))
+	store.SetRedisLogger(log, 10*time.Second)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 

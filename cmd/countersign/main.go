@@ -23,6 +23,7 @@ usage:
   countersign serve [flags]         run the GitHub App (webhook server and workers)
   countersign deadletters list      list deliveries that failed every attempt
   countersign deadletters retry ID  put dead letters back in their queue (--all for every one)
+  countersign resync [owner/repo]    repair drift between GitHub and the task records
   countersign demo [NAME | FILE]    play a workflow scenario against a fake GitHub (-list: the scenarios)
   countersign contract [flags]      write the verification contract of an issue (-h: the flags)
   countersign help                  this text
@@ -44,6 +45,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return serve(args[1:], stderr)
 	case "deadletters":
 		return deadletters(args[1:], stdout, stderr)
+	case "resync":
+		return resync(args[1:], stdout, stderr)
 	case "demo":
 		return demo(args[1:], stdout, stderr)
 	case "contract":

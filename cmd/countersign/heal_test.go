@@ -15,6 +15,7 @@ import (
 
 	"github.com/countersign/countersign/app/githubtest"
 	"github.com/countersign/countersign/app/store/redistest"
+	"github.com/redis/go-redis/v9"
 )
 
 // Healing and reconciliation, end to end through `countersign serve`
@@ -449,4 +450,45 @@ func dumpLogs(t *testing.T) {
 		b, _ := os.ReadFile(p)
 		t.Logf("%s:\n%s", p, b)
 	}
+}
+
+// While Redis is unreachable the bot logs a few lines, not several a second,
+// and go-redis's own lines are JSON through slog.
+func TestRedisOutageLogsAreRateLimited(t *testing.T) {
+	redisURL := redistest.Start(t)
+	gh := healGitHub(t)
+	dir := t.TempDir()
+	logPath := filepath.Join(dir, "bot.log")
+	b := startBot(t, gh, filepath.Join(dir, "unused.db"), freeAddr(t), logPath, "REDIS_URL="+redisURL)
+	defer b.kill()
+	opt, err := redis.ParseURL(redisURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := redis.NewClient(opt)
+	defer rc.Close()
+	mark, _ := os.ReadFile(logPath)
+	_ = rc.ShutdownNoSave(context.Background()).Err() // the connection drops: no answer
+	for i := 0; i < 30; i++ {                         // readiness probes meanwhile
+		if resp, err := http.Get("http://" + b.addr + "/readyz"); err == nil {
+			resp.Body.Close()
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	all, _ := os.ReadFile(logPath)
+	lines := strings.Split(strings.TrimSpace(string(all[len(mark):])), "\n")
+	errorsOrWarnings := 0
+	for _, l := range lines {
+		if !strings.HasPrefix(l, "{") {
+			t.Fatalf("a log line that is not JSON: %s", l)
+		}
+		if strings.Contains(l, `"level":"ERROR"`) || strings.Contains(l, `"level":"WARN"`) {
+			errorsOrWarnings++
+		}
+	}
+	// 3 s of outage, 4 workers polling and 30 probes: before, ~8 lines a second.
+	if errorsOrWarnings > 8 {
+		t.Fatalf("%d ERROR/WARN lines in 3 s of Redis outage; want a few:\n%s", errorsOrWarnings, strings.Join(lines, "\n"))
+	}
+	t.Logf("%d ERROR/WARN lines in 3 s of Redis outage", errorsOrWarnings)
 }

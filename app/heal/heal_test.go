@@ -26,7 +26,7 @@ const repo = "acme/web"
 // rig is a fake GitHub whose webhooks go to a receiver that takes them into a
 // store, as the bot's intake does (de-duplicated by delivery id).
 type rig struct {
-	t     *testing.T
+	t     testing.TB
 	gh    *githubtest.Server
 	store store.Store
 	app   *github.Client
@@ -35,7 +35,9 @@ type rig struct {
 	received map[string]int // guid -> deliveries taken in (duplicates included)
 }
 
-func newRig(t *testing.T) *rig {
+func newRig(t *testing.T) *rig { return newBenchRig(t) }
+
+func newBenchRig(t testing.TB) *rig {
 	t.Helper()
 	gh := githubtest.New(githubtest.Options{})
 	t.Cleanup(gh.Close)

@@ -224,7 +224,8 @@ func (p *Processor) decide(ctx context.Context, d *store.Delivery, log *slog.Log
 func installationGone(err error) bool {
 	var he *ghinstallation.HTTPError
 	return errors.As(err, &he) && he.Response != nil &&
-		(he.Response.StatusCode == http.StatusNotFound || he.Response.StatusCode == http.StatusForbidden)
+		(he.Response.StatusCode == http.StatusNotFound || he.Response.StatusCode == http.StatusForbidden) &&
+		!rateLimited(he.Response)
 }
 
 // own reports whether sender is this App: its writes come back as webhooks and

@@ -84,10 +84,14 @@ func (p *Processor) resync(ctx context.Context, d *store.Delivery, r reconcile.R
 			return store.Commit{}, err
 		}
 	}
+	openPRs := map[int]bool{} // of the tasks compared: their checks are recomputed on a full resync
 	sc, err := reconcile.Compare(ctx, c, r.Repo, r.Since, r.Page, func(ctx context.Context, n int) ([]string, bool, error) {
 		t, err := loadTask(ctx, p.store, r.Repo, n)
 		if err != nil || t == nil {
 			return nil, false, err
+		}
+		for _, pr := range t.OpenPRs() {
+			openPRs[pr] = true
 		}
 		return t.Labels(), true, nil
 	})
@@ -113,6 +117,17 @@ func (p *Processor) resync(ctx context.Context, d *store.Delivery, r reconcile.R
 	w.Records = map[string][]byte{reconcile.RepoKey(r.Repo): b}
 	for _, dr := range sc.Drifts {
 		w.Enqueue = append(w.Enqueue, reconcile.NewRepair(reconcile.Repair{Installation: inst, Repo: r.Repo, Number: dr.Number, Had: dr.Had}, d.ID, start))
+	}
+	if r.Since.IsZero() { // a full resync: every open pull request's check as the records make it (written only if it changed)
+		prs := make([]int, 0, len(openPRs))
+		for pr := range openPRs {
+			prs = append(prs, pr)
+		}
+		sort.Ints(prs)
+		for _, pr := range prs {
+			w.Enqueue = append(w.Enqueue, derived(fmt.Sprintf("%s/check/%d", d.ID, pr), checkEvent, rules.TaskKey(r.Repo, pr),
+				checkDelivery{Installation: inst, Repo: r.Repo, Number: pr}))
+		}
 	}
 	if p.recon != nil {
 		p.recon.Resyncs.WithLabelValues(r.Why).Inc()

@@ -68,7 +68,7 @@ func githubWait(err error, now time.Time) (hint time.Duration, waiting bool) {
 func answerWait(resp *http.Response, now time.Time) (time.Duration, bool) {
 	switch {
 	case resp.StatusCode >= 500, resp.StatusCode == http.StatusTooManyRequests:
-	case resp.StatusCode == http.StatusForbidden && (resp.Header.Get("X-RateLimit-Remaining") == "0" || resp.Header.Get("Retry-After") != ""):
+	case rateLimited(resp):
 	default:
 		return 0, false
 	}
@@ -113,4 +113,11 @@ func waitDelay(streak int, hint, limit time.Duration) time.Duration {
 	}
 	d := min(time.Second<<min(streak, 20), limit)
 	return d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
+}
+
+// rateLimited reports whether a 403 or 429 answer is rate limiting rather
+// than a refusal.
+func rateLimited(resp *http.Response) bool {
+	return resp.StatusCode == http.StatusTooManyRequests ||
+		(resp.StatusCode == http.StatusForbidden && (resp.Header.Get("X-RateLimit-Remaining") == "0" || resp.Header.Get("Retry-After") != ""))
 }

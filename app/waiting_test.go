@@ -50,6 +50,7 @@ func TestGitHubWait(t *testing.T) {
 		{"token request unreachable", &url.Error{Op: "Get", URL: "http://x", Err: &ghinstallation.HTTPError{Message: "could not refresh", RootCause: errors.New("connection refused")}}, true, 0},
 		{"token request 503", &url.Error{Op: "Get", URL: "http://x", Err: &ghinstallation.HTTPError{Message: "could not refresh", Response: answer(503, nil)}}, true, 0},
 		{"token request 404 (uninstalled)", &url.Error{Op: "Get", URL: "http://x", Err: &ghinstallation.HTTPError{Message: "could not refresh", Response: answer(404, nil)}}, false, 0},
+		{"token request rate limited", &url.Error{Op: "Post", URL: "http://x", Err: &ghinstallation.HTTPError{Message: "could not refresh", Response: answer(403, map[string]string{"Retry-After": "5"})}}, true, 5 * time.Second},
 		{"pacing", fmt.Errorf("resync: %w", waitError{wait: time.Minute, why: "low budget"}), true, time.Minute},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -71,5 +72,24 @@ func TestWaitDelay(t *testing.T) {
 	}
 	if d := waitDelay(3, 42*time.Second, time.Second); d != 42*time.Second {
 		t.Fatalf("a hint is honoured beyond the cap: got %v", d)
+	}
+}
+
+// A rate-limited answer is never taken for a refusal: not the App uninstalled
+// (which skips the delivery), nor a permanent failure (which drops an effect).
+func TestRateLimitedIsNeverPermanent(t *testing.T) {
+	resp := &http.Response{StatusCode: 403, Header: http.Header{"Retry-After": {"5"}}, Request: &http.Request{Method: "GET", URL: &url.URL{Path: "/x"}}}
+	token := &url.Error{Op: "Post", URL: "http://x", Err: &ghinstallation.HTTPError{Message: "could not refresh", Response: resp}}
+	if installationGone(token) {
+		t.Fatal("a rate-limited token request taken for an uninstalled App")
+	}
+	for _, err := range []error{token, &github.ErrorResponse{Response: resp, Message: "slow down"}} {
+		if isPermanent(classify(err)) {
+			t.Fatalf("classify(%v) is permanent", err)
+		}
+	}
+	refused := &http.Response{StatusCode: 403, Header: http.Header{}, Request: resp.Request}
+	if !isPermanent(classify(&github.ErrorResponse{Response: refused, Message: "Resource not accessible by integration"})) {
+		t.Fatal("a plain 403 is a refusal")
 	}
 }

@@ -25,9 +25,10 @@ import (
 // labels are set to what they must be, never toggled; the card is found by its
 // marker and edited, never posted twice.
 type Executor struct {
-	store store.Store
-	gh    *GitHub
-	log   *slog.Logger
+	store   store.Store
+	gh      *GitHub
+	log     *slog.Logger
+	metrics *Metrics
 
 	labels sync.Map // "owner/repo\x00label" -> struct{}: labels known to exist
 }
@@ -41,7 +42,7 @@ func (x *Executor) Apply(ctx context.Context, oe outboxEffect, leftover bool) er
 	}
 	e := oe.Effect
 	owner, name, ok := strings.Cut(e.Repo, "/")
-	if !ok || (e.Number <= 0 && e.Kind != rules.EffectConfigCheck) {
+	if !ok || (e.Number <= 0 && e.Kind != rules.EffectConfigCheck && e.Kind != rules.EffectRenameLabel && e.Kind != rules.EffectCreateLabel) {
 		return permanent(fmt.Errorf("effect names no issue: %q#%d", e.Repo, e.Number))
 	}
 	var applyErr error
@@ -60,6 +61,10 @@ func (x *Executor) Apply(ctx context.Context, oe outboxEffect, leftover bool) er
 		applyErr = x.verificationCheck(ctx, c, owner, name, e)
 	case rules.EffectConfigCheck:
 		applyErr = x.configCheck(ctx, c, owner, name, e)
+	case rules.EffectRenameLabel:
+		applyErr = x.renameLabel(ctx, c, owner, name, e)
+	case rules.EffectCreateLabel:
+		applyErr = x.createLabel(ctx, c, owner, name, e)
 	case rules.EffectGoalIssue:
 		applyErr = x.goalIssueEffect(ctx, c, owner, name, e)
 	case rules.EffectGoalNotice:
@@ -90,12 +95,12 @@ func (x *Executor) syncOwnedLabels(ctx context.Context, c *github.Client, owner,
 	}
 	var add, remove []string
 	for _, l := range labels {
-		if !slices.Contains(current, l) {
+		if !containsFold(current, l) {
 			add = append(add, l)
 		}
 	}
 	for _, l := range current {
-		if owned(l) && !slices.Contains(labels, l) {
+		if owned(l) && !containsFold(labels, l) {
 			remove = append(remove, l)
 		}
 	}
@@ -115,6 +120,12 @@ func (x *Executor) syncOwnedLabels(ctx context.Context, c *github.Client, owner,
 		}
 	}
 	return nil
+}
+
+// containsFold reports whether list holds s, case-insensitively (as GitHub
+// compares label names).
+func containsFold(list []string, s string) bool {
+	return slices.ContainsFunc(list, func(l string) bool { return strings.EqualFold(l, s) })
 }
 
 func (x *Executor) issueLabels(ctx context.Context, c *github.Client, owner, name string, n int) ([]string, error) {

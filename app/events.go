@@ -45,7 +45,7 @@ func (p *Processor) onIssue(ctx context.Context, d *store.Delivery, e *github.Is
 			At: eventTime(issue.GetUpdatedAt().Time, d), Label: e.GetLabel().GetName()}), nil
 	}
 	return p.decideTask(ctx, inst, d, rules.Event{
-		Kind: kind, Actor: e.GetSender().GetLogin(), At: eventTime(issue.GetUpdatedAt().Time, d),
+		Kind: kind, Actor: user(e.GetSender()), At: eventTime(issue.GetUpdatedAt().Time, d),
 		Issue: issueFacts(repo, issue), Label: e.GetLabel().GetName(), Reason: issue.GetStateReason(),
 	}, log)
 }
@@ -68,7 +68,7 @@ func (p *Processor) onComment(ctx context.Context, d *store.Delivery, e *github.
 				At: eventTime(cm.GetCreatedAt().Time, d), CommentID: cm.GetID(), Commands: cmds}), err
 		}
 	}
-	ev := rules.Event{Kind: rules.Commented, Actor: cm.GetUser().GetLogin(), At: eventTime(cm.GetCreatedAt().Time, d),
+	ev := rules.Event{Kind: rules.Commented, Actor: user(cm.GetUser()), At: eventTime(cm.GetCreatedAt().Time, d),
 		CommentID: cm.GetID(), Where: issue.GetNumber(), Commands: cmds, Text: cm.GetBody()}
 	if !issue.IsPullRequest() {
 		ev.Issue = issueFacts(repo, issue)
@@ -83,6 +83,7 @@ func (p *Processor) onComment(ctx context.Context, d *store.Delivery, e *github.
 		return store.Commit{}, err
 	}
 	cur := old
+	var reply *rules.Notice
 	if cur == nil { // a pull request from before countersign: read it
 		pr, _, err := c.PullRequests.Get(ctx, splitRepo(repo), repoName(repo), issue.GetNumber())
 		if err != nil {
@@ -91,8 +92,11 @@ func (p *Processor) onComment(ctx context.Context, d *store.Delivery, e *github.
 		if cur, err = p.pullRecord(ctx, c, repo, pr, nil); err != nil {
 			return store.Commit{}, err
 		}
+		if reply, err = p.gateLinks(ctx, c, repo, nil, cur, log); err != nil {
+			return store.Commit{}, err
+		}
 	}
-	return p.fanout(ctx, inst, d, old, cur, ev)
+	return p.fanout(ctx, inst, d, old, cur, ev, reply)
 }
 
 var pullKinds = map[string]rules.EventKind{
@@ -118,7 +122,7 @@ func (p *Processor) onPull(ctx context.Context, d *store.Delivery, e *github.Pul
 	if own, err := p.own(ctx, e.GetSender()); err != nil || own {
 		return store.Commit{}, err
 	}
-	return p.pullEvent(ctx, inst, repo, d, pr, rules.Event{Kind: kind, Actor: e.GetSender().GetLogin(), At: eventTime(pr.GetUpdatedAt().Time, d)})
+	return p.pullEvent(ctx, inst, repo, d, pr, rules.Event{Kind: kind, Actor: user(e.GetSender()), At: eventTime(pr.GetUpdatedAt().Time, d)}, log)
 }
 
 func (p *Processor) onReview(ctx context.Context, d *store.Delivery, e *github.PullRequestReviewEvent, log *slog.Logger) (store.Commit, error) {
@@ -133,14 +137,14 @@ func (p *Processor) onReview(ctx context.Context, d *store.Delivery, e *github.P
 	if e.GetAction() == "dismissed" {
 		state = "dismissed"
 	}
-	return p.pullEvent(ctx, inst, repo, d, pr, rules.Event{Kind: rules.PRReviewed, Actor: e.GetSender().GetLogin(),
+	return p.pullEvent(ctx, inst, repo, d, pr, rules.Event{Kind: rules.PRReviewed, Actor: user(e.GetSender()),
 		At:     eventTime(rv.GetSubmittedAt().Time, d),
-		Review: &rules.ReviewFacts{Reviewer: rv.GetUser().GetLogin(), State: state, Head: rv.GetCommitID(), Body: rv.GetBody()}})
+		Review: &rules.ReviewFacts{Reviewer: user(rv.GetUser()), State: state, Head: rv.GetCommitID(), Body: rv.GetBody()}}, log)
 }
 
 // pullEvent records pull request pr as its event shows it and fans ev out to
 // the tasks it closes.
-func (p *Processor) pullEvent(ctx context.Context, inst int64, repo string, d *store.Delivery, pr *github.PullRequest, ev rules.Event) (store.Commit, error) {
+func (p *Processor) pullEvent(ctx context.Context, inst int64, repo string, d *store.Delivery, pr *github.PullRequest, ev rules.Event, log *slog.Logger) (store.Commit, error) {
 	c, err := p.gh.Installation(inst)
 	if err != nil {
 		return store.Commit{}, permanent(err)
@@ -150,6 +154,7 @@ func (p *Processor) pullEvent(ctx context.Context, inst int64, repo string, d *s
 		return store.Commit{}, err
 	}
 	cur := old
+	var reply *rules.Notice
 	if old == nil || ev.Kind != rules.PRReviewed {
 		// A review's copy of its pull request may be older than the record (a
 		// push processed before the review's delivery); only a pull request's own
@@ -157,8 +162,11 @@ func (p *Processor) pullEvent(ctx context.Context, inst int64, repo string, d *s
 		if cur, err = p.pullRecord(ctx, c, repo, pr, old); err != nil {
 			return store.Commit{}, err
 		}
+		if reply, err = p.gateLinks(ctx, c, repo, old, cur, log); err != nil {
+			return store.Commit{}, err
+		}
 	}
-	return p.fanout(ctx, inst, d, old, cur, ev)
+	return p.fanout(ctx, inst, d, old, cur, ev, reply)
 }
 
 // pullRecord is the record of pull request pr as the webhook shows it. Its
@@ -166,7 +174,7 @@ func (p *Processor) pullEvent(ctx context.Context, inst int64, repo string, d *s
 // a task and its head moved; later CI results come as their own webhooks.
 func (p *Processor) pullRecord(ctx context.Context, c *github.Client, repo string, pr *github.PullRequest, old *rules.PullRequest) (*rules.PullRequest, error) {
 	cur := &rules.PullRequest{Repo: repo, Links: rules.ClosingRefs(pr.GetBody(), repo), PRFacts: rules.PRFacts{
-		Number: pr.GetNumber(), Author: pr.GetUser().GetLogin(), Head: pr.GetHead().GetSHA(),
+		Number: pr.GetNumber(), Author: user(pr.GetUser()), Head: pr.GetHead().GetSHA(), Assignees: users(pr.Assignees),
 		Draft: pr.GetDraft(), Open: pr.GetState() == "open", Merged: pr.GetMerged() || pr.MergedAt != nil, // reviews' copies carry merged_at only
 		Body: pr.GetBody()}}
 	if old != nil && (old.CommittersHead == cur.Head || len(cur.Links) == 0 || !cur.Open) {
@@ -201,9 +209,9 @@ const maxCommitPages = 3
 // of pull request n.
 func (p *Processor) committers(ctx context.Context, c *github.Client, repo string, n int) ([]rules.Member, error) {
 	var out []rules.Member
-	add := func(login, as string) {
-		if login != "" && !slices.ContainsFunc(out, func(m rules.Member) bool { return rules.SameLogin(m.Login, login) }) {
-			out = append(out, rules.Member{Login: login, As: as})
+	add := func(u rules.User, as string) {
+		if !u.IsZero() && !slices.ContainsFunc(out, func(m rules.Member) bool { return m.Is(u) }) {
+			out = append(out, rules.MemberOf(u, as))
 		}
 	}
 	opt := &github.ListOptions{PerPage: 100}
@@ -213,13 +221,13 @@ func (p *Processor) committers(ctx context.Context, c *github.Client, repo strin
 			return nil, fmt.Errorf("list commits of #%d: %w", n, err)
 		}
 		for _, cm := range commits {
-			login := cm.GetAuthor().GetLogin()
-			if login == "" {
-				login = rules.LoginFromAuthor(cm.GetCommit().GetAuthor().GetName(), cm.GetCommit().GetAuthor().GetEmail())
+			author := user(cm.GetAuthor())
+			if author.IsZero() {
+				author = rules.User{Login: rules.LoginFromAuthor(cm.GetCommit().GetAuthor().GetName(), cm.GetCommit().GetAuthor().GetEmail())}
 			}
-			add(login, fmt.Sprintf("commit author on #%d", n))
+			add(author, fmt.Sprintf("commit author on #%d", n))
 			for _, co := range rules.CoAuthors(cm.GetCommit().GetMessage()) {
-				add(co, fmt.Sprintf("co-author on #%d", n))
+				add(rules.User{Login: co}, fmt.Sprintf("co-author on #%d", n))
 			}
 		}
 		if resp.NextPage == 0 {
@@ -231,9 +239,14 @@ func (p *Processor) committers(ctx context.Context, c *github.Client, repo strin
 }
 
 // fanout records pull request cur and enqueues, for each task it closes (or
-// stopped closing), the task events ev means.
-func (p *Processor) fanout(ctx context.Context, inst int64, d *store.Delivery, old, cur *rules.PullRequest, ev rules.Event) (store.Commit, error) {
-	w, err := p.commitFor(inst, d, nil, nil)
+// stopped closing), the task events ev means; reply (if any) is posted on the
+// pull request.
+func (p *Processor) fanout(ctx context.Context, inst int64, d *store.Delivery, old, cur *rules.PullRequest, ev rules.Event, reply *rules.Notice) (store.Commit, error) {
+	var effects []rules.Effect
+	if reply != nil {
+		effects = append(effects, rules.Effect{Kind: rules.EffectNotice, Repo: cur.Repo, Number: cur.Number, Notice: reply})
+	}
+	w, err := p.commitFor(inst, d, nil, effects)
 	if err != nil {
 		return w, err
 	}
@@ -249,15 +262,15 @@ func (p *Processor) fanout(ctx context.Context, inst int64, d *store.Delivery, o
 	if ev.Kind == rules.Commented && len(fan) == 0 {
 		// Commands on a pull request that closes no task: say so rather than
 		// leave them unanswered.
-		n := &rules.Notice{Kind: rules.NoticeRefused, Actor: ev.Actor}
+		n := &rules.Notice{Kind: rules.NoticeRefused, Actor: ev.Actor.Login, ActorID: ev.Actor.ID}
 		for i, cmd := range ev.Commands {
 			if i == rules.MaxCommands {
 				break
 			}
 			n.Refusals = append(n.Refusals, rules.Refusal{Quote: cmd.Line,
-				Reason: "this pull request closes no open task: write `Fixes #N` (or `Closes`, `Resolves`) in its description, or comment on the task's issue."})
+				Reason: closesNoTask(cur)})
 		}
-		nw, err := p.commitFor(inst, d, nil, []rules.Effect{{Kind: rules.EffectNotice, Repo: cur.Repo, Number: cur.Number, Notice: n}})
+		nw, err := p.commitFor(inst, d, nil, append(effects, rules.Effect{Kind: rules.EffectNotice, Repo: cur.Repo, Number: cur.Number, Notice: n}))
 		nw.Records = w.Records
 		return nw, err
 	}
@@ -292,9 +305,20 @@ func (p *Processor) decideCheck(ctx context.Context, cd checkDelivery, d *store.
 	return p.commitFor(cd.Installation, d, nil, []rules.Effect{{Kind: rules.EffectCheck, Repo: cd.Repo, Number: cd.Number, SHA: pr.Head, Check: &check}})
 }
 
+// closesNoTask says why commands on pull request pr act on no task.
+func closesNoTask(pr *rules.PullRequest) string {
+	switch {
+	case pr.TooMany > 0:
+		return fmt.Sprintf("this pull request names %d issues to close, more than a pull request may (`tasks.max_per_pr`), so it links none of them.", pr.TooMany)
+	case len(pr.Refused) > 0:
+		return fmt.Sprintf("@%s, who opened this pull request, may not build here (no write permission, not assigned to %s), so it links no task: comment on the task's issue instead.", pr.Author.Login, issueList(pr.Refused))
+	}
+	return "this pull request closes no open task: write `Fixes #N` (or `Closes`, `Resolves`) in its description, or comment on the task's issue."
+}
+
 func issueFacts(repo string, is *github.Issue) rules.IssueFacts {
-	return rules.IssueFacts{Repo: repo, Number: is.GetNumber(), Title: is.GetTitle(), Body: is.GetBody(), Author: is.GetUser().GetLogin(),
-		Assignees: logins(is.Assignees), Labels: labelNames(is.Labels), Milestone: is.GetMilestone().GetNumber(),
+	return rules.IssueFacts{Repo: repo, Number: is.GetNumber(), Title: is.GetTitle(), Body: is.GetBody(), Author: user(is.GetUser()),
+		Assignees: users(is.Assignees), Labels: labelNames(is.Labels), Milestone: is.GetMilestone().GetNumber(),
 		Closed: is.GetState() == "closed"}
 }
 

@@ -7,6 +7,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
+
+	"github.com/countersign/countersign/rules"
 
 	"github.com/bradleyfalzon/ghinstallation/v2"
 	"github.com/google/go-github/v60/github"
@@ -31,6 +34,46 @@ type GitHub struct {
 	mu       sync.Mutex
 	clients  map[int64]*github.Client
 	botLogin string
+	accounts map[string]account // lower(login) -> the account, as last read
+}
+
+// account is an account read from GET /users/{login}, and when.
+type account struct {
+	user rules.User
+	at   time.Time
+}
+
+// accountTTL is how long a login's account is trusted to be the same: a
+// rename frees a login for someone else to take.
+const accountTTL = time.Hour
+
+// Account is the account that login names now (its id), read with c and
+// cached for accountTTL. A login GitHub does not know is returned without an
+// id (it can match no one by id).
+func (g *GitHub) Account(ctx context.Context, c *github.Client, login string) (rules.User, error) {
+	key := strings.ToLower(login)
+	g.mu.Lock()
+	a, ok := g.accounts[key]
+	g.mu.Unlock()
+	if ok && time.Since(a.at) < accountTTL {
+		return a.user, nil
+	}
+	u, _, err := c.Users.Get(ctx, login)
+	switch {
+	case isStatus(err, http.StatusNotFound):
+		a = account{user: rules.User{Login: login}, at: time.Now()}
+	case err != nil:
+		return rules.User{}, fmt.Errorf("read account %s: %w", login, err)
+	default:
+		a = account{user: rules.User{ID: u.GetID(), Login: u.GetLogin()}, at: time.Now()}
+	}
+	g.mu.Lock()
+	if g.accounts == nil {
+		g.accounts = map[string]account{}
+	}
+	g.accounts[key] = a
+	g.mu.Unlock()
+	return a.user, nil
 }
 
 // NewGitHub builds the client factory for the App appID with its PEM key.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -77,12 +78,17 @@ func (p *Processor) goalIssue(ctx context.Context, repo string, is *github.Issue
 	if err != nil || ok {
 		return m, err
 	}
-	for _, l := range is.Labels {
-		if strings.EqualFold(l.GetName(), rules.LabelGoal) && is.GetMilestone().GetNumber() != 0 {
-			return is.GetMilestone().GetNumber(), nil
-		}
+	// No record (a store lost): a goal issue is one this App opened, labeled
+	// goal, in a milestone. Anyone can put a goal label on an issue; only the
+	// App can open an issue as itself.
+	if is.GetMilestone().GetNumber() == 0 || !slices.ContainsFunc(is.Labels, func(l *github.Label) bool { return strings.EqualFold(l.GetName(), rules.LabelGoal) }) {
+		return 0, nil
 	}
-	return 0, nil
+	own, err := p.own(ctx, is.GetUser())
+	if err != nil || !own {
+		return 0, err
+	}
+	return is.GetMilestone().GetNumber(), nil
 }
 
 var goalIssueKinds = map[string]rules.GoalEventKind{
@@ -240,7 +246,7 @@ func goalNotes(inst int64, d *store.Delivery, t *rules.Task, notes []rules.GoalN
 	gt := rules.GoalTaskOf(t)
 	for i, n := range notes {
 		out = append(out, toGoal(inst, d, rules.GoalEvent{Kind: rules.GoalTaskChanged, Repo: t.Repo, Milestone: n.Milestone,
-			Actor: ev.Actor, At: ev.At, Task: &gt, In: n.In}, i))
+			Actor: ev.Actor.Login, At: ev.At, Task: &gt, In: n.In}, i))
 	}
 	return out
 }

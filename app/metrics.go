@@ -1,6 +1,7 @@
 package app
 
 import (
+	"github.com/countersign/countersign/app/buildinfo"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
@@ -19,6 +20,10 @@ type Metrics struct {
 	RateLimitRemain *prometheus.GaugeVec     // X-RateLimit-Remaining of the last API answer, by installation ("app": the App's own calls)
 	QueueDepth      prometheus.GaugeFunc
 	DeadLetters     prometheus.GaugeFunc
+	BuildInfo       *prometheus.GaugeVec // 1, labeled with the binary's version and commit
+	// RepliesHeld counts replies not posted because their person had had
+	// their share (DESIGN §5), by notice kind.
+	RepliesHeld *prometheus.CounterVec
 }
 
 // NewMetrics creates the metrics; stats reports the store's depths.
@@ -51,6 +56,10 @@ func NewMetrics(stats func() (queued, dead int)) *Metrics {
 			Name: "countersign_github_api_retries_total",
 			Help: "GitHub API requests retried, by reason (server_error, rate_limited, network).",
 		}, []string{"reason"}),
+		RepliesHeld: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "countersign_replies_held_total",
+			Help: "Replies not posted because their person already had 3 on that issue or pull request within the hour, by notice kind.",
+		}, []string{"kind"}),
 		RateLimitRemain: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "countersign_github_rate_limit_remaining",
 			Help: "X-RateLimit-Remaining of the latest GitHub API answer, by installation (\"app\": calls as the App itself); no series until an answer came.",
@@ -64,8 +73,14 @@ func NewMetrics(stats func() (queued, dead int)) *Metrics {
 		Name: "countersign_dead_letters",
 		Help: "Deliveries that failed every attempt and wait for `countersign deadletters retry`.",
 	}, func() float64 { _, d := stats(); return float64(d) })
-	m.Registry.MustRegister(m.Deliveries, m.Processed, m.ProcessLatency, m.IntakeLatency, m.APICalls,
-		m.APIRetries, m.RateLimitRemain, m.QueueDepth, m.DeadLetters,
+	m.BuildInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "countersign_build_info",
+		Help: "Always 1; the labels say which build is running (module version, commit, Go version).",
+	}, []string{"version", "revision", "goversion"})
+	bi := buildinfo.Read()
+	m.BuildInfo.WithLabelValues(bi.Version, bi.Commit, bi.GoVersion).Set(1)
+	m.Registry.MustRegister(m.BuildInfo, m.Deliveries, m.Processed, m.ProcessLatency, m.IntakeLatency, m.APICalls,
+		m.APIRetries, m.RateLimitRemain, m.QueueDepth, m.DeadLetters, m.RepliesHeld,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

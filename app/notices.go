@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -35,6 +36,9 @@ func (x *Executor) notice(ctx context.Context, c *github.Client, owner, name str
 			return err
 		}
 	}
+	if held, err := x.replyHeld(ctx, e); err != nil || held {
+		return err
+	}
 	data := noticeData{Notice: e.Notice, Repo: e.Repo, Where: e.Number}
 	if e.Notice.Kind == rules.NoticeStatus {
 		task, err := loadTask(ctx, x.store, e.Repo, e.Notice.Task)
@@ -54,6 +58,49 @@ func (x *Executor) notice(ctx context.Context, c *github.Client, owner, name str
 		return fmt.Errorf("post %s notice: %w", e.Notice.Kind, err)
 	}
 	return nil
+}
+
+// Replies to one person are bounded so that nobody can make countersign spam
+// (DESIGN §5): at most maxReplies replies to one person on one issue or pull
+// request within replyWindow; past that a reply is logged and counted
+// (countersign_replies_held_total), not posted. Replies are the notices a
+// person's own action calls for; what needs someone else's attention (a
+// rejection, a failure, an escalation, a regression) is always posted.
+const (
+	maxReplies  = 3
+	replyWindow = time.Hour
+)
+
+// replyKinds are the notices that answer their actor.
+var replyKinds = map[rules.NoticeKind]bool{
+	rules.NoticeRefused: true, rules.NoticeIgnored: true, rules.NoticeStatus: true,
+	rules.NoticeContradiction: true, rules.NoticeReopened: true,
+}
+
+// replyHeld counts reply e against its person's share and reports whether it
+// is over it.
+func (x *Executor) replyHeld(ctx context.Context, e rules.Effect) (bool, error) {
+	n := e.Notice
+	if !replyKinds[n.Kind] || n.Actor == "" {
+		return false, nil
+	}
+	who := strings.ToLower(n.Actor)
+	if n.ActorID != 0 {
+		who = strconv.FormatInt(n.ActorID, 10)
+	}
+	count, err := x.store.Count(ctx, fmt.Sprintf("replies/%s#%d/%s", e.Repo, e.Number, who), replyWindow)
+	if err != nil {
+		return false, fmt.Errorf("count replies: %w", err)
+	}
+	if count <= maxReplies {
+		return false, nil
+	}
+	x.log.Info("reply held: its person had their share", "kind", n.Kind, "repo", e.Repo, "number", e.Number,
+		"actor", n.Actor, "replies", count, "window", replyWindow.String())
+	if x.metrics != nil {
+		x.metrics.RepliesHeld.WithLabelValues(string(n.Kind)).Inc()
+	}
+	return true, nil
 }
 
 // noticeData is what notice templates render.

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/bradleyfalzon/ghinstallation/v2"
@@ -141,6 +142,9 @@ var handledActions = map[string]bool{
 	"status.":               true,
 	taskEvent + ".":         true,
 	checkEvent + ".":        true,
+	repairEvent + ".":       true,
+	"label.edited":          true,
+	"label.deleted":         true,
 	ciEvent + ".":           true,
 	// reconciliation (resync.go)
 	"installation.created": true, "installation.new_permissions_accepted": true, "installation.unsuspend": true,
@@ -188,6 +192,14 @@ func (p *Processor) decide(ctx context.Context, d *store.Delivery, log *slog.Log
 		return p.decideCI(ctx, cd, d, log)
 	case reconcile.ResyncEvent, reconcile.RepairEvent:
 		return p.decideReconcile(ctx, d, log)
+	case repairEvent:
+		var rd repairDelivery
+		if err := json.Unmarshal(d.Payload, &rd); err != nil {
+			return store.Commit{}, permanent(fmt.Errorf("parse %s: %w", d.Event, err))
+		}
+		return p.decideRepair(ctx, rd, d)
+	case "label":
+		return p.onLabel(ctx, d, log)
 	}
 	raw, err := github.ParseWebHook(d.Event, d.Payload)
 	if err != nil {
@@ -257,7 +269,7 @@ func (p *Processor) decideTask(ctx context.Context, inst int64, d *store.Deliver
 		return store.Commit{}, err
 	}
 	if task == nil {
-		if task, err = p.untracked(ctx, c, &ev, log); err != nil || (task == nil && ev.Issue.Title == "" && ev.Issue.Author == "") {
+		if task, err = p.untracked(ctx, c, &ev, log); err != nil || (task == nil && ev.Issue.Title == "" && ev.Issue.Author.IsZero()) {
 			return store.Commit{}, err // gone, or a pull request: nothing to track
 		}
 	}
@@ -286,26 +298,38 @@ func (p *Processor) decideTask(ctx context.Context, inst int64, d *store.Deliver
 
 // facts looks up what the event's decision depends on, and no more: the
 // actor's standing for commands, reviews and closes; the team size for
-// /verify; the leads for /reject (which may escalate).
+// /verify; the leads for /reject and for a pull request's event that may fail
+// an attempt (either may escalate); the pilots of agents involved.
 func (p *Processor) facts(ctx context.Context, dir *directory, task *rules.Task, ev rules.Event) (rules.Facts, error) {
 	var f rules.Facts
+	var err error
+	if f.Pilots, err = p.pilots(ctx, dir, task, ev); err != nil {
+		return f, err
+	}
+	if f.Leads == nil && mayEscalateByFailure(dir.cfg, task, ev) {
+		if f.Leads, err = dir.leads(ctx); err != nil {
+			return f, err
+		}
+		if f.Leads == nil {
+			f.Leads = []string{}
+		}
+	}
 	who := ""
 	switch ev.Kind {
 	case rules.Commented:
-		who = ev.Actor
+		who = ev.Actor.Login
 	case rules.PRReviewed:
 		if ev.Review != nil && (ev.Review.State == "approved" || ev.Review.State == "changes_requested") {
-			who = ev.Review.Reviewer
+			who = ev.Review.Reviewer.Login
 		}
 	case rules.IssueClosed:
 		if ev.Reason == "not_planned" && (task == nil || task.State != rules.Verified) {
-			who = ev.Actor
+			who = ev.Actor.Login
 		}
 	}
 	if who == "" {
 		return f, nil
 	}
-	var err error
 	if f.Actor, err = dir.person(ctx, who); err != nil {
 		return f, err
 	}
@@ -334,13 +358,61 @@ func (p *Processor) facts(ctx context.Context, dir *directory, task *rules.Task,
 	return f, nil
 }
 
+// pilots resolves the pilots (agents: of the configuration) that the event
+// may call on to accounts with ids, so that a pilot who renames stays the
+// pilot. Only an event that involves a configured agent's account asks; the
+// answers are cached for the process (GET /users/{login}).
+func (p *Processor) pilots(ctx context.Context, dir *directory, task *rules.Task, ev rules.Event) (map[string]rules.User, error) {
+	if len(dir.cfg.Agents) == 0 {
+		return nil, nil
+	}
+	var involved []rules.User
+	involved = append(involved, ev.Actor)
+	involved = append(involved, ev.Issue.Assignees...)
+	if ev.PR != nil {
+		involved = append(involved, ev.PR.Author)
+		for _, m := range ev.PR.Committers {
+			involved = append(involved, m.User())
+		}
+	}
+	if ev.Review != nil {
+		involved = append(involved, ev.Review.Reviewer)
+	}
+	out := map[string]rules.User{}
+	for _, u := range involved {
+		pilot, ok := dir.cfg.Pilot(u.Login)
+		if !ok {
+			continue
+		}
+		key := strings.ToLower(pilot)
+		if _, done := out[key]; done {
+			continue
+		}
+		acc, err := p.gh.Account(ctx, dir.c, pilot)
+		if err != nil {
+			return nil, err
+		}
+		out[key] = acc
+	}
+	return out, nil
+}
+
+// mayEscalateByFailure reports whether ev may fail task's attempt once more
+// and so escalate it for failed attempts: the leads are then looked up, to be
+// @-mentioned.
+func mayEscalateByFailure(cfg rules.Config, task *rules.Task, ev rules.Event) bool {
+	return task != nil && !task.Escalated && ev.PR != nil &&
+		(task.State == rules.Review || task.State == rules.Completed) &&
+		task.FailedAttempts+1 >= cfg.Escalation.FailedAttempts
+}
+
 // untracked prepares an event on an issue countersign has no record of. A
 // record lost with the store is rebuilt from the task card (its marker carries
 // the record). An event fanned out from a pull request knows only the issue's
 // number: the issue is read, and a pull request or a missing issue is skipped.
 func (p *Processor) untracked(ctx context.Context, c *github.Client, ev *rules.Event, log *slog.Logger) (*rules.Task, error) {
 	owner, name, n := splitRepo(ev.Issue.Repo), repoName(ev.Issue.Repo), ev.Issue.Number
-	if ev.Issue.Title == "" && ev.Issue.Author == "" {
+	if ev.Issue.Title == "" && ev.Issue.Author.IsZero() {
 		is, _, err := c.Issues.Get(ctx, owner, name, n)
 		if isStatus(err, 404) || isStatus(err, 410) {
 			return nil, nil
@@ -448,10 +520,13 @@ func loadRecord(ctx context.Context, st store.Store, key string, v any) (bool, e
 	return true, nil
 }
 
-func logins(users []*github.User) []string {
-	out := make([]string, 0, len(users))
-	for _, u := range users {
-		out = append(out, u.GetLogin())
+// user is the account u as rules knows people: its id, and its login for display.
+func user(u *github.User) rules.User { return rules.User{ID: u.GetID(), Login: u.GetLogin()} }
+
+func users(list []*github.User) []rules.User {
+	out := make([]rules.User, 0, len(list))
+	for _, u := range list {
+		out = append(out, user(u))
 	}
 	return out
 }

@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -58,6 +59,25 @@ func OpenStore(ctx context.Context, st Settings) (store.Store, error) {
 	return s, nil
 }
 
+// OpenExistingStore opens the store the settings name, as OpenStore does, but
+// never creates one: an embedded store file that does not exist is an error
+// (a command that reads or repairs the store must not start an empty one
+// because of a typo).
+func OpenExistingStore(ctx context.Context, st Settings) (store.Store, error) {
+	if st.RedisURL == "" {
+		fi, err := os.Stat(st.DataPath)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil, fmt.Errorf("COUNTERSIGN_DATA (--data): no store at %s (serve creates it; check the path)", st.DataPath)
+		case err != nil:
+			return nil, fmt.Errorf("COUNTERSIGN_DATA (--data): %w", err)
+		case fi.IsDir():
+			return nil, fmt.Errorf("COUNTERSIGN_DATA (--data): %s is a directory, not a store file", st.DataPath)
+		}
+	}
+	return OpenStore(ctx, st)
+}
+
 // New builds a server over an open store (which it closes when Run ends).
 func New(st Settings, s store.Store, log *slog.Logger) (*Server, error) {
 	if len(st.WebhookSecret) == 0 {
@@ -79,7 +99,7 @@ func New(st Settings, s store.Store, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	srv.gh = gh
-	exec := &Executor{store: s, gh: gh, log: log}
+	exec := &Executor{store: s, gh: gh, log: log, metrics: srv.metrics}
 	proc := &Processor{store: s, gh: gh, exec: exec, recon: reconcile.NewMetrics(srv.metrics.Registry)}
 	srv.owner = claimOwner()
 	srv.worker = newWorker(s, proc, log, srv.metrics, srv.owner)
@@ -159,7 +179,7 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- hs.Serve(ln) }()
-	s.log.Info("countersign serving", "addr", ln.Addr().String(), "github_api", s.settings.APIURL, "workers", s.settings.Workers)
+	s.log.Info("countersign serving", "addr", ln.Addr().String(), "github_api", RedactURL(s.settings.APIURL), "workers", s.settings.Workers)
 	// Healing and reconciliation start once deliveries can be taken in.
 	wg.Add(2)
 	go func() {

@@ -8,9 +8,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -78,6 +80,21 @@ func SettingsHelp() string {
 	return b.String()
 }
 
+// Setting describes one setting: its environment variable, its flag, its
+// default and its help, for the command line to offer as flags.
+type Setting struct {
+	Env, Flag, Default, Help string
+}
+
+// SettingsTable lists every setting of serve.
+func SettingsTable() []Setting {
+	out := make([]Setting, len(settingsTable))
+	for i, s := range settingsTable {
+		out[i] = Setting{Env: s.env, Flag: s.flag, Default: s.def, Help: s.help}
+	}
+	return out
+}
+
 // LoadSettings reads the settings from getenv and args (flags win). A missing or
 // invalid setting is an error naming it; nothing is half-configured.
 func LoadSettings(args []string, getenv func(string) string, stderr io.Writer) (Settings, error) {
@@ -100,7 +117,19 @@ func LoadSettings(args []string, getenv func(string) string, stderr io.Writer) (
 	if fs.NArg() > 0 {
 		return Settings{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	get := func(env string) string { return strings.TrimSpace(*vals[env]) }
+	values := make(map[string]string, len(vals))
+	for env, v := range vals {
+		values[env] = *v
+	}
+	return ResolveSettings(values)
+}
+
+// ResolveSettings checks and converts the settings' values, keyed by their
+// environment variable (each already the flag's value, else the variable's,
+// else the default). A missing or invalid setting is an error naming it, and
+// the error never holds a secret.
+func ResolveSettings(values map[string]string) (Settings, error) {
+	get := func(env string) string { return strings.TrimSpace(values[env]) }
 	name := func(env string) string {
 		for _, s := range settingsTable {
 			if s.env == env {
@@ -118,7 +147,7 @@ func LoadSettings(args []string, getenv func(string) string, stderr io.Writer) (
 		return st, fmt.Errorf("%s: %q is not a positive number", name("GITHUB_APP_ID"), v)
 	}
 
-	keyPath, keyPEM := get("GITHUB_PRIVATE_KEY_PATH"), *vals["GITHUB_PRIVATE_KEY"]
+	keyPath, keyPEM := get("GITHUB_PRIVATE_KEY_PATH"), values["GITHUB_PRIVATE_KEY"]
 	switch {
 	case keyPath != "" && strings.TrimSpace(keyPEM) != "":
 		return st, fmt.Errorf("%s and %s are both set: set one", name("GITHUB_PRIVATE_KEY_PATH"), name("GITHUB_PRIVATE_KEY"))
@@ -141,15 +170,18 @@ func LoadSettings(args []string, getenv func(string) string, stderr io.Writer) (
 		return st, fmt.Errorf("no private key: set %s or %s", name("GITHUB_PRIVATE_KEY_PATH"), name("GITHUB_PRIVATE_KEY"))
 	}
 
-	if v := *vals["GITHUB_WEBHOOK_SECRET"]; v == "" {
+	switch v := values["GITHUB_WEBHOOK_SECRET"]; {
+	case v == "":
 		return st, fmt.Errorf("%s is not set", name("GITHUB_WEBHOOK_SECRET"))
-	} else {
+	case strings.TrimSpace(v) == "":
+		return st, fmt.Errorf("%s is only whitespace: use a long random string (openssl rand -hex 32)", name("GITHUB_WEBHOOK_SECRET"))
+	default:
 		st.WebhookSecret = []byte(v)
 	}
 
 	st.APIURL = get("GITHUB_API_URL")
 	if u, err := url.Parse(st.APIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return st, fmt.Errorf("%s: %q is not an http(s) URL", name("GITHUB_API_URL"), st.APIURL)
+		return st, fmt.Errorf("%s: %q is not an http(s) URL", name("GITHUB_API_URL"), RedactURL(st.APIURL))
 	}
 	if !strings.HasSuffix(st.APIURL, "/") {
 		st.APIURL += "/"
@@ -165,6 +197,8 @@ func LoadSettings(args []string, getenv func(string) string, stderr io.Writer) (
 		}
 	} else if st.DataPath = get("COUNTERSIGN_DATA"); st.DataPath == "" {
 		return st, fmt.Errorf("%s is empty and REDIS_URL is not set: the store needs one", name("COUNTERSIGN_DATA"))
+	} else if err := checkDataDir(st.DataPath); err != nil {
+		return st, fmt.Errorf("%s: %w", name("COUNTERSIGN_DATA"), err)
 	}
 	workers := get("COUNTERSIGN_WORKERS")
 	if st.Workers, err = strconv.Atoi(workers); err != nil || st.Workers < 1 || st.Workers > 1024 {
@@ -205,6 +239,37 @@ func LoadSettings(args []string, getenv func(string) string, stderr io.Writer) (
 	return st, nil
 }
 
+// checkDataDir reports whether the embedded store's file can be created where
+// path says: its directory must exist (a typo must not grow a new tree), and
+// path must not be a directory.
+func checkDataDir(path string) error {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("%s is a directory, not a file", path)
+	}
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("directory %s does not exist (create it, or fix the path)", dir)
+	case err != nil:
+		return err
+	case !fi.IsDir():
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	return nil
+}
+
+// RedactURL is u without its user and password (for logs and errors), or a
+// placeholder when u does not parse.
+func RedactURL(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	p.User = nil
+	return p.String()
+}
+
 // checkRSAKey reports whether b holds an RSA private key in PEM, as GitHub issues them.
 func checkRSAKey(b []byte) error {
 	block, _ := pem.Decode(b)
@@ -243,14 +308,25 @@ func LoadStoreSettings(name string, args []string, getenv func(string) string, s
 	if err := fs.Parse(args); err != nil {
 		return Settings{}, nil, err
 	}
-	st := Settings{DataPath: strings.TrimSpace(*vals["COUNTERSIGN_DATA"]), RedisURL: strings.TrimSpace(*vals["REDIS_URL"])}
+	st, err := StoreSettings(*vals["COUNTERSIGN_DATA"], *vals["REDIS_URL"])
+	if err != nil {
+		return st, nil, err
+	}
+	return st, fs.Args(), nil
+}
+
+// StoreSettings checks the two settings that name the store, for the
+// subcommands that work on the store alone: Redis when redisURL is set, else
+// the embedded file at dataPath.
+func StoreSettings(dataPath, redisURL string) (Settings, error) {
+	st := Settings{DataPath: strings.TrimSpace(dataPath), RedisURL: strings.TrimSpace(redisURL)}
 	if st.RedisURL != "" {
 		st.DataPath = ""
 		if _, err := redis.ParseURL(st.RedisURL); err != nil {
-			return st, nil, fmt.Errorf("REDIS_URL (--redis-url): not a valid redis:// or rediss:// URL")
+			return st, fmt.Errorf("REDIS_URL (--redis-url): not a valid redis:// or rediss:// URL")
 		}
 	} else if st.DataPath == "" {
-		return st, nil, fmt.Errorf("COUNTERSIGN_DATA (--data) is empty and REDIS_URL is not set")
+		return st, fmt.Errorf("COUNTERSIGN_DATA (--data) is empty and REDIS_URL is not set")
 	}
-	return st, fs.Args(), nil
+	return st, nil
 }

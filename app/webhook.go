@@ -28,6 +28,7 @@ var handledEvents = map[string]bool{
 	"status":              true,
 	"milestone":           true,
 	"push":                true,
+	"label":               true,
 	// always sent to an App: new repositories to track (resync.go)
 	"installation":              true,
 	"installation_repositories": true,

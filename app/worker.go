@@ -142,6 +142,7 @@ func (w *Worker) handle(ctx context.Context, c *store.Claim) {
 	if lost.Load() && err != nil {
 		err = store.ErrLeaseLost
 	}
+	end := time.Now() // before the key is released: another worker may take it at once
 	settle := context.WithoutCancel(ctx)
 	committed := d != nil && c.Delivery == nil // whatever became of its effects
 	outcome := "done"
@@ -149,7 +150,6 @@ func (w *Worker) handle(ctx context.Context, c *store.Claim) {
 		if d == nil {
 			return
 		}
-		end := time.Now()
 		log.Info("delivery processed", "outcome", outcome, "duration_ms", end.Sub(start).Milliseconds(),
 			"started_ns", start.UnixNano(), "ended_ns", end.UnixNano())
 	}()

@@ -43,7 +43,7 @@ func CheckFor(pr *PullRequest, tasks []*Task) Check {
 			c.Tasks = append(c.Tasks, CheckTask{Number: n, Missing: "It is not a task countersign tracks."})
 			continue
 		}
-		ct := CheckTask{Number: t.Number, Title: t.Title, State: t.State, Verifier: t.Verifier, Failing: t.Failing,
+		ct := CheckTask{Number: t.Number, Title: t.Title, State: t.State, Verifier: t.Verifier.Login, Failing: t.Failing,
 			Unverified: t.Unverified, Forced: t.Forced}
 		if t.Failing {
 			ct.Reason = failingReason(t)
@@ -84,7 +84,7 @@ func failingReason(t *Task) string {
 	case fail != nil && (rej == nil || fail.At.After(rej.At)):
 		return "failed its contract: " + fail.Reason
 	case rej != nil:
-		return "rejected by @" + rej.By + ": " + rej.Reason
+		return "rejected by @" + rej.By.Login + ": " + rej.Reason
 	}
 	return "the last attempt failed"
 }

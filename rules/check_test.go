@@ -10,7 +10,7 @@ func TestCheckFor(t *testing.T) {
 	task := func(n int, s State, mod ...func(*Task)) *Task {
 		t := &Task{Repo: fxRepo, Number: n, Title: "task " + string(s), State: s, Attempt: 1}
 		if s == Verified {
-			t.Verifier = "bob"
+			t.Verifier = u("bob")
 		}
 		for _, m := range mod {
 			m(t)
@@ -21,12 +21,12 @@ func TestCheckFor(t *testing.T) {
 		return func(t *Task) {
 			t.Failing = true
 			for _, r := range reasons {
-				t.Rejections = append(t.Rejections, Rejection{By: "erin", Reason: r})
+				t.Rejections = append(t.Rejections, Rejection{By: u("erin"), Reason: r})
 			}
 		}
 	}
-	unverified := func(t *Task) { t.Verifier, t.Unverified = "", true }
-	forced := func(t *Task) { t.Verifier, t.Forced = "", true }
+	unverified := func(t *Task) { t.Verifier, t.Unverified = User{}, true }
+	forced := func(t *Task) { t.Verifier, t.Forced = User{}, true }
 	tests := []struct {
 		name       string
 		tasks      []*Task
@@ -49,7 +49,7 @@ func TestCheckFor(t *testing.T) {
 		{"review: in progress", []*Task{task(3, Review)}, "in_progress", ""},
 		{"completed: in progress", []*Task{task(3, Completed)}, "in_progress", ""},
 		{"rejected before, resubmitted: in progress", []*Task{task(3, Review, func(t *Task) {
-			t.Rejections = []Rejection{{By: "erin", Reason: "old"}}
+			t.Rejections = []Rejection{{By: u("erin"), Reason: "old"}}
 		})}, "in_progress", ""},
 	}
 	for _, tc := range tests {
@@ -63,7 +63,7 @@ func TestCheckFor(t *testing.T) {
 			}
 			for i, ct := range c.Tasks {
 				tk := tc.tasks[i]
-				if ct.Number != tk.Number || ct.Title != tk.Title || ct.State != tk.State || ct.Verifier != tk.Verifier ||
+				if ct.Number != tk.Number || ct.Title != tk.Title || ct.State != tk.State || ct.Verifier != tk.Verifier.Login ||
 					ct.Failing != tk.Failing || ct.Unverified != tk.Unverified || ct.Forced != tk.Forced {
 					t.Errorf("check task %+v does not report task %+v", ct, *tk)
 				}
@@ -85,7 +85,7 @@ func TestCheckFor(t *testing.T) {
 func TestCheckForLatestFailure(t *testing.T) {
 	at := func(m int) time.Time { return time.Date(2025, 3, 1, 9, m, 0, 0, time.UTC) }
 	tk := &Task{Number: 3, State: InProgress, Failing: true,
-		Rejections: []Rejection{{By: "erin", Reason: "first", At: at(1)}, {By: "bob", Reason: "second", At: at(2)}}}
+		Rejections: []Rejection{{By: u("erin"), Reason: "first", At: at(1)}, {By: u("bob"), Reason: "second", At: at(2)}}}
 	if c := checkFor([]*Task{tk}); c.Tasks[0].Reason != "rejected by @bob: second" {
 		t.Errorf("reason %q, want the latest rejection's", c.Tasks[0].Reason)
 	}
@@ -115,7 +115,7 @@ func TestMissing(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(string(tc.state)+"/"+tc.verifier, func(t *testing.T) {
-			got := Missing(&Task{State: tc.state, Verifier: tc.verifier})
+			got := Missing(&Task{State: tc.state, Verifier: u(tc.verifier)})
 			for _, p := range tc.phrases {
 				if !strings.Contains(got, p) {
 					t.Errorf("Missing = %q, want it to contain %q", got, p)
@@ -151,7 +151,7 @@ func checkFor(tasks []*Task) Check {
 // still on its way to it), or a linked issue with no task record, keeps the
 // gate closed.
 func TestCheckForUnseenHeadsAndUntrackedIssues(t *testing.T) {
-	verified := &Task{Repo: fxRepo, Number: 3, State: Verified, Verifier: "bob",
+	verified := &Task{Repo: fxRepo, Number: 3, State: Verified, Verifier: u("bob"),
 		PRs: []LinkedPR{{Number: 99, Head: "old", Open: true}}}
 	pr := &PullRequest{Repo: fxRepo, Links: []int{3}, PRFacts: PRFacts{Number: 99, Head: "new", Open: true}}
 	if c := CheckFor(pr, []*Task{verified}); c.Status != "in_progress" || !strings.Contains(c.Tasks[0].Missing, "latest commits") {

@@ -374,7 +374,7 @@ func TestCIResultThroughDecide(t *testing.T) {
 			}
 			task := ciTask(f)
 			ev := fxPREvent(PRChecked, fxHead, true)
-			ev.Actor = "ci"
+			ev.Actor = u("ci")
 			ev.PR.Runs = tc.runs
 			d := decide(t, task, ev, f)
 			nt := d.Task
@@ -406,7 +406,7 @@ func TestCIResultThroughDecide(t *testing.T) {
 func TestCIResultSeveralPRs(t *testing.T) {
 	two := func(runs12, runs13 []CIRun) *Task {
 		task := ciTask(fxFacts(""))
-		task.PRs = append(task.PRs, LinkedPR{Number: 13, Author: "dave", Head: "k1", Draft: true, Open: true, Runs: runs13})
+		task.PRs = append(task.PRs, LinkedPR{Number: 13, Author: u("dave"), Head: "k1", Draft: true, Open: true, Runs: runs13})
 		task.PRs[0].Runs = runs12
 		return task
 	}

@@ -82,7 +82,7 @@ func (d *decider) command(c Command) {
 	}
 }
 
-func (d *decider) actor() string { return d.ev.Actor }
+func (d *decider) actor() User { return d.ev.Actor }
 
 // stateIs refuses c unless the task is in state want.
 func (d *decider) stateIs(c Command, want State, what string) bool {
@@ -95,10 +95,10 @@ func (d *decider) stateIs(c Command, want State, what string) bool {
 
 func (d *decider) start(c Command) {
 	t := d.t
-	if !containsLogin(t.Assignees, d.actor()) {
+	if !containsUser(t.Assignees, d.actor()) {
 		who := "#" + fmt.Sprint(t.Number) + " has no assignee: assign yourself first"
 		if len(t.Assignees) > 0 {
-			who = "only an assignee (" + mentions(t.Assignees) + ") may start it"
+			who = "only an assignee (" + mentions(Logins(t.Assignees)) + ") may start it"
 		}
 		d.refuse(c, who+".")
 		return
@@ -141,14 +141,14 @@ func (d *decider) approve(c Command) {
 		return
 	}
 	if !d.f.Actor.MayApprove() {
-		d.refuse(c, "@"+d.actor()+" has no write permission on the repository; only people with write permission may approve.")
+		d.refuse(c, "@"+d.actor().Login+" has no write permission on the repository; only people with write permission may approve.")
 		return
 	}
 	if !d.stateIs(c, Review, "It must be submitted (/submit) first.") {
 		return
 	}
 	d.countApproval(Approval{By: d.actor(), At: d.ev.At, Critics: d.f.Actor.Critics})
-	d.move(Completed, "/approve by @"+d.actor())
+	d.move(Completed, "/approve by @"+d.actor().Login)
 }
 
 // eligibleWho says who may approve, verify or reject, for a refusal.
@@ -177,8 +177,8 @@ func Missing(t *Task) string {
 		}
 		return "It needs /verify from someone who neither built nor approved it."
 	case Verified:
-		if t.Verifier != "" {
-			return "It was verified by @" + t.Verifier + "."
+		if !t.Verifier.IsZero() {
+			return "It was verified by @" + t.Verifier.Login + "."
 		}
 		return "It is already verified."
 	}
@@ -195,7 +195,7 @@ func (d *decider) mayConfirm(c Command) bool {
 		return false
 	}
 	if !d.f.Actor.Eligible {
-		d.refuse(c, "@"+who+" "+d.eligibleWho(string(c.Name)))
+		d.refuse(c, "@"+who.Login+" "+d.eligibleWho(string(c.Name)))
 		return false
 	}
 	if d.approverFor(who) && !d.approverMayVerify() {
@@ -268,7 +268,7 @@ func (d *decider) reject(c Command) {
 	t.Approvals, t.Approvers = nil, nil
 	t.Failing = true
 	d.move(InProgress, "/reject: "+c.Args)
-	d.notice(d.where(), Notice{Kind: NoticeRejected, Reason: c.Args, Mentions: d.builderMentions(), State: t.State,
+	d.notice(d.where(), Notice{Kind: NoticeRejected, Reason: c.Args, Mentions: Logins(d.builderMentions()), State: t.State,
 		Rejections: t.Rejections})
 	d.escalateIfDue()
 }
@@ -291,26 +291,27 @@ func (d *decider) escalateIfDue() {
 	}
 	t.Escalated = true
 	d.note(fmt.Sprintf("escalated to the leads: %d rejections, %d failed attempts", len(t.Rejections), t.FailedAttempts))
-	d.notice(t.Number, Notice{Kind: NoticeEscalated, Mentions: d.f.Leads, Rejections: t.Rejections, State: t.State})
+	d.notice(t.Number, Notice{Kind: NoticeEscalated, Mentions: d.f.Leads, Rejections: t.Rejections, State: t.State,
+		FailedAttempts: t.FailedAttempts, Failures: t.Failures, ByFailures: len(t.Rejections) < e.Rejections})
 }
 
 // builderMentions are who to tell about a rejection or regression: the
 // assignees, else those who were, else the pull requests' authors.
-func (d *decider) builderMentions() []string {
+func (d *decider) builderMentions() []User {
 	if len(d.t.Assignees) > 0 {
-		return append([]string(nil), d.t.Assignees...)
+		return append([]User(nil), d.t.Assignees...)
 	}
-	var out []string
+	var out []User
 	for _, b := range d.t.Builders {
 		if b.As == "assignee" {
-			out = append(out, b.Login)
+			out = append(out, b.User())
 		}
 	}
 	if len(out) > 0 {
 		return out
 	}
 	for _, p := range d.t.PRs {
-		if !containsLogin(out, p.Author) && p.Author != "" {
+		if !containsUser(out, p.Author) && !p.Author.IsZero() {
 			out = append(out, p.Author)
 		}
 	}
@@ -348,19 +349,19 @@ func (d *decider) reopen(c Command) {
 		return
 	}
 	t.Attempt++
-	t.Approvals, t.Approvers, t.Verifier, t.VerifiedAt = nil, nil, "", time.Time{}
+	t.Approvals, t.Approvers, t.Verifier, t.VerifiedAt = nil, nil, User{}, time.Time{}
 	t.Unverified, t.Forced = false, false
 	builders := d.builderMentions()
 	if len(t.Assignees) == 0 && len(builders) > 0 {
 		t.Assignees = builders
-		d.effects = append(d.effects, Effect{Kind: EffectAssign, Repo: t.Repo, Number: t.Number, Users: builders})
+		d.effects = append(d.effects, Effect{Kind: EffectAssign, Repo: t.Repo, Number: t.Number, Users: Logins(builders)})
 	}
 	if t.Closed {
 		t.Closed = false
 		d.effects = append(d.effects, Effect{Kind: EffectReopen, Repo: t.Repo, Number: t.Number})
 	}
 	d.move(InProgress, "/reopen (regression): "+c.Args)
-	d.notice(d.where(), Notice{Kind: NoticeRegression, Reason: c.Args, Mentions: builders, State: t.State})
+	d.notice(d.where(), Notice{Kind: NoticeRegression, Reason: c.Args, Mentions: Logins(builders), State: t.State})
 }
 
 func (d *decider) skipVerify(c Command) {
@@ -372,9 +373,9 @@ func (d *decider) skipVerify(c Command) {
 		d.refuse(c, fmt.Sprintf("#%d is `%s`; /skip-verify marks a `completed` (approved) task verified without verification. To bypass every gate: `/force-complete OVERRIDE <reason>`.", t.Number, t.State))
 		return
 	}
-	t.Unverified, t.Verifier, t.VerifiedAt = true, "", d.ev.At
+	t.Unverified, t.Verifier, t.VerifiedAt = true, User{}, d.ev.At
 	t.Escalated, t.Failing = false, false
-	d.move(Verified, "/skip-verify by lead @"+d.actor()+": "+c.Args)
+	d.move(Verified, "/skip-verify by lead @"+d.actor().Login+": "+c.Args)
 }
 
 func (d *decider) forceComplete(c Command) {
@@ -397,11 +398,11 @@ func (d *decider) forceComplete(c Command) {
 		d.refuse(c, fmt.Sprintf("#%d is already `verified`.", t.Number))
 		return
 	}
-	why := "/force-complete by lead @" + d.actor() + ": " + strings.TrimSpace(reason)
+	why := "/force-complete by lead @" + d.actor().Login + ": " + strings.TrimSpace(reason)
 	for t.State != Verified {
 		d.move(States[t.State.rank()+1], why)
 	}
-	t.Forced, t.Verifier, t.VerifiedAt = true, "", d.ev.At
+	t.Forced, t.Verifier, t.VerifiedAt = true, User{}, d.ev.At
 	t.Escalated, t.Failing = false, false
 }
 

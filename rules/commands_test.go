@@ -47,9 +47,9 @@ func TestAgentOfABuilderIsNoVerifier(t *testing.T) {
 // and they still may not verify.
 func TestApproverWhoBecomesABuilder(t *testing.T) {
 	ev := fxEvent(IssueAssigned, "lead")
-	ev.Issue.Assignees = []string{"alice", "carol"}
+	ev.Issue.Assignees = us("alice", "carol")
 	d := DecideTask(fxTask(Completed, true), ev, fxFacts("lead"))
-	if d.Task.State != Review || len(d.Task.Approvals) != 0 || !d.Task.IsBuilder("carol") {
+	if d.Task.State != Review || len(d.Task.Approvals) != 0 || !d.Task.IsBuilder(u("carol")) {
 		t.Fatalf("state %s, approvals %v, builders %v", d.Task.State, d.Task.Approvals, d.Task.Builders)
 	}
 }

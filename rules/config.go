@@ -57,11 +57,17 @@ type Config struct {
 	Goals      GoalConfig        `yaml:"goals"`
 }
 
+// DefaultMaxPerPR is how many tasks one pull request may close by default.
+const DefaultMaxPerPR = 10
+
 // TaskConfig says which issues are tasks.
 type TaskConfig struct {
 	Track        string   `yaml:"track"`         // all | milestoned | labeled
 	Label        string   `yaml:"label"`         // the label that makes a task when Track is labeled
 	IgnoreLabels []string `yaml:"ignore_labels"` // issues with any of these are never tasks
+	// MaxPerPR is how many tasks one pull request may close: one that names
+	// more links none of them (and gets one reply).
+	MaxPerPR int `yaml:"max_per_pr"`
 }
 
 // EscalationConfig says when a task is escalated to the leads.
@@ -105,7 +111,7 @@ type GoalConfig struct {
 func DefaultConfig() Config {
 	return Config{
 		Separation: SeparationAuto,
-		Tasks:      TaskConfig{Track: "all", Label: "task", IgnoreLabels: []string{"question"}},
+		Tasks:      TaskConfig{Track: "all", Label: "task", IgnoreLabels: []string{"question"}, MaxPerPR: DefaultMaxPerPR},
 		Escalation: EscalationConfig{Rejections: 2, FailedAttempts: 3},
 		Contracts: ContractConfig{
 			Checks: map[string][]string{
@@ -252,6 +258,7 @@ type rawConfig struct {
 		Track        *string   `yaml:"track"`
 		Label        *string   `yaml:"label"`
 		IgnoreLabels *[]string `yaml:"ignore_labels"`
+		MaxPerPR     any       `yaml:"max_per_pr"`
 	} `yaml:"tasks"`
 	Escalation *struct {
 		// any, not int: the decoder would silently truncate 1.5 into an int.
@@ -284,6 +291,13 @@ func (r *rawConfig) apply(c *Config, at locator) error {
 		set(&c.Tasks.Track, t.Track)
 		set(&c.Tasks.Label, t.Label)
 		set(&c.Tasks.IgnoreLabels, t.IgnoreLabels)
+		if t.MaxPerPR != nil {
+			n, ok := wholeNumber(t.MaxPerPR)
+			if !ok {
+				return at.errorf("tasks.max_per_pr must be a whole number, not "+valueWord(t.MaxPerPR), "tasks", "max_per_pr")
+			}
+			c.Tasks.MaxPerPR = n
+		}
 	}
 	if e := r.Escalation; e != nil {
 		for _, f := range []struct {
@@ -366,6 +380,9 @@ func (c *Config) normalize(at locator) error {
 	}
 	if c.Tasks.IgnoreLabels, err = words(c.Tasks.IgnoreLabels, strings.EqualFold, at, "tasks", "ignore_labels"); err != nil {
 		return err
+	}
+	if c.Tasks.MaxPerPR < 1 {
+		return at.errorf(fmt.Sprintf("tasks.max_per_pr must be at least 1, not %d", c.Tasks.MaxPerPR), "tasks", "max_per_pr")
 	}
 	for _, f := range []struct {
 		key string

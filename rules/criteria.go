@@ -45,7 +45,7 @@ func (d *decider) issueEdited() {
 		title = t.Title
 	}
 	c := GenerateContract(d.f.Config.Contracts, ContractInput{Title: title, Body: d.ev.Issue.Body, At: d.ev.At})
-	d.setContract(c, "issue edited by @"+d.ev.Actor)
+	d.setContract(c, "issue edited by @"+d.ev.Actor.Login)
 }
 
 // fileCriteria are the criteria that a pull request's changed files call
@@ -292,7 +292,7 @@ func (d *decider) criticResult(name string, prs []*LinkedPR) (Result, string, st
 		if a.PR != 0 {
 			where = fmt.Sprintf(" on #%d", a.PR)
 		}
-		return ResultPass, "approved by @" + a.By + where, "", a.At
+		return ResultPass, "approved by @" + a.By.Login + where, "", a.At
 	}
 	who := "a counted approval"
 	if len(reviewers) > 0 {
@@ -358,7 +358,7 @@ func (d *decider) failAttempt(failed []Criterion, prs []*LinkedPR) {
 	t.Attempt++
 	t.Failing = true
 	d.move(InProgress, "failed attempt: "+reason)
-	d.notice(t.Number, Notice{Kind: NoticeFailed, Actor: "", Reason: reason, Criteria: failed, Mentions: d.builderMentions(),
+	d.notice(t.Number, Notice{Kind: NoticeFailed, Actor: "", Reason: reason, Criteria: failed, Mentions: Logins(d.builderMentions()),
 		State: t.State, PR: f.PR, Head: f.Head, FailedAttempts: t.FailedAttempts})
 	d.escalateIfDue()
 }
@@ -455,7 +455,7 @@ func (d *decider) contract(c Command) {
 	}
 	old := t.Contract.Type
 	next := *t.Contract
-	next.Type, next.From, next.Why, next.At = typ, "lead", "set by @"+d.actor()+" with /contract", d.ev.At
+	next.Type, next.From, next.Why, next.At = typ, "lead", "set by @"+d.actor().Login+" with /contract", d.ev.At
 	d.t.Contract = &next
 	d.recontract("")
 	d.note(fmt.Sprintf("contract type %s → %s by lead @%s", old, typ, d.actor()))

@@ -61,7 +61,7 @@ func prEv(kind EventKind, head string, draft bool, runs []CIRun) Event {
 // checked is a CI event on #12 (ready, head h1) with these runs.
 func checked(runs []CIRun) Event {
 	ev := prEv(PRChecked, fxHead, false, runs)
-	ev.Actor = "ci"
+	ev.Actor = u("ci")
 	return ev
 }
 
@@ -138,7 +138,7 @@ func play(t *testing.T, task *Task, cfg func(*Facts), beats ...beat) *Task {
 		if ev.CommentID != 0 {
 			ev.CommentID = int64(900 + i) // each comment is a new one
 		}
-		f := fxFacts(ev.Actor)
+		f := fxFacts(ev.Actor.Login)
 		if cfg != nil {
 			cfg(&f)
 		}
@@ -190,12 +190,12 @@ func TestContractWhenTracked(t *testing.T) {
 		{"files the body names add criteria", opened("Login form", "Change `src/api/users.go`."), Verifiable, "no advisory or skip words",
 			[]string{"typecheck", "lint", "unit-test", "e2e:deferred"}, []string{"src/api/users.go"}},
 		{"first tracked on another event", fxIssueEvent(IssueAssigned, "lead", func(e *Event) {
-			e.Issue.Title, e.Issue.Assignees = "Plan the migration", []string{"alice"}
+			e.Issue.Title, e.Issue.Assignees = "Plan the migration", us("alice")
 		}), Advisory, `"plan" in the title`, []string{}, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			d := decide(t, nil, tc.ev, fxFacts(tc.ev.Actor))
+			d := decide(t, nil, tc.ev, fxFacts(tc.ev.Actor.Login))
 			if d.Task == nil || d.Task.Contract == nil {
 				t.Fatalf("no contract: %+v", d.Task)
 			}
@@ -266,7 +266,7 @@ func TestContractLegacyRecord(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			d := decide(t, tc.task, tc.ev, fxFacts(tc.ev.Actor))
+			d := decide(t, tc.task, tc.ev, fxFacts(tc.ev.Actor.Login))
 			checkDecision(t, tc.task, tc.ev, d, tc.want)
 			if d.Task == nil || d.Task.Contract == nil {
 				t.Fatalf("no contract after the event: %+v", d)
@@ -478,7 +478,7 @@ func TestContractPRFiles(t *testing.T) {
 				task := fxFilesTask(Review, green(), "internal/form.go")
 				task.PRs[0].Open, task.PRs[0].Merged = false, true
 				d := &decider{f: fxFacts(""), t: task, ev: Event{At: fxAt(0)}}
-				task.PRs = append(task.PRs, LinkedPR{Number: 13, Author: "dave", Head: "k1", Open: true, Runs: green(),
+				task.PRs = append(task.PRs, LinkedPR{Number: 13, Author: u("dave"), Head: "k1", Open: true, Runs: green(),
 					Criteria: d.fileCriteria([]string{"web/Button.tsx"})})
 				d.recontract("")
 				d.evaluate()
@@ -656,7 +656,7 @@ func TestContractFailedAttempt(t *testing.T) {
 
 func TestContractFailedAttemptSeveralPRs(t *testing.T) {
 	task := fxTask(Review, true)
-	task.PRs = append(task.PRs, LinkedPR{Number: 13, Author: "dave", Head: "k1", Open: true, Runs: fxRuns()})
+	task.PRs = append(task.PRs, LinkedPR{Number: 13, Author: u("dave"), Head: "k1", Open: true, Runs: fxRuns()})
 	ev := pr13(checked(lintFailed()))
 	d := decide(t, task, ev, fxFacts("ci"))
 	checkDecision(t, task, ev, d, want{state: InProgress, steps: []step{{InProgress, "failed attempt: lint (`lint`: failure on #13 (k1))"}},
@@ -759,13 +759,13 @@ func TestContractGreenAgain(t *testing.T) {
 		task.PRs[0].Draft, task.Failing, task.Attempt, task.FailedAttempts = false, true, 3, 2
 		task.PRs[0].Runs = lintFailed()
 		task.Failures = []Failure{{Attempt: 1, At: fxAt(50), PR: fxPR, Head: fxHead, Reason: "lint"}}
-		task.Rejections = []Rejection{{By: "bob", At: fxAt(60), Reason: "no", Attempt: 2}}
+		task.Rejections = []Rejection{{By: u("bob"), At: fxAt(60), Reason: "no", Attempt: 2}}
 		(&decider{f: fxFacts(""), t: task, ev: Event{At: fxAt(50)}}).evaluate()
 		play(t, task, nil, beat{ev: checked(lintRerun()), want: want{state: InProgress}})
 	})
 	t.Run("a rejection before the failure does not hold it back", func(t *testing.T) {
 		task := fxTask(Review, true)
-		task.Rejections = []Rejection{{By: "bob", At: fxAt(10), Reason: "no", Attempt: 1}}
+		task.Rejections = []Rejection{{By: u("bob"), At: fxAt(10), Reason: "no", Attempt: 1}}
 		task.RejectedHeads = []string{"h0"}
 		play(t, task, nil, failedOnce,
 			beat{ev: checked(lintRerun()), want: want{state: Review, steps: []step{{Review, "CI passed again"}}, labels: lbl(Review)}})
@@ -861,7 +861,7 @@ func TestContractVerify(t *testing.T) {
 			want: want{state: Verified, steps: []step{{Verified, "/verify: reviewed the write-up"}}, labels: lbl(Verified)}},
 		{name: "advisory: a lead who built it still may not", task: func() *Task {
 			task := advisory(Completed)
-			task.Builders = append(task.Builders, Member{Login: "lead", As: "assignee"})
+			task.Builders = append(task.Builders, MemberOf(u("lead"), "assignee"))
 			return task
 		}(), ev: fxComment("lead", "/verify"),
 			want: want{state: Completed, notices: []NoticeKind{NoticeRefused}, check: refusedFor("built this task")}},

@@ -11,11 +11,13 @@ import (
 // maxRemembered bounds Task.Comments.
 const maxRemembered = 50
 
-// Tracked reports whether cfg makes the issue a task: goal issues never are;
-// issues with an ignored label are not; then tasks.track decides.
+// Tracked reports whether cfg makes the issue a task: issues with an ignored
+// label are not; then tasks.track decides. (Goal issues are the ones
+// countersign opened itself; the adapters never hand them to tasks. A `goal`
+// label that someone else puts on an issue makes it nothing.)
 func Tracked(cfg Config, is IssueFacts) bool {
 	for _, l := range is.Labels {
-		if strings.EqualFold(l, LabelGoal) || slices.ContainsFunc(cfg.Tasks.IgnoreLabels, func(i string) bool { return strings.EqualFold(i, l) }) {
+		if slices.ContainsFunc(cfg.Tasks.IgnoreLabels, func(i string) bool { return strings.EqualFold(i, l) }) {
 			return false
 		}
 	}
@@ -33,8 +35,17 @@ func Tracked(cfg Config, is IssueFacts) bool {
 // t is not modified; the decision carries the new record.
 func DecideTask(t *Task, ev Event, f Facts) Decision {
 	d := &decider{ev: ev, f: f, old: t}
+	if ev.PR != nil && ev.Kind != Commented && !mayLink(t, ev, f) {
+		return Decision{} // an outsider's pull request is nothing to this task
+	}
 	if t == nil {
 		if ev.Issue.Number == 0 || ev.Issue.Repo == "" || ev.Kind == PRUnlinked || !Tracked(f.Config, ev.Issue) {
+			return Decision{}
+		}
+		if ev.Issue.Closed && ev.Kind != IssueClosed {
+			// An issue closed before countersign tracked it is history: a
+			// comment, a label or a pull request naming it starts nothing.
+			// Reopening it (or closing it again) makes it a task.
 			return Decision{}
 		}
 		d.track()
@@ -79,6 +90,29 @@ func DecideTask(t *Task, ev Event, f Facts) Decision {
 	return d.finish()
 }
 
+// mayLink reports whether the pull request of event ev may link to task t
+// (nil: not tracked yet): it already does, or its author may build here, or
+// its author (or the pilot of its agent author) is assigned to the task.
+func mayLink(t *Task, ev Event, f Facts) bool {
+	p := ev.PR
+	if !p.Outsider {
+		return true
+	}
+	assignees := ev.Issue.Assignees
+	if t != nil {
+		if lp := t.pr(p.Number); lp != nil {
+			return true
+		}
+		assignees = t.Assignees
+	}
+	if containsUser(assignees, p.Author) {
+		return true
+	}
+	d := decider{f: f}
+	pilot, ok := d.pilotOf(p.Author)
+	return ok && containsUser(assignees, pilot)
+}
+
 // decider holds one decision being made.
 type decider struct {
 	ev      Event
@@ -98,7 +132,7 @@ func (d *decider) dirty() { d.changed, d.card = true, true }
 func (d *decider) track() {
 	is := d.ev.Issue
 	opener := is.Author
-	if opener == "" {
+	if opener.IsZero() {
 		opener = d.ev.Actor
 	}
 	why := "first tracked"
@@ -107,7 +141,7 @@ func (d *decider) track() {
 	}
 	d.t = &Task{Repo: is.Repo, Number: is.Number, Title: is.Title, State: Pending, Opener: opener, Attempt: 1,
 		Closed: is.Closed && d.ev.Kind != IssueClosed}
-	d.t.History = []Transition{{To: Pending, Actor: d.ev.Actor, At: d.ev.At, Why: why}}
+	d.t.History = []Transition{{To: Pending, Actor: d.ev.Actor.Login, At: d.ev.At, Why: why}}
 	d.dirty()
 	d.ensureContract()
 	if d.ev.Kind != IssueAssigned && len(is.Assignees) > 0 {
@@ -158,14 +192,14 @@ func (d *decider) goals() []GoalNote {
 
 // move records a transition to state to.
 func (d *decider) move(to State, why string) {
-	d.t.History = append(d.t.History, Transition{From: d.t.State, To: to, Actor: d.ev.Actor, At: d.ev.At, Why: clip(why, maxWhy)})
+	d.t.History = append(d.t.History, Transition{From: d.t.State, To: to, Actor: d.ev.Actor.Login, At: d.ev.At, Why: clip(why, maxWhy)})
 	d.t.State = to
 	d.dirty()
 }
 
 // note records an event that changed no state.
 func (d *decider) note(why string) {
-	d.t.History = append(d.t.History, Transition{From: d.t.State, To: d.t.State, Actor: d.ev.Actor, At: d.ev.At, Why: clip(why, maxWhy)})
+	d.t.History = append(d.t.History, Transition{From: d.t.State, To: d.t.State, Actor: d.ev.Actor.Login, At: d.ev.At, Why: clip(why, maxWhy)})
 	d.dirty()
 }
 
@@ -190,86 +224,116 @@ func (d *decider) submitted(why string) {
 func (d *decider) notice(where int, n Notice) {
 	n.Task = d.t.Number
 	if n.Actor == "" {
-		n.Actor = d.ev.Actor
+		n.Actor, n.ActorID = d.ev.Actor.Login, d.ev.Actor.ID
 	}
 	d.effects = append(d.effects, Effect{Kind: EffectNotice, Repo: d.t.Repo, Number: where, Notice: &n})
 }
 
-// addBuilder records login as a builder (once; the first reason is kept),
-// and the pilot of login when it is an agent's account.
-func (d *decider) addBuilder(login, as string) {
-	if login == "" {
+// addBuilder records u as a builder (once; the first reason is kept), and
+// the pilot of u when it is an agent's account.
+func (d *decider) addBuilder(u User, as string) {
+	if u.IsZero() {
 		return
 	}
-	if !d.t.IsBuilder(login) {
-		d.t.Builders = append(d.t.Builders, Member{Login: login, As: as})
+	if !d.t.IsBuilder(u) {
+		d.t.Builders = append(d.t.Builders, MemberOf(u, as))
 		d.dirty()
-		d.builderApprovalsVoid(login)
+		d.builderApprovalsVoid(u)
 	}
-	pilot, ok := d.f.Config.Pilot(login)
-	if !ok && IsBot(login) {
-		pilot, ok = d.defaultPilot(), true
+	var pilots []User
+	if pilot, ok := d.pilotOf(u); ok {
+		pilots = []User{pilot}
+	} else if IsBot(u.Login) {
+		pilots = d.defaultPilots(u)
 	}
-	if ok && pilot != "" && !SameLogin(pilot, login) && !d.t.IsBuilder(pilot) {
-		d.t.Builders = append(d.t.Builders, Member{Login: pilot, As: "pilot of " + login})
-		d.dirty()
-		d.builderApprovalsVoid(pilot)
+	for _, pilot := range pilots {
+		if !pilot.IsZero() && !pilot.Is(u) && !d.t.IsBuilder(pilot) {
+			d.t.Builders = append(d.t.Builders, MemberOf(pilot, "pilot of "+u.Login))
+			d.dirty()
+			d.builderApprovalsVoid(pilot)
+		}
 	}
+}
+
+// pilotOf is who flies agent account u, when agents: says: the account as
+// the adapters resolved it (Facts.Pilots), else known by its login only.
+func (d *decider) pilotOf(u User) (User, bool) {
+	login, ok := d.f.Config.Pilot(u.Login)
+	if !ok {
+		return User{}, false
+	}
+	if p, ok := d.f.Pilots[strings.ToLower(login)]; ok {
+		return p, true
+	}
+	return loginOnly(login), true
 }
 
 // builderApprovalsVoid drops the approvals of someone who became a builder:
 // an approval by a builder does not count, whenever they became one. A
 // completed task they alone approved goes back to review.
-func (d *decider) builderApprovalsVoid(login string) {
+func (d *decider) builderApprovalsVoid(u User) {
 	n := len(d.t.Approvals)
-	d.t.Approvals = slices.DeleteFunc(d.t.Approvals, func(a Approval) bool { return SameLogin(a.By, login) })
+	d.t.Approvals = slices.DeleteFunc(d.t.Approvals, func(a Approval) bool { return a.By.Is(u) })
 	if len(d.t.Approvals) != n && d.t.State == Completed && !d.t.approvedNow() {
-		d.move(Review, "@"+login+" became a builder: their approval no longer counts")
+		d.move(Review, "@"+u.Login+" became a builder: their approval no longer counts")
 	}
 }
 
-// builderFor is the builder record that makes login a builder: their own, or
-// their pilot's when login is an agent's account (configured in agents:).
-func (d *decider) builderFor(login string) *Member {
-	if b := d.t.builder(login); b != nil {
+// builderFor is the builder record that makes u a builder: their own, or
+// their pilot's when u is an agent's account (configured in agents:).
+func (d *decider) builderFor(u User) *Member {
+	if b := d.t.builder(u); b != nil {
 		return b
 	}
-	if pilot, ok := d.f.Config.Pilot(login); ok {
+	if pilot, ok := d.pilotOf(u); ok {
 		return d.t.builder(pilot)
 	}
 	return nil
 }
 
-// approverFor reports whether login, or the pilot flying login, approved the attempt.
-func (d *decider) approverFor(login string) bool {
-	if d.t.IsApprover(login) {
+// approverFor reports whether u, or the pilot flying u, approved the attempt.
+func (d *decider) approverFor(u User) bool {
+	if d.t.IsApprover(u) {
 		return true
 	}
-	pilot, ok := d.f.Config.Pilot(login)
+	pilot, ok := d.pilotOf(u)
 	return ok && d.t.IsApprover(pilot)
 }
 
-// defaultPilot is who flies an agent's account when agents: does not say: the
-// person who assigned it, else the person who opened the task.
-func (d *decider) defaultPilot() string {
-	if d.ev.Kind == IssueAssigned && !IsBot(d.ev.Actor) {
-		return d.ev.Actor
+// defaultPilots are who fly agent account u when agents: does not say: the
+// person who assigned it (else the person who opened the task) and, for the
+// agent's own pull request, the people it is assigned to (a coding agent
+// assigns its pull request to whoever set it to work). Erring towards more
+// builders only makes verification stricter; agents: names the pilot exactly.
+func (d *decider) defaultPilots(u User) []User {
+	var out []User
+	if d.ev.Kind == IssueAssigned && !IsBot(d.ev.Actor.Login) {
+		out = append(out, d.ev.Actor)
+	} else if !IsBot(d.t.Opener.Login) {
+		out = append(out, d.t.Opener)
 	}
-	return d.t.Opener
+	if p := d.ev.PR; p != nil && p.Author.Is(u) {
+		for _, a := range p.Assignees {
+			if !IsBot(a.Login) && !containsUser(out, a) {
+				out = append(out, a)
+			}
+		}
+	}
+	return out
 }
 
-func (d *decider) setAssignees(list []string) {
+func (d *decider) setAssignees(list []User) {
 	t := d.t
 	for _, a := range list {
 		d.addBuilder(a, "assignee")
 	}
-	if !slices.Equal(t.Assignees, list) {
-		t.Assignees = append([]string(nil), list...)
+	if !SameUsers(t.Assignees, list) {
+		t.Assignees = append([]User(nil), list...)
 		d.dirty()
 	}
 	switch {
 	case t.State == Pending && len(list) > 0:
-		d.move(Assigned, "assigned to "+mentions(list))
+		d.move(Assigned, "assigned to "+mentions(Logins(list)))
 	case t.State == Assigned && len(list) == 0:
 		d.move(Pending, "unassigned")
 	}
@@ -298,7 +362,7 @@ func (d *decider) labelChanged() {
 	if !TaskOwned(l) {
 		return
 	}
-	want := slices.Contains(d.t.Labels(), l)
+	want := slices.ContainsFunc(d.t.Labels(), func(o string) bool { return strings.EqualFold(o, l) })
 	added := d.ev.Kind == IssueLabeled
 	if added == want {
 		return // GitHub already looks the way it must
@@ -307,7 +371,7 @@ func (d *decider) labelChanged() {
 	if added {
 		verb = "added"
 	}
-	d.note(fmt.Sprintf("label %s %s by @%s: reverted (only countersign sets it)", l, verb, d.ev.Actor))
+	d.note(fmt.Sprintf("label %s %s by @%s: reverted (only countersign sets it)", l, verb, d.ev.Actor.Login))
 	d.labels = true
 }
 
@@ -348,7 +412,7 @@ func (d *decider) pullRequest() {
 	}
 	d.addBuilder(p.Author, fmt.Sprintf("author of #%d", p.Number))
 	for _, c := range p.Committers {
-		d.addBuilder(c.Login, c.As)
+		d.addBuilder(c.User(), c.As)
 	}
 	if !p.Open {
 		d.completeIfApproved() // merged: the approvals of the pull requests left may now cover it all
@@ -379,9 +443,9 @@ func (d *decider) progress(lp *LinkedPR, was LinkedPR, newWork bool, why string)
 	}
 	switch {
 	case t.State.Before(InProgress):
-		if len(t.Assignees) == 0 && lp.Author != "" {
-			t.Assignees = []string{lp.Author}
-			d.effects = append(d.effects, Effect{Kind: EffectAssign, Repo: t.Repo, Number: t.Number, Users: []string{lp.Author}})
+		if len(t.Assignees) == 0 && !lp.Author.IsZero() {
+			t.Assignees = []User{lp.Author}
+			d.effects = append(d.effects, Effect{Kind: EffectAssign, Repo: t.Repo, Number: t.Number, Users: []string{lp.Author.Login}})
 			d.addBuilder(lp.Author, "assignee")
 			d.dirty()
 		}
@@ -410,7 +474,7 @@ func (d *decider) progress(lp *LinkedPR, was LinkedPR, newWork bool, why string)
 func (d *decider) stale(why string) {
 	t := d.t
 	if t.State == Verified {
-		t.Verifier, t.VerifiedAt = "", time.Time{}
+		t.Verifier, t.VerifiedAt = User{}, time.Time{}
 		t.Unverified, t.Forced = false, false
 	}
 	if t.State != Review {
@@ -425,7 +489,7 @@ func (d *decider) completeIfApproved() {
 		return
 	}
 	a := d.t.Approvals[len(d.t.Approvals)-1] // the approval that completed the set
-	why := "approved by @" + a.By
+	why := "approved by @" + a.By.Login
 	if a.PR != 0 {
 		why += fmt.Sprintf(" on #%d", a.PR)
 	}
@@ -446,13 +510,13 @@ func (d *decider) reviewed() {
 	case "approved":
 		if b := d.builderFor(who); b != nil {
 			d.note(fmt.Sprintf("approval by @%s on #%d not counted: a builder (%s)", who, p.Number, b.As))
-			d.notice(p.Number, Notice{Kind: NoticeIgnored, Actor: who,
+			d.notice(p.Number, Notice{Kind: NoticeIgnored, Actor: who.Login, ActorID: who.ID,
 				Reason: fmt.Sprintf("@%s built this task (%s); an approval by a builder does not count", who, b.As)})
 			return
 		}
 		if !d.f.Actor.MayApprove() {
 			d.note(fmt.Sprintf("approval by @%s on #%d not counted: no write permission", who, p.Number))
-			d.notice(p.Number, Notice{Kind: NoticeIgnored, Actor: who,
+			d.notice(p.Number, Notice{Kind: NoticeIgnored, Actor: who.Login, ActorID: who.ID,
 				Reason: fmt.Sprintf("@%s %s", who, d.eligibleWho("approve"))})
 			return
 		}
@@ -491,7 +555,7 @@ func (d *decider) reviewed() {
 // now on, even if the approval is later withdrawn.
 func (d *decider) countApproval(a Approval) {
 	d.t.Approvals = append(d.t.Approvals, a)
-	if !containsLogin(d.t.Approvers, a.By) {
+	if !containsUser(d.t.Approvers, a.By) {
 		d.t.Approvers = append(d.t.Approvers, a.By)
 	}
 	d.dirty()
@@ -505,13 +569,13 @@ func (d *decider) withdrawn(why string) {
 	}
 }
 
-// dropApprovals forgets login's approvals on pull request pr (a later review
-// replaces them). login stays an approver of the attempt if it approved
-// anything else.
-func (d *decider) dropApprovals(login string, pr int) {
+// dropApprovals forgets u's approvals on pull request pr (a later review
+// replaces them). u stays an approver of the attempt if it approved anything
+// else.
+func (d *decider) dropApprovals(u User, pr int) {
 	kept := d.t.Approvals[:0:0]
 	for _, a := range d.t.Approvals {
-		if a.PR == pr && SameLogin(a.By, login) {
+		if a.PR == pr && a.By.Is(u) {
 			d.dirty()
 			continue
 		}

@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"hash/fnv"
 	"reflect"
 	"slices"
 	"strings"
@@ -24,6 +25,42 @@ const (
 )
 
 var fxLeads = []string{"lead", "@acme/leads"}
+
+// fxIDs are the cast's account ids. People are ids (DESIGN §1): the tests
+// build every person with u, so that the rules compare ids, not logins.
+var fxIDs = map[string]int64{
+	"lead": 1001, "alice": 1002, "bob": 1003, "carol": 1004, "dave": 1005,
+	"erin": 1006, "mallory": 1007, "copilot[bot]": 1008, "ci": 1009,
+	"countersign[bot]": 1010,
+}
+
+// u is the account login names: a cast member's fixed id, or for anyone
+// else an id derived from the login (logins are case-insensitive, so
+// "Alice" is alice's account). "" is no one.
+func u(login string) User {
+	if login == "" {
+		return User{}
+	}
+	key := strings.ToLower(login)
+	if id, ok := fxIDs[key]; ok {
+		return User{ID: id, Login: login}
+	}
+	h := fnv.New64a()
+	h.Write([]byte(key))
+	return User{ID: 1_000_000 + int64(h.Sum64()%1_000_000_000), Login: login}
+}
+
+// us are the accounts logins name, in order.
+func us(logins ...string) []User {
+	var out []User
+	for _, l := range logins {
+		out = append(out, u(l))
+	}
+	return out
+}
+
+// renamed is account a known by another login, as after a rename.
+func renamed(a User, login string) User { return User{ID: a.ID, Login: login} }
 
 // fxAt is a fixed instant: the fixtures' history happens before minute 100,
 // the events under test at minute 100.
@@ -57,7 +94,7 @@ func fxTask(s State, withPR bool) *Task {
 }
 
 func fxTaskBare(s State, withPR bool) *Task {
-	t := &Task{Repo: fxRepo, Number: fxIssue, Title: "Login form", State: Pending, Opener: "lead", Attempt: 1}
+	t := &Task{Repo: fxRepo, Number: fxIssue, Title: "Login form", State: Pending, Opener: u("lead"), Attempt: 1}
 	t.History = []Transition{{To: Pending, Actor: "lead", At: fxAt(0), Why: "issue opened"}}
 	min := 0
 	step := func(to State, actor, why string) {
@@ -68,15 +105,15 @@ func fxTaskBare(s State, withPR bool) *Task {
 	if s == Pending {
 		return t
 	}
-	t.Assignees = []string{"alice"}
-	t.Builders = []Member{{Login: "alice", As: "assignee"}}
+	t.Assignees = us("alice")
+	t.Builders = []Member{MemberOf(u("alice"), "assignee")}
 	step(Assigned, "lead", "assigned to @alice")
 	if s == Assigned {
 		return t
 	}
 	if withPR {
-		t.PRs = []LinkedPR{{Number: fxPR, Author: "dave", Head: fxHead, Draft: true, Open: true}}
-		t.Builders = append(t.Builders, Member{Login: "dave", As: "author of #12"})
+		t.PRs = []LinkedPR{{Number: fxPR, Author: u("dave"), Head: fxHead, Draft: true, Open: true}}
+		t.Builders = append(t.Builders, MemberOf(u("dave"), "author of #12"))
 		step(InProgress, "dave", "#12 opened")
 	} else {
 		step(InProgress, "alice", "/start")
@@ -94,16 +131,16 @@ func fxTaskBare(s State, withPR bool) *Task {
 		return t
 	}
 	if withPR {
-		t.Approvals = []Approval{{By: "carol", Head: fxHead, PR: fxPR, At: fxAt(min + 1)}}
+		t.Approvals = []Approval{{By: u("carol"), Head: fxHead, PR: fxPR, At: fxAt(min + 1)}}
 		step(Completed, "carol", "approved by @carol on #12")
 	} else {
-		t.Approvals = []Approval{{By: "carol", At: fxAt(min + 1)}}
+		t.Approvals = []Approval{{By: u("carol"), At: fxAt(min + 1)}}
 		step(Completed, "carol", "/approve by @carol")
 	}
 	if s == Completed {
 		return t
 	}
-	t.Verifier, t.VerifiedAt = "bob", fxAt(min+1)
+	t.Verifier, t.VerifiedAt = u("bob"), fxAt(min+1)
 	step(Verified, "bob", "/verify")
 	return t
 }
@@ -127,7 +164,7 @@ func fxContracted(t *Task) *Task {
 }
 
 func fxEvent(kind EventKind, actor string) Event {
-	return Event{Kind: kind, Actor: actor, At: fxAt(100), Issue: IssueFacts{Repo: fxRepo, Number: fxIssue, Title: "Login form"}}
+	return Event{Kind: kind, Actor: u(actor), At: fxAt(100), Issue: IssueFacts{Repo: fxRepo, Number: fxIssue, Title: "Login form"}}
 }
 
 // fxComment is a new comment on the task (id 900) by actor.
@@ -141,15 +178,15 @@ func fxComment(actor, body string) Event {
 // fxPREvent is an event of pull request #12 (open) by dave.
 func fxPREvent(kind EventKind, head string, draft bool) Event {
 	ev := fxEvent(kind, "dave")
-	ev.PR = &PRFacts{Number: fxPR, Author: "dave", Head: head, Draft: draft, Open: true, Runs: fxRuns()}
+	ev.PR = &PRFacts{Number: fxPR, Author: u("dave"), Head: head, Draft: draft, Open: true, Runs: fxRuns()}
 	return ev
 }
 
 // fxReview is a review of #12 (head h1 now) by reviewer, of commit head.
 func fxReview(reviewer, state, head, body string) Event {
 	ev := fxEvent(PRReviewed, reviewer)
-	ev.PR = &PRFacts{Number: fxPR, Author: "dave", Head: fxHead, Open: true, Runs: fxRuns()}
-	ev.Review = &ReviewFacts{Reviewer: reviewer, State: state, Head: head, Body: body}
+	ev.PR = &PRFacts{Number: fxPR, Author: u("dave"), Head: fxHead, Open: true, Runs: fxRuns()}
+	ev.Review = &ReviewFacts{Reviewer: u(reviewer), State: state, Head: head, Body: body}
 	return ev
 }
 
@@ -279,7 +316,7 @@ func checkDecision(t *testing.T, old *Task, ev Event, d Decision, w want) {
 	}
 	for i, h := range added {
 		s := w.steps[i]
-		if h.From != from || h.To != s.to || !strings.Contains(h.Why, s.why) || h.Actor != ev.Actor || !h.At.Equal(ev.At) {
+		if h.From != from || h.To != s.to || !strings.Contains(h.Why, s.why) || h.Actor != ev.Actor.Login || !h.At.Equal(ev.At) {
 			t.Errorf("history entry %d = %+v, want %s -> %s by %s at %v, why containing %q", i, h, from, s.to, ev.Actor, ev.At, s.why)
 		}
 		from = h.To
@@ -338,9 +375,12 @@ func lbl(s State, flags ...string) []string {
 	return out
 }
 
+// isBuilderIn reports whether the account login names is among task's
+// builders: by id when the builder record has one, else by login.
 func isBuilderIn(task *Task, login string) bool {
+	want := u(login)
 	for _, b := range task.Builders {
-		if SameLogin(b.Login, login) {
+		if b.ID != 0 && b.ID == want.ID || b.ID == 0 && strings.EqualFold(b.Login, login) {
 			return true
 		}
 	}
@@ -458,14 +498,14 @@ func fxAccepted(withPR bool, s State, c Command, actor string) want {
 	case CmdApprove:
 		return want{state: Completed, steps: []step{{Completed, "/approve by @" + actor}}, labels: lbl(Completed),
 			check: func(t *testing.T, d Decision) {
-				if !d.Task.IsApprover(actor) {
+				if !d.Task.IsApprover(u(actor)) {
 					t.Errorf("approvers %v, want %s among them", d.Task.Approvers, actor)
 				}
 			}}
 	case CmdVerify:
 		w := want{state: Verified, steps: []step{{Verified, "/verify"}}, labels: lbl(Verified),
 			check: func(t *testing.T, d Decision) {
-				if d.Task.Verifier != actor || !d.Task.VerifiedAt.Equal(fxAt(100)) || d.Task.Unverified || d.Task.Forced {
+				if d.Task.Verifier != u(actor) || !d.Task.VerifiedAt.Equal(fxAt(100)) || d.Task.Unverified || d.Task.Forced {
 					t.Errorf("verifier %q at %v (unverified %v, forced %v), want %s at %v", d.Task.Verifier, d.Task.VerifiedAt,
 						d.Task.Unverified, d.Task.Forced, actor, fxAt(100))
 				}
@@ -482,7 +522,7 @@ func fxAccepted(withPR bool, s State, c Command, actor string) want {
 				if !nt.Failing || nt.Attempt != 2 || len(nt.Approvals) != 0 || len(nt.Rejections) != 1 {
 					t.Errorf("after /reject: failing %v, attempt %d, approvals %v, rejections %v; want failing, attempt 2, no approvals, 1 rejection",
 						nt.Failing, nt.Attempt, nt.Approvals, nt.Rejections)
-				} else if r := nt.Rejections[0]; r.By != actor || r.Reason != c.Args || r.Attempt != 1 || !r.At.Equal(fxAt(100)) {
+				} else if r := nt.Rejections[0]; r.By != u(actor) || r.Reason != c.Args || r.Attempt != 1 || !r.At.Equal(fxAt(100)) {
 					t.Errorf("rejection %+v, want by %s for %q on attempt 1", r, actor, c.Args)
 				}
 				n := noticeOf(d, NoticeRejected)
@@ -501,11 +541,11 @@ func fxAccepted(withPR bool, s State, c Command, actor string) want {
 			notices: []NoticeKind{NoticeRegression},
 			check: func(t *testing.T, d Decision) {
 				nt := d.Task
-				if nt.Verifier != "" || !nt.VerifiedAt.IsZero() || len(nt.Approvals) != 0 || nt.Attempt != 2 {
+				if !nt.Verifier.IsZero() || !nt.VerifiedAt.IsZero() || len(nt.Approvals) != 0 || nt.Attempt != 2 {
 					t.Errorf("after /reopen: verifier %q at %v, approvals %v, attempt %d; want the verification void and attempt 2",
 						nt.Verifier, nt.VerifiedAt, nt.Approvals, nt.Attempt)
 				}
-				if !slices.Equal(nt.Assignees, []string{"alice"}) {
+				if !SameUsers(nt.Assignees, us("alice")) {
 					t.Errorf("assignees %v, want alice kept", nt.Assignees)
 				}
 				if n := noticeOf(d, NoticeRegression); n.Reason != c.Args {
@@ -618,7 +658,7 @@ func checkRefused(t *testing.T, old *Task, ev Event, d Decision, c Command, phra
 		t.Errorf("refusals %+v, want one quoting %q", n.Refusals, c.Line)
 		return
 	}
-	if n.Actor != ev.Actor || n.State != old.State {
+	if n.Actor != ev.Actor.Login || n.State != old.State {
 		t.Errorf("refusal by %q in state %q, want %q, %q", n.Actor, n.State, ev.Actor, old.State)
 	}
 	if r := n.Refusals[0].Reason; !slices.ContainsFunc(phrases, func(p string) bool { return strings.Contains(r, p) }) {
@@ -649,7 +689,7 @@ func TestDecideTaskCommands(t *testing.T) {
 	}
 	afterRejection := func() *Task {
 		t := fxTask(Completed, false)
-		t.Rejections = []Rejection{{By: "erin", At: fxAt(20), Reason: "first", Attempt: 1}}
+		t.Rejections = []Rejection{{By: u("erin"), At: fxAt(20), Reason: "first", Attempt: 1}}
 		t.Attempt, t.FailedAttempts = 2, 1
 		return t
 	}
@@ -696,7 +736,7 @@ func TestDecideTaskCommands(t *testing.T) {
 			want: want{state: InProgress, steps: []step{{InProgress, "broke in prod"}}, labels: lbl(InProgress),
 				notices: []NoticeKind{NoticeRegression}, assign: []string{"alice"},
 				check: func(t *testing.T, d Decision) {
-					if !slices.Equal(d.Task.Assignees, []string{"alice"}) {
+					if !SameUsers(d.Task.Assignees, us("alice")) {
 						t.Errorf("assignees %v, want [alice]", d.Task.Assignees)
 					}
 					if n := noticeOf(d, NoticeRegression); !slices.Equal(n.Mentions, []string{"alice"}) {
@@ -718,7 +758,7 @@ func TestDecideTaskCommands(t *testing.T) {
 		},
 		{
 			name: "/reopen of a skip-verified task voids the unverified flag",
-			task: func() *Task { t := fxTask(Verified, false); t.Verifier, t.Unverified = "", true; return t }(),
+			task: func() *Task { t := fxTask(Verified, false); t.Verifier, t.Unverified = User{}, true; return t }(),
 			ev:   fxComment("lead", "/reopen broke in prod"),
 			want: want{state: InProgress, steps: []step{{InProgress, "broke in prod"}}, labels: lbl(InProgress),
 				notices: []NoticeKind{NoticeRegression}},
@@ -768,8 +808,8 @@ func TestDecideTaskCommands(t *testing.T) {
 			name: "/approve by an assignee added after the work started is refused",
 			task: func() *Task {
 				t := fxTask(Review, false)
-				t.Assignees = append(t.Assignees, "erin")
-				t.Builders = append(t.Builders, Member{Login: "erin", As: "assignee"})
+				t.Assignees = append(t.Assignees, u("erin"))
+				t.Builders = append(t.Builders, MemberOf(u("erin"), "assignee"))
 				return t
 			}(),
 			ev:   fxComment("erin", "/approve"),
@@ -838,7 +878,7 @@ func TestDecideTaskCommands(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := tc.facts
 			if f.Config.Tasks.Track == "" {
-				f = fxFacts(tc.ev.Actor)
+				f = fxFacts(tc.ev.Actor.Login)
 			}
 			d := decide(t, tc.task, tc.ev, f)
 			checkDecision(t, tc.task, tc.ev, d, tc.want)
@@ -861,7 +901,7 @@ func runEventCases(t *testing.T, tests []eventCase) {
 	t.Helper()
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f := fxFacts(tc.ev.Actor)
+			f := fxFacts(tc.ev.Actor.Login)
 			if tc.facts != nil {
 				tc.facts(&f)
 			}
@@ -872,7 +912,7 @@ func runEventCases(t *testing.T, tests []eventCase) {
 }
 
 func assigned(logins ...string) func(*Event) {
-	return func(e *Event) { e.Issue.Assignees = logins }
+	return func(e *Event) { e.Issue.Assignees = us(logins...) }
 }
 
 func TestDecideTaskAssignees(t *testing.T) {
@@ -885,7 +925,7 @@ func TestDecideTaskAssignees(t *testing.T) {
 					ev: fxIssueEvent(IssueAssigned, "lead", assigned("alice")),
 					want: want{state: Assigned, steps: []step{{Assigned, "assigned to @alice"}}, labels: lbl(Assigned),
 						check: func(t *testing.T, d Decision) {
-							if !slices.Equal(d.Task.Assignees, []string{"alice"}) || !isBuilderIn(d.Task, "alice") {
+							if !SameUsers(d.Task.Assignees, us("alice")) || !isBuilderIn(d.Task, "alice") {
 								t.Errorf("assignees %v, builders %v: want alice in both", d.Task.Assignees, d.Task.Builders)
 							}
 						}}},
@@ -966,17 +1006,17 @@ func TestDecideTaskPullRequests(t *testing.T) {
 	}
 	verifiedUnverified := func() *Task {
 		t := fxTask(Verified, true)
-		t.Verifier, t.Unverified = "", true
+		t.Verifier, t.Unverified = User{}, true
 		return t
 	}
 	assignDave := func(t *testing.T, d Decision) {
-		if !slices.Equal(d.Task.Assignees, []string{"dave"}) || !isBuilderIn(d.Task, "dave") {
+		if !SameUsers(d.Task.Assignees, us("dave")) || !isBuilderIn(d.Task, "dave") {
 			t.Errorf("assignees %v, builders %v: want dave (the PR's author) in both", d.Task.Assignees, d.Task.Builders)
 		}
 	}
 	staleVerification := func(t *testing.T, d Decision) {
 		nt := d.Task
-		if nt.Verifier != "" || !nt.VerifiedAt.IsZero() || nt.Unverified || nt.Forced {
+		if !nt.Verifier.IsZero() || !nt.VerifiedAt.IsZero() || nt.Unverified || nt.Forced {
 			t.Errorf("verification not voided: verifier %q at %v, unverified %v, forced %v", nt.Verifier, nt.VerifiedAt, nt.Unverified, nt.Forced)
 		}
 		if p := nt.pr(fxPR); p == nil || p.Head != "h2" {
@@ -984,7 +1024,7 @@ func TestDecideTaskPullRequests(t *testing.T) {
 		}
 	}
 	withCommitters := func(e Event) Event {
-		e.PR.Committers = []Member{{Login: "dave", As: "author of a commit"}, {Login: "erin", As: "co-author on #12"}}
+		e.PR.Committers = []Member{MemberOf(u("dave"), "author of a commit"), MemberOf(u("erin"), "co-author on #12")}
 		return e
 	}
 	tests := []eventCase{
@@ -1000,7 +1040,7 @@ func TestDecideTaskPullRequests(t *testing.T) {
 			ev: fxPREvent(PRLinked, fxHead, true),
 			want: want{state: InProgress, steps: []step{{InProgress, "#12 opened"}}, labels: lbl(InProgress),
 				check: func(t *testing.T, d Decision) {
-					if !slices.Equal(d.Task.Assignees, []string{"alice"}) || !isBuilderIn(d.Task, "dave") {
+					if !SameUsers(d.Task.Assignees, us("alice")) || !isBuilderIn(d.Task, "dave") {
 						t.Errorf("assignees %v, builders %v", d.Task.Assignees, d.Task.Builders)
 					}
 				}}},
@@ -1018,7 +1058,7 @@ func TestDecideTaskPullRequests(t *testing.T) {
 		{name: "pending/bot's PR: the opener pilots it", task: fxTask(Pending, false),
 			ev: func() Event {
 				e := fxPREvent(PRLinked, fxHead, true)
-				e.Actor, e.PR.Author = "copilot[bot]", "copilot[bot]"
+				e.Actor, e.PR.Author = u("copilot[bot]"), u("copilot[bot]")
 				return e
 			}(),
 			want: want{state: InProgress, steps: []step{{Assigned, "#12"}, {InProgress, "#12"}}, labels: lbl(InProgress),
@@ -1061,7 +1101,7 @@ func TestDecideTaskPullRequests(t *testing.T) {
 		{name: "completed by /approve/a PR linked: back to review, /approve does not cover it", task: fxTask(Completed, false),
 			ev: func() Event {
 				e := fxPREvent(PRLinked, "k1", false)
-				e.PR.Number, e.PR.Author = 13, "erin"
+				e.PR.Number, e.PR.Author = 13, u("erin")
 				return e
 			}(),
 			want: want{state: Review, steps: []step{{Review, "#13 opened"}}, labels: lbl(Review),
@@ -1091,7 +1131,7 @@ func TestDecideTaskPullRequests(t *testing.T) {
 func TestDecideTaskReviews(t *testing.T) {
 	approvedOnDraft := func() *Task {
 		t := fxTask(InProgress, true)
-		t.Approvals = []Approval{{By: "carol", Head: fxHead, PR: fxPR, At: fxAt(20)}}
+		t.Approvals = []Approval{{By: u("carol"), Head: fxHead, PR: fxPR, At: fxAt(20)}}
 		return t
 	}
 	tests := []eventCase{
@@ -1111,7 +1151,7 @@ func TestDecideTaskReviews(t *testing.T) {
 			want: want{state: Review, steps: []step{{Review, "not counted"}}, notices: []NoticeKind{NoticeIgnored}}},
 		{name: "review/approved by a co-author (builder): not counted", task: func() *Task {
 			t := fxTask(Review, true)
-			t.Builders = append(t.Builders, Member{Login: "erin", As: "co-author on #12"})
+			t.Builders = append(t.Builders, MemberOf(u("erin"), "co-author on #12"))
 			return t
 		}(),
 			ev:   fxReview("erin", "approved", fxHead, ""),
@@ -1128,7 +1168,7 @@ func TestDecideTaskReviews(t *testing.T) {
 			ev: fxReview("carol", "approved", fxHead, ""),
 			want: want{state: Completed, steps: []step{{Completed, "approved by @carol on #12"}}, labels: lbl(Completed),
 				check: func(t *testing.T, d Decision) {
-					if !d.Task.IsApprover("carol") {
+					if !d.Task.IsApprover(u("carol")) {
 						t.Errorf("approvers %v, want carol", d.Task.Approvers)
 					}
 				}}},
@@ -1249,7 +1289,7 @@ func TestDecideTaskClose(t *testing.T) {
 
 func TestDecideTaskOwnedLabels(t *testing.T) {
 	label := func(l string) func(*Event) { return func(e *Event) { e.Label = l } }
-	unverified := func() *Task { t := fxTask(Verified, false); t.Verifier, t.Unverified = "", true; return t }
+	unverified := func() *Task { t := fxTask(Verified, false); t.Verifier, t.Unverified = User{}, true; return t }
 	escalated := func() *Task { t := fxTask(InProgress, false); t.Escalated = true; return t }
 	tests := []eventCase{
 		{name: "review/state:verified added by a human: reverted", task: fxTask(Review, false),
@@ -1289,7 +1329,7 @@ func TestDecideTaskEscalation(t *testing.T) {
 	rejected := func(n int, escalated bool) *Task {
 		t := fxTask(Completed, false)
 		for i := range n {
-			t.Rejections = append(t.Rejections, Rejection{By: "erin", At: fxAt(20 + i), Reason: fmt.Sprint("reason ", i+1), Attempt: i + 1})
+			t.Rejections = append(t.Rejections, Rejection{By: u("erin"), At: fxAt(20 + i), Reason: fmt.Sprint("reason ", i+1), Attempt: i + 1})
 		}
 		t.Attempt, t.FailedAttempts, t.Escalated = n+1, n, escalated
 		return t
@@ -1300,7 +1340,7 @@ func TestDecideTaskEscalation(t *testing.T) {
 		if !slices.Equal(n.Mentions, fxLeads) {
 			t.Errorf("escalation mentions %v, want the leads %v", n.Mentions, fxLeads)
 		}
-		if len(n.Rejections) == 0 || n.Rejections[len(n.Rejections)-1].By != "bob" {
+		if len(n.Rejections) == 0 || !n.Rejections[len(n.Rejections)-1].By.Is(u("bob")) {
 			t.Errorf("escalation does not say who rejected and why: %+v", n.Rejections)
 		}
 		if e := effectsOf(d, EffectNotice); e[len(e)-1].Number != fxIssue {
@@ -1373,16 +1413,18 @@ func TestDecideTaskSeparation(t *testing.T) {
 			ev: fxComment("alice", "/verify"), facts: sep(SeparationMinimum, 1), want: refused("built")},
 		{name: "minimum, team of 1: the PR author never verifies", task: fxTask(Completed, true),
 			ev: fxComment("dave", "/verify"), facts: sep(SeparationMinimum, 1), want: refused("built")},
-		{name: "minimum: a co-author never verifies", task: withBuilder(Member{Login: "erin", As: "co-author on #12"}),
+		{name: "minimum: a co-author never verifies", task: withBuilder(MemberOf(u("erin"), "co-author on #12")),
 			ev: fxComment("erin", "/verify"), facts: sep(SeparationMinimum, 1), want: refused("built")},
-		{name: "minimum: a bot builder's pilot never verifies", task: withBuilder(Member{Login: "erin", As: "pilot of copilot[bot]"}),
+		{name: "minimum: a bot builder's pilot never verifies", task: withBuilder(MemberOf(u("erin"), "pilot of copilot[bot]")),
 			ev: fxComment("erin", "/verify"), facts: sep(SeparationMinimum, 1), want: refused("built")},
-		{name: "a lead who built it never verifies", task: withBuilder(Member{Login: "lead", As: "assignee"}),
+		{name: "a lead who built it never verifies", task: withBuilder(MemberOf(u("lead"), "assignee")),
 			ev: fxComment("lead", "/verify"), facts: sep(SeparationMinimum, 1), want: refused("built")},
 		{name: "a former assignee never verifies", task: func() *Task { t := fxTask(Completed, true); t.Assignees = nil; return t }(),
 			ev: fxComment("alice", "/verify"), facts: sep(SeparationMinimum, 1), want: refused("built")},
 		{name: "logins compare case-insensitively", task: fxTask(Completed, true),
 			ev: fxComment("Alice", "/verify"), facts: sep(SeparationMinimum, 1), want: refused("built")},
+		{name: "an actor known by login only compares case-insensitively", task: fxTask(Completed, true),
+			ev: func() Event { e := fxComment("ALICE", "/verify"); e.Actor.ID = 0; return e }(), facts: sep(SeparationMinimum, 1), want: refused("built")},
 		{name: "the approver of a no-PR task, team of 3: refused", task: fxTask(Completed, false),
 			ev: fxComment("carol", "/verify"), facts: sep(SeparationAuto, 3), want: refused("approved this")},
 		{name: "a stranger never verifies, even under minimum", task: fxTask(Completed, true),
@@ -1394,10 +1436,123 @@ func TestDecideTaskSeparation(t *testing.T) {
 	runEventCases(t, tests)
 }
 
+// Renamed accounts (DESIGN §1: identity is the numeric user id). An account
+// keeps its id through a rename; a login given up can be taken by someone
+// else, with another id. Separation follows the id, never the login.
+func TestDecideTaskRenamedAccounts(t *testing.T) {
+	alice2 := renamed(u("alice"), "alice2")    // the assignee (a builder), renamed
+	carol2 := renamed(u("carol"), "carol2")    // the approver, renamed
+	dave2 := renamed(u("dave"), "dave2")       // #12's author, renamed
+	erin2 := renamed(u("erin"), "erin2")       // the agent's pilot, renamed
+	newAlice := User{ID: 9001, Login: "alice"} // another account that took the login "alice"
+	newCarol := User{ID: 9002, Login: "carol"}
+	newDave := User{ID: 9003, Login: "dave"}
+	newErin := User{ID: 9004, Login: "erin"}
+	for _, o := range []User{newAlice, newCarol, newDave, newErin} {
+		if o.ID == u(o.Login).ID {
+			t.Fatalf("%s's new owner must have another id than the cast's", o.Login)
+		}
+	}
+	by := func(who User, ev Event) Event { ev.Actor = who; return ev }
+	comment := func(who User, body string) Event { return by(who, fxComment(who.Login, body)) }
+	review := func(who User, state string) Event {
+		ev := by(who, fxReview(who.Login, state, fxHead, ""))
+		ev.Review.Reviewer = who
+		if who.ID == u("dave").ID {
+			ev.PR.Author = who // the webhook shows the author's login of now
+		}
+		return ev
+	}
+	sep := func(s Separation, size int) func(*Facts) {
+		return func(f *Facts) { f.Config.Separation, f.TeamSize = s, size }
+	}
+	refused := func(phrase string) want {
+		return want{state: Completed, notices: []NoticeKind{NoticeRefused}, check: func(t *testing.T, d Decision) {
+			if r := refusalReason(d); !strings.Contains(r, phrase) {
+				t.Errorf("refusal %q does not contain %q", r, phrase)
+			}
+		}}
+	}
+	verifiedBy := func(who User) want {
+		return want{state: Verified, steps: []step{{Verified, "/verify"}}, labels: lbl(Verified),
+			check: func(t *testing.T, d Decision) {
+				if v := d.Task.Verifier; v != who {
+					t.Errorf("verifier %+v, want %+v (the account, with its id)", v, who)
+				}
+			}}
+	}
+
+	// The agent copilot[bot] is assigned to a completed task; agents: says
+	// erin flies it, and the adapters resolved erin's account (Facts.Pilots).
+	agents := func(f *Facts) {
+		f.Config.Agents = map[string]string{"copilot[bot]": "erin"}
+		f.Pilots = map[string]User{"erin": u("erin")}
+	}
+	assign := fxIssueEvent(IssueAssigned, "lead", assigned("alice", "copilot[bot]"))
+	af := fxFacts("lead")
+	agents(&af)
+	piloted := decide(t, fxTask(Completed, true), assign, af).Task
+	if piloted == nil || piloted.State != Completed {
+		t.Fatalf("assigning the agent: %+v", piloted)
+	}
+	if b := piloted.builder(u("erin")); b == nil || b.ID != u("erin").ID || !strings.Contains(b.As, "pilot of copilot[bot]") {
+		t.Fatalf("builders %+v: want erin, with her id, as copilot[bot]'s pilot", piloted.Builders)
+	}
+
+	tests := []eventCase{
+		{name: "a builder renamed is still a builder: /verify refused", task: fxTask(Completed, true),
+			ev: comment(alice2, "/verify"), facts: sep(SeparationMinimum, 1), want: refused("built")},
+		{name: "a builder renamed, no PR: /verify refused", task: fxTask(Completed, false),
+			ev: comment(alice2, "/verify"), facts: sep(SeparationMinimum, 1), want: refused("built")},
+		{name: "the new owner of a builder's old login is no builder: may verify", task: fxTask(Completed, true),
+			ev: comment(newAlice, "/verify"), facts: sep(SeparationMinimum, 1), want: verifiedBy(newAlice)},
+		{name: "an approver renamed, triple: still the approver", task: fxTask(Completed, true),
+			ev: comment(carol2, "/verify"), facts: sep(SeparationTriple, 2), want: refused("approved this")},
+		{name: "an approver renamed, auto with a team of 3: still the approver", task: fxTask(Completed, true),
+			ev: comment(carol2, "/verify"), facts: sep(SeparationAuto, 3), want: refused("approved this")},
+		{name: "an approver renamed, no PR, triple: still the approver", task: fxTask(Completed, false),
+			ev: comment(carol2, "/verify"), facts: sep(SeparationTriple, 2), want: refused("approved this")},
+		{name: "the new owner of the approver's old login is no approver: may verify (triple)", task: fxTask(Completed, true),
+			ev: comment(newCarol, "/verify"), facts: sep(SeparationTriple, 2), want: verifiedBy(newCarol)},
+		{name: "an approver renamed may not /reject either", task: fxTask(Completed, true),
+			ev: comment(carol2, "/reject broken"), facts: sep(SeparationTriple, 2), want: refused("approved this")},
+		{name: "the PR author renamed: their approval is not counted", task: fxTask(Review, true),
+			ev: review(dave2, "approved"),
+			want: want{state: Review, steps: []step{{Review, "not counted"}}, notices: []NoticeKind{NoticeIgnored},
+				check: func(t *testing.T, d Decision) {
+					if len(d.Task.Approvals) != 0 || d.Task.IsApprover(u("dave")) {
+						t.Errorf("approvals %v, approvers %v: want none", d.Task.Approvals, d.Task.Approvers)
+					}
+					if n := noticeOf(d, NoticeIgnored); n == nil || !strings.Contains(n.Reason, "author of #12") {
+						t.Errorf("notice %+v does not say the reviewer wrote #12", n)
+					}
+				}}},
+		{name: "the new owner of the PR author's old login: their approval counts", task: fxTask(Review, true),
+			ev: review(newDave, "approved"),
+			want: want{state: Completed, steps: []step{{Completed, "approved by @dave on #12"}}, labels: lbl(Completed),
+				check: func(t *testing.T, d Decision) {
+					if !d.Task.IsApprover(newDave) || d.Task.IsApprover(u("dave")) {
+						t.Errorf("approvers %v: want the new dave's account only", d.Task.Approvers)
+					}
+				}}},
+		{name: "the PR author renamed: changes requested do not send the work back", task: fxTask(Review, true),
+			ev: review(dave2, "changes_requested"), want: want{nothing: true}},
+		{name: "an agent's pilot, resolved with an id, renamed: /verify refused", task: piloted,
+			ev: comment(erin2, "/verify"), facts: func(f *Facts) { agents(f); sep(SeparationMinimum, 1)(f) }, want: refused("built")},
+		{name: "the new owner of the pilot's old login (agents: still says erin) is no builder: may verify", task: piloted,
+			ev: comment(newErin, "/verify"), facts: func(f *Facts) {
+				agents(f)
+				f.Pilots = map[string]User{"erin": newErin} // the login resolves to its new owner now
+				sep(SeparationMinimum, 1)(f)
+			}, want: verifiedBy(newErin)},
+	}
+	runEventCases(t, tests)
+}
+
 func TestDecideTaskTracking(t *testing.T) {
 	opened := func(mod func(*IssueFacts)) Event {
 		e := fxEvent(IssueOpened, "lead")
-		e.Issue.Author = "lead"
+		e.Issue.Author = u("lead")
 		if mod != nil {
 			mod(&e.Issue)
 		}
@@ -1405,14 +1560,14 @@ func TestDecideTaskTracking(t *testing.T) {
 	}
 	newTask := func(t *testing.T, d Decision) {
 		nt := d.Task
-		if nt.Repo != fxRepo || nt.Number != fxIssue || nt.Title != "Login form" || nt.Attempt != 1 || nt.Opener == "" {
+		if nt.Repo != fxRepo || nt.Number != fxIssue || nt.Title != "Login form" || nt.Attempt != 1 || nt.Opener.IsZero() {
 			t.Errorf("new record %+v", nt)
 		}
 	}
 	tests := []eventCase{
 		{name: "issue opened: pending", ev: opened(nil),
 			want: want{state: Pending, steps: []step{{Pending, "issue opened"}}, labels: lbl(Pending), check: newTask}},
-		{name: "issue opened with an assignee: pending then assigned", ev: opened(func(i *IssueFacts) { i.Assignees = []string{"alice"} }),
+		{name: "issue opened with an assignee: pending then assigned", ev: opened(func(i *IssueFacts) { i.Assignees = us("alice") }),
 			want: want{state: Assigned, steps: []step{{Pending, "issue opened"}, {Assigned, "@alice"}}, labels: lbl(Assigned)}},
 		{name: "a comment on an untracked issue: first tracked", ev: fxComment("erin", "/status"),
 			want: want{state: Pending, steps: []step{{Pending, "first tracked"}}, labels: lbl(Pending), notices: []NoticeKind{NoticeStatus}, check: newTask}},
@@ -1431,10 +1586,13 @@ func TestDecideTaskTracking(t *testing.T) {
 		{name: "ignored label: not tracked", ev: opened(func(i *IssueFacts) { i.Labels = []string{"Question"} }), want: want{nothing: true}},
 		{name: "configured ignored label: not tracked", ev: opened(func(i *IssueFacts) { i.Labels = []string{"wontfix"} }),
 			facts: func(f *Facts) { f.Config.Tasks.IgnoreLabels = []string{"wontfix"} }, want: want{nothing: true}},
-		{name: "goal issue: not tracked", ev: opened(func(i *IssueFacts) { i.Labels = []string{LabelGoal} }), want: want{nothing: true}},
-		{name: "a comment on a goal issue: not tracked", ev: func() Event {
-			e := fxComment("lead", "/verify-goal")
-			e.Issue.Labels = []string{LabelGoal}
+		// Goal issues are the ones countersign opened (the adapters never hand
+		// them to tasks): a goal label someone puts on an issue makes it nothing.
+		{name: "a goal label: still a task", ev: opened(func(i *IssueFacts) { i.Labels = []string{LabelGoal} }),
+			want: want{state: Pending, steps: []step{{Pending, "issue opened"}}, labels: lbl(Pending)}},
+		{name: "an issue closed before it was tracked: a comment tracks nothing", ev: func() Event {
+			e := fxComment("mallory", "/status")
+			e.Issue.Closed = true
 			return e
 		}(), want: want{nothing: true}},
 		{name: "track milestoned, no milestone: not tracked", ev: opened(nil),
@@ -1470,15 +1628,15 @@ func TestTracked(t *testing.T) {
 		{"all: with labels", cfg("all", "task", "question"), IssueFacts{Labels: []string{"bug"}}, true},
 		{"all: ignored label", cfg("all", "task", "question"), IssueFacts{Labels: []string{"bug", "question"}}, false},
 		{"all: ignored label in another case", cfg("all", "task", "question"), IssueFacts{Labels: []string{"QUESTION"}}, false},
-		{"all: goal issue", cfg("all", "task"), IssueFacts{Labels: []string{"goal"}}, false},
-		{"all: goal issue, label in another case", cfg("all", "task"), IssueFacts{Labels: []string{"Goal"}}, false},
+		{"all: a goal label makes nothing", cfg("all", "task"), IssueFacts{Labels: []string{"goal"}}, true},
+		{"all: a goal label in another case makes nothing", cfg("all", "task"), IssueFacts{Labels: []string{"Goal"}}, true},
 		{"all: goal state labels do not make a goal", cfg("all", "task"), IssueFacts{Labels: []string{"goal:active"}}, true},
 		{"default config: question ignored", DefaultConfig(), IssueFacts{Labels: []string{"question"}}, false},
 		{"default config: tracks all", DefaultConfig(), IssueFacts{}, true},
 		{"milestoned: with a milestone", cfg("milestoned", "task"), IssueFacts{Milestone: 2}, true},
 		{"milestoned: without", cfg("milestoned", "task"), IssueFacts{}, false},
 		{"milestoned: milestone but ignored", cfg("milestoned", "task", "question"), IssueFacts{Milestone: 2, Labels: []string{"question"}}, false},
-		{"milestoned: goal issue of the milestone", cfg("milestoned", "task"), IssueFacts{Milestone: 2, Labels: []string{"goal"}}, false},
+		{"milestoned: a goal label in the milestone makes nothing", cfg("milestoned", "task"), IssueFacts{Milestone: 2, Labels: []string{"goal"}}, true},
 		{"labeled: with the label", cfg("labeled", "task"), IssueFacts{Labels: []string{"bug", "task"}}, true},
 		{"labeled: the label in another case", cfg("labeled", "Task"), IssueFacts{Labels: []string{"TASK"}}, true},
 		{"labeled: without", cfg("labeled", "task"), IssueFacts{Labels: []string{"bug"}}, false},

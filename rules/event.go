@@ -33,7 +33,7 @@ const (
 // GitHub's webhook carried.
 type Event struct {
 	Kind  EventKind `json:"kind"`
-	Actor string    `json:"actor"`
+	Actor User      `json:"actor"`
 	At    time.Time `json:"at"` // when it happened (from the delivery, never the clock)
 
 	Issue  IssueFacts   `json:"issue"`            // the task's issue, as the webhook showed it
@@ -65,8 +65,8 @@ type IssueFacts struct {
 	Number    int      `json:"number"`
 	Title     string   `json:"title,omitempty"`
 	Body      string   `json:"body,omitempty"`
-	Author    string   `json:"author,omitempty"`
-	Assignees []string `json:"assignees,omitempty"`
+	Author    User     `json:"author,omitzero"`
+	Assignees []User   `json:"assignees,omitempty"`
 	Labels    []string `json:"labels,omitempty"`
 	Milestone int      `json:"milestone,omitempty"`
 	Closed    bool     `json:"closed,omitempty"`
@@ -75,7 +75,7 @@ type IssueFacts struct {
 // PRFacts describe a pull request that closes the task.
 type PRFacts struct {
 	Number int    `json:"number"`
-	Author string `json:"author"`
+	Author User   `json:"author"`
 	Head   string `json:"head"`
 	Draft  bool   `json:"draft,omitempty"`
 	Open   bool   `json:"open"`
@@ -90,11 +90,19 @@ type PRFacts struct {
 	// Body is its description: a claim of completion is checked for
 	// contradictions in it.
 	Body string `json:"body,omitempty"`
+	// Outsider: its author may not build here (no write permission, and not
+	// an agent whose pilot has it). Such a pull request links only to a task
+	// its author (or their agent's pilot) is assigned to; to any other it is
+	// nothing: it moves, blocks and voids nothing (DESIGN §2).
+	Outsider bool `json:"outsider,omitempty"`
+	// Assignees are its assignees: the people an agent's pull request is
+	// assigned to are the humans behind it (its default pilots).
+	Assignees []User `json:"assignees,omitempty"`
 }
 
 // ReviewFacts describe one pull request review.
 type ReviewFacts struct {
-	Reviewer string `json:"reviewer"`
+	Reviewer User   `json:"reviewer"`
 	State    string `json:"state"` // approved, changes_requested, commented, dismissed
 	Head     string `json:"head"`  // the commit reviewed
 	Body     string `json:"body,omitempty"`
@@ -110,6 +118,10 @@ type Facts struct {
 	TeamSize int
 	// Leads are the mentions ("alice", "@acme/leads") that reach the leads.
 	Leads []string
+	// Pilots are the pilots of agents: (keyed by the pilot's login, lower
+	// case) as GitHub knows them, with their ids, when the event involves an
+	// agent's account. A pilot missing here is known by login only.
+	Pilots map[string]User
 }
 
 // Person is what the repository says about the event's actor.
@@ -153,6 +165,12 @@ const (
 	// EffectConfigCheck reports whether the repository configuration of commit
 	// SHA is valid (Problem, at Line, when not) as the countersign/config check run.
 	EffectConfigCheck EffectKind = "config-check"
+	// EffectRenameLabel renames the repository label Label back to RenameTo
+	// (someone renamed it away from, or onto, a label countersign owns).
+	EffectRenameLabel EffectKind = "rename-label"
+	// EffectCreateLabel creates the repository label Label, one countersign
+	// owns, with its colour and description (someone deleted it).
+	EffectCreateLabel EffectKind = "create-label"
 )
 
 // Effect is one change to make on GitHub.
@@ -168,6 +186,10 @@ type Effect struct {
 	// Problem and Line: the configuration error of a config-check.
 	Problem string `json:"problem,omitempty"`
 	Line    int    `json:"line,omitempty"`
+	// Label and RenameTo: the repository label of a rename-label or
+	// create-label.
+	Label    string `json:"label,omitempty"`
+	RenameTo string `json:"rename_to,omitempty"`
 }
 
 // NoticeKind names a comment that needs someone's attention.
@@ -192,11 +214,14 @@ const (
 // Notice is the content of a comment; templates/notice-<kind>.md.tmpl
 // renders it.
 type Notice struct {
-	Kind   NoticeKind `json:"kind"`
-	Task   int        `json:"task"`
-	Actor  string     `json:"actor,omitempty"`
-	Quote  string     `json:"quote,omitempty"`  // the command, as written
-	Reason string     `json:"reason,omitempty"` // why (ignored), or the person's reason
+	Kind  NoticeKind `json:"kind"`
+	Task  int        `json:"task"`
+	Actor string     `json:"actor,omitempty"`
+	// ActorID is the id of the account Actor is the login of (0: unknown):
+	// replies to one person are bounded (DESIGN §5).
+	ActorID int64  `json:"actor_id,omitempty"`
+	Quote   string `json:"quote,omitempty"`  // the command, as written
+	Reason  string `json:"reason,omitempty"` // why (ignored), or the person's reason
 	// Refusals are the refused commands of one comment, answered together.
 	Refusals   []Refusal   `json:"refusals,omitempty"`
 	Mentions   []string    `json:"mentions,omitempty"`
@@ -209,6 +234,10 @@ type Notice struct {
 	PR             int            `json:"pr,omitempty"`
 	Head           string         `json:"head,omitempty"`
 	FailedAttempts int            `json:"failed_attempts,omitempty"`
+	// Failures are the failed attempts (escalated: what failed, when, where).
+	Failures []Failure `json:"failures,omitempty"`
+	// ByFailures: an escalation for failed attempts, not rejections.
+	ByFailures bool `json:"by_failures,omitempty"`
 }
 
 // Refusal is one refused command: as written, and why it changed nothing.

@@ -48,7 +48,8 @@ func GoalStateFromLabel(label string) (GoalState, bool) {
 // GoalOwned reports whether only countersign may put label on, or take it
 // off, a goal issue: `goal` and the `goal:*` labels.
 func GoalOwned(label string) bool {
-	return label == LabelGoal || strings.HasPrefix(label, GoalLabelPrefix)
+	l := strings.ToLower(label)
+	return l == LabelGoal || strings.HasPrefix(l, GoalLabelPrefix)
 }
 
 // Goal is the record countersign keeps for one milestone. It is stored in the
@@ -129,7 +130,7 @@ func GoalTaskOf(t *Task) GoalTask {
 		Unverified: t.Unverified, Forced: t.Forced, Escalated: t.Escalated, Closed: t.Closed}
 	var fs []GoalFailure
 	for _, r := range t.Rejections {
-		fs = append(fs, GoalFailure{Attempt: r.Attempt, At: r.At, By: r.By, Reason: r.Reason})
+		fs = append(fs, GoalFailure{Attempt: r.Attempt, At: r.At, By: r.By.Login, Reason: r.Reason})
 	}
 	for _, f := range t.Failures {
 		fs = append(fs, GoalFailure{Attempt: f.Attempt, At: f.At, Reason: f.Reason})
@@ -841,7 +842,7 @@ func (d *goalDecider) rejectGoal(c Command) {
 		d.refuse(c, fmt.Sprintf("the goal is `%s`; /reject-goal sends back a `pending-verify` or `verified` goal.", g.State))
 		return
 	}
-	g.Rejections = append(g.Rejections, Rejection{By: d.ev.Actor, At: d.ev.At, Reason: clip(c.Args, maxReason), Attempt: len(g.Rejections) + 1})
+	g.Rejections = append(g.Rejections, Rejection{By: loginOnly(d.ev.Actor), At: d.ev.At, Reason: clip(c.Args, maxReason), Attempt: len(g.Rejections) + 1})
 	g.Verifier, g.VerifiedAt, g.Notes = "", time.Time{}, ""
 	d.reopenMilestone()
 	d.move(GoalActive, "/reject-goal: "+c.Args)

@@ -129,7 +129,7 @@ const (
 func TestDecideGoal(t *testing.T) {
 	v, r, ip, pe, as := Verified, Review, InProgress, Pending, Assigned
 	rejected := gxGoal(GoalActive, gxTask(1, v), gxTask(2, v)) // after /reject-goal: every task still verified
-	rejected.Rejections = []Rejection{{By: "lead", At: gxAt(20), Reason: "CSS conflicts", Attempt: 1}}
+	rejected.Rejections = []Rejection{{By: User{Login: "lead"}, At: gxAt(20), Reason: "CSS conflicts", Attempt: 1}}
 	dropped := gxTask(2, ip)
 	dropped.Closed = true
 	unchangedTask := gxTask(1, ip)
@@ -419,7 +419,7 @@ func TestDecideGoal(t *testing.T) {
 			want: GoalActive, effects: []EffectKind{eIssue, eNotice}, notices: []NoticeKind{NoticeGoalRejected},
 			says: []string{"CSS conflicts between login and dashboard"},
 			check: func(t *testing.T, g *Goal) {
-				want := []Rejection{{By: "lead", At: gxAt(100), Reason: "CSS conflicts between login and dashboard", Attempt: 1}}
+				want := []Rejection{{By: User{Login: "lead"}, At: gxAt(100), Reason: "CSS conflicts between login and dashboard", Attempt: 1}}
 				if !reflect.DeepEqual(g.Rejections, want) {
 					t.Errorf("rejections = %+v", g.Rejections)
 				}
@@ -674,8 +674,8 @@ func TestGoalTaskOf(t *testing.T) {
 	task := &Task{Repo: gxRepo, Number: 7, Title: "Research caching", State: Completed, Attempt: 4, FailedAttempts: 3,
 		Escalated: true, Contract: &Contract{Type: Advisory},
 		Rejections: []Rejection{
-			{By: "bob", At: gxAt(10), Reason: "no numbers", Attempt: 1},
-			{By: "erin", At: gxAt(30), Reason: "still no numbers", Attempt: 3},
+			{By: u("bob"), At: gxAt(10), Reason: "no numbers", Attempt: 1},
+			{By: u("erin"), At: gxAt(30), Reason: "still no numbers", Attempt: 3},
 		},
 		Failures: []Failure{
 			{Attempt: 2, At: gxAt(20), Reason: "lint (lint: failure)"},
@@ -795,7 +795,7 @@ func TestGoalCompact(t *testing.T) {
 	}
 	for i := range 40 {
 		g.History = append(g.History, GoalTransition{From: GoalActive, To: GoalActive, Actor: "alice", At: gxAt(i), Why: long})
-		g.Rejections = append(g.Rejections, Rejection{By: "lead", At: gxAt(i), Reason: long, Attempt: i + 1})
+		g.Rejections = append(g.Rejections, Rejection{By: u("lead"), At: gxAt(i), Reason: long, Attempt: i + 1})
 	}
 	g.Notes, g.Title = long, long
 	before := g.Clone()

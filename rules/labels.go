@@ -52,7 +52,48 @@ func Spec(name string) (LabelSpec, bool) {
 }
 
 // TaskOwned reports whether only countersign may put label on, or take it off,
-// a task: its state labels and escalated, unverified, forced.
+// a task: its state labels and escalated, unverified, forced, and the goal
+// labels (a task is never a goal). GitHub's label names are case-insensitive,
+// and so is this.
 func TaskOwned(label string) bool {
-	return strings.HasPrefix(label, StateLabelPrefix) || label == LabelEscalated || label == LabelUnverified || label == LabelForced
+	l := strings.ToLower(label)
+	return strings.HasPrefix(l, StateLabelPrefix) || l == LabelEscalated || l == LabelUnverified || l == LabelForced || GoalOwned(l)
+}
+
+// Owned reports whether label is one of the repository labels countersign
+// owns (a task's or a goal's): a rename or deletion of one is undone.
+func Owned(label string) bool { return TaskOwned(label) }
+
+// LabelRepair is what countersign does when someone changes a repository
+// label (a label webhook: action "edited" with the name it had, from, or
+// "deleted"): the labels it owns are its own. A rename of an owned label is
+// undone, and so is a rename onto an owned name (it would put that state on
+// every issue carrying the label); a deleted owned label is created again
+// (the tasks that carried it get it back from their records). Any other
+// change is no concern of countersign's.
+func LabelRepair(repo, action, name, from string) []Effect {
+	switch action {
+	case "edited":
+		if from == "" || from == name || !(Owned(from) || Owned(name)) {
+			return nil
+		}
+		return []Effect{{Kind: EffectRenameLabel, Repo: repo, Label: name, RenameTo: from}}
+	case "deleted":
+		if uses(strings.ToLower(name)) {
+			return []Effect{{Kind: EffectCreateLabel, Repo: repo, Label: strings.ToLower(name)}}
+		}
+	}
+	return nil
+}
+
+// uses reports whether label is one countersign puts on issues.
+func uses(label string) bool {
+	if _, ok := StateFromLabel(label); ok {
+		return true
+	}
+	if _, ok := GoalStateFromLabel(label); ok {
+		return true
+	}
+	_, ok := otherLabelSpecs[label]
+	return ok
 }

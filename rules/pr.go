@@ -15,6 +15,14 @@ type PullRequest struct {
 	Links []int `json:"links,omitempty"`
 	// CommittersHead is the head for which Committers were read.
 	CommittersHead string `json:"committers_head,omitempty"`
+	// TooMany is how many issues its description names when that is more
+	// than tasks.max_per_pr: it then links none of them (Links is empty).
+	TooMany int `json:"too_many,omitempty"`
+	// Named are the issues its description closes, as last decided (Links
+	// holds those it may link), and Refused those an outsider's pull request
+	// may not link (PRFacts.Outsider).
+	Named   []int `json:"named,omitempty"`
+	Refused []int `json:"refused,omitempty"`
 }
 
 // Facts are the pull request as rules' task events see it.
@@ -97,7 +105,7 @@ var coAuthorRE = regexp.MustCompile(`(?im)^[ \t]*co-authored-by:[ \t]*([^<\r\n]*
 func CoAuthors(message string) []string {
 	var out []string
 	for _, m := range coAuthorRE.FindAllStringSubmatch(message, -1) {
-		if login := LoginFromAuthor(m[1], m[2]); login != "" && !containsLogin(out, login) {
+		if login := LoginFromAuthor(m[1], m[2]); login != "" && !slices.ContainsFunc(out, func(o string) bool { return SameLogin(o, login) }) {
 			out = append(out, login)
 		}
 	}

@@ -8,7 +8,7 @@ import (
 )
 
 func fanPR(n int, open, merged bool, links ...int) *PullRequest {
-	return &PullRequest{Repo: fxRepo, Links: links, PRFacts: PRFacts{Number: n, Author: "dave", Head: "h1", Open: open, Merged: merged}}
+	return &PullRequest{Repo: fxRepo, Links: links, PRFacts: PRFacts{Number: n, Author: u("dave"), Head: "h1", Open: open, Merged: merged}}
 }
 
 func TestFanout(t *testing.T) {
@@ -82,10 +82,10 @@ func TestFanout(t *testing.T) {
 }
 
 func TestPullRequestFacts(t *testing.T) {
-	p := &PullRequest{Repo: fxRepo, PRFacts: PRFacts{Number: 12, Author: "dave", Head: "h1", Draft: true, Open: true,
-		Committers: []Member{{Login: "erin", As: "co-author on #12"}}}}
+	p := &PullRequest{Repo: fxRepo, PRFacts: PRFacts{Number: 12, Author: u("dave"), Head: "h1", Draft: true, Open: true,
+		Committers: []Member{MemberOf(u("erin"), "co-author on #12")}}}
 	f := p.Facts()
-	want := PRFacts{Number: 12, Author: "dave", Head: "h1", Draft: true, Open: true, Committers: []Member{{Login: "erin", As: "co-author on #12"}}}
+	want := PRFacts{Number: 12, Author: u("dave"), Head: "h1", Draft: true, Open: true, Committers: []Member{MemberOf(u("erin"), "co-author on #12")}}
 	if f.Number != want.Number || f.Author != want.Author || f.Head != want.Head || f.Draft != want.Draft || f.Open != want.Open ||
 		f.Merged != want.Merged || !slices.Equal(f.Committers, want.Committers) {
 		t.Errorf("Facts = %+v, want %+v", *f, want)

@@ -52,6 +52,7 @@ type propSeq struct {
 	seed    uint64
 	r       *rand.Rand
 	cfg     Config // per sequence: escalation and agents
+	pilots  map[string]User
 	prs     map[int]*PRFacts
 	heads   int
 	comment int64
@@ -67,6 +68,9 @@ func newPropSeq(seed uint64) *propSeq {
 	s.cfg.Escalation.FailedAttempts = 1 + s.r.IntN(4)
 	if s.r.IntN(2) == 0 {
 		s.cfg.Agents = map[string]string{"copilot[bot]": "erin"}
+		if seed%2 == 0 { // the adapters resolved the pilot's id (no draw: the sequences stay as they were)
+			s.pilots = map[string]User{"erin": u("erin")}
+		}
 	}
 	return s
 }
@@ -80,7 +84,7 @@ func (s *propSeq) head() string {
 
 // facts are random facts for an event by actor.
 func (s *propSeq) facts(actor string) Facts {
-	f := Facts{Config: s.cfg, Actor: propPerson(actor), TeamSize: 1 + s.r.IntN(5), Leads: []string{"lead"}}
+	f := Facts{Config: s.cfg, Actor: propPerson(actor), TeamSize: 1 + s.r.IntN(5), Leads: []string{"lead"}, Pilots: s.pilots}
 	f.Config.Separation = []Separation{SeparationAuto, SeparationTriple, SeparationMinimum}[s.r.IntN(3)]
 	return f
 }
@@ -117,8 +121,11 @@ func (s *propSeq) openPR(n int) (p *PRFacts, opened bool) {
 	if p := s.prs[n]; p != nil && p.Open {
 		return p, false
 	}
-	p = &PRFacts{Number: n, Author: s.pick("dave", "dave", "alice", "erin", "copilot[bot]"), Head: s.head(),
+	p = &PRFacts{Number: n, Author: u(s.pick("dave", "dave", "alice", "erin", "copilot[bot]")), Head: s.head(),
 		Draft: s.r.IntN(2) == 0, Open: true}
+	if n == 13 && s.seed%3 == 1 { // an outsider's pull request (no draw: the sequences stay as they were)
+		p.Author, p.Outsider = u("mallory"), true
+	}
 	s.prs[n] = p
 	return p, true
 }
@@ -133,7 +140,10 @@ func copyPR(p *PRFacts) *PRFacts {
 func (s *propSeq) event(cur *Task) (Event, Facts) {
 	s.min++
 	actor := propPeople[s.r.IntN(len(propPeople))]
-	ev := Event{Actor: actor, At: fxAt(s.min), Issue: IssueFacts{Repo: fxRepo, Number: fxIssue, Title: "Login form", Author: "lead"}}
+	ev := Event{Actor: u(actor), At: fxAt(s.min), Issue: IssueFacts{Repo: fxRepo, Number: fxIssue, Title: "Login form", Author: u("lead")}}
+	if s.seed%5 == 2 && s.min%2 == 0 && actor == "alice" { // alice renamed: the same account (no draw)
+		ev.Actor = renamed(ev.Actor, "alice-renamed")
+	}
 	n := 12
 	if s.r.IntN(4) == 0 {
 		n = 13
@@ -160,7 +170,7 @@ func (s *propSeq) event(cur *Task) (Event, Facts) {
 		ev.Kind = IssueAssigned
 		for _, a := range []string{"alice", "dave", "erin", "copilot[bot]"} {
 			if s.r.IntN(4) == 0 {
-				ev.Issue.Assignees = append(ev.Issue.Assignees, a)
+				ev.Issue.Assignees = append(ev.Issue.Assignees, u(a))
 			}
 		}
 	case k < 10:
@@ -177,7 +187,7 @@ func (s *propSeq) event(cur *Task) (Event, Facts) {
 	default:
 		s.review(&ev, n, cur)
 	}
-	return ev, s.facts(ev.Actor)
+	return ev, s.facts(ev.Actor.Login)
 }
 
 // prEvent is an event of pull request n, including restatements of a pull
@@ -199,7 +209,7 @@ func (s *propSeq) prEvent(ev *Event, n int, cur *Task) {
 				p.Head = s.head()
 			}
 			if s.r.IntN(3) == 0 {
-				p.Committers = append(p.Committers, Member{Login: s.pick("erin", "bob", "copilot[bot]"), As: fmt.Sprintf("co-author on #%d", n)})
+				p.Committers = append(p.Committers, MemberOf(u(s.pick("erin", "bob", "copilot[bot]")), fmt.Sprintf("co-author on #%d", n)))
 			}
 		case 8:
 			ev.Kind, p.Open, p.Merged = PRMerged, false, true
@@ -268,7 +278,7 @@ func (s *propSeq) describe(ev Event, f Facts) string {
 
 // propState is what the checks carry from one step to the next.
 type propState struct {
-	approvers []string // everyone whose approval counted in the current attempt
+	approvers []User // everyone whose approval counted in the current attempt
 	attempt   int
 	blocked   bool // failed verification, no new submission (review) since
 }
@@ -300,7 +310,8 @@ func (s *propSeq) run(steps int) error {
 		}
 		next := d.Task
 		if next == nil {
-			if cur == nil && ev.Issue.Number != 0 {
+			outsider := ev.PR != nil && ev.PR.Outsider && !containsUser(ev.Issue.Assignees, ev.PR.Author)
+			if cur == nil && ev.Issue.Number != 0 && !outsider {
 				return fail("a tracked issue's event did not start tracking it")
 			}
 			for _, e := range d.Effects {
@@ -346,7 +357,7 @@ func checkStep(cur, next *Task, ev Event, f Facts, d Decision, ps *propState) er
 	}
 	if next.State == Verified {
 		ways := 0
-		for _, w := range []bool{next.Verifier != "", next.Unverified, next.Forced} {
+		for _, w := range []bool{!next.Verifier.IsZero(), next.Unverified, next.Forced} {
 			if w {
 				ways++
 			}
@@ -354,7 +365,7 @@ func checkStep(cur, next *Task, ev Event, f Facts, d Decision, ps *propState) er
 		if ways != 1 {
 			return fmt.Errorf("verified with verifier %q, unverified %v, forced %v: want exactly one", next.Verifier, next.Unverified, next.Forced)
 		}
-	} else if next.Verifier != "" || next.Unverified || next.Forced {
+	} else if !next.Verifier.IsZero() || next.Unverified || next.Forced {
 		return fmt.Errorf("%s with verifier %q, unverified %v, forced %v", next.State, next.Verifier, next.Unverified, next.Forced)
 	}
 	// (f) a completed task carries a counted approval.
@@ -383,13 +394,13 @@ func checkStep(cur, next *Task, ev Event, f Facts, d Decision, ps *propState) er
 	approvers := next.Approvers
 	if cur != nil && next.Attempt == ps.attempt {
 		for _, a := range ps.approvers {
-			if !containsLogin(approvers, a) {
+			if !containsUser(approvers, a) {
 				approvers = append(approvers, a)
 			}
 		}
 	}
 	for i, h := range added {
-		if h.Actor != ev.Actor || !h.At.Equal(ev.At) {
+		if h.Actor != ev.Actor.Login || !h.At.Equal(ev.At) {
 			return fmt.Errorf("history entry %+v is not by the event's actor at its time", h)
 		}
 		switch {
@@ -443,6 +454,11 @@ func checkStep(cur, next *Task, ev Event, f Facts, d Decision, ps *propState) er
 			return fmt.Errorf("%s restating #%d as recorded moved %s -> %s", ev.Kind, p.Number, cur.State, next.State)
 		}
 	}
+	// (h) an outsider's pull request that the task does not link, and whose
+	// author is not assigned to it, moves nothing (DESIGN §2).
+	if ev.PR != nil && ev.PR.Outsider && ev.Kind != Commented && cur != nil && !cur.HasPR(ev.PR.Number) && !containsUser(cur.Assignees, ev.PR.Author) {
+		return fmt.Errorf("an outsider's pull request #%d changed the task", ev.PR.Number)
+	}
 	ps.blocked = ps.blocked || next.Failing
 	if next.Failing && next.State != InProgress {
 		return fmt.Errorf("failing in %s", next.State)
@@ -451,7 +467,7 @@ func checkStep(cur, next *Task, ev Event, f Facts, d Decision, ps *propState) er
 		ps.attempt, ps.approvers = next.Attempt, nil
 	}
 	for _, a := range next.Approvers {
-		if !containsLogin(ps.approvers, a) {
+		if !containsUser(ps.approvers, a) {
 			ps.approvers = append(ps.approvers, a)
 		}
 	}
@@ -459,19 +475,19 @@ func checkStep(cur, next *Task, ev Event, f Facts, d Decision, ps *propState) er
 }
 
 // checkVerified checks that ev, which moved next into verified, may.
-func checkVerified(next *Task, ev Event, f Facts, approvers []string, added []Transition) error {
+func checkVerified(next *Task, ev Event, f Facts, approvers []User, added []Transition) error {
 	if ev.Kind != Commented {
 		return fmt.Errorf("%s moved the task to verified", ev.Kind)
 	}
 	logged := func(word string) bool {
 		return slices.ContainsFunc(added, func(h Transition) bool {
-			return h.To == Verified && strings.Contains(h.Why, word) && strings.Contains(h.Why, ev.Actor)
+			return h.To == Verified && strings.Contains(h.Why, word) && strings.Contains(h.Why, ev.Actor.Login)
 		})
 	}
 	for _, c := range ev.Commands {
 		switch c.Name {
 		case CmdVerify:
-			if f.Actor.Eligible && !next.IsBuilder(ev.Actor) && (propRelaxed(f) || !containsLogin(approvers, ev.Actor)) {
+			if f.Actor.Eligible && !next.IsBuilder(ev.Actor) && (propRelaxed(f) || !containsUser(approvers, ev.Actor)) {
 				return nil
 			}
 		case CmdSkipVerify:

@@ -67,12 +67,12 @@ type Task struct {
 	Number int    `json:"number"` // issue number
 	Title  string `json:"title"`
 	State  State  `json:"state"`
-	Opener string `json:"opener"`
+	Opener User   `json:"opener"`
 	// Milestone is the number of the milestone (goal) the issue is in, 0 for none.
 	Milestone int `json:"milestone,omitempty"`
 	Attempt   int `json:"attempt"` // 1 for the first attempt; a rejection or reopen starts the next
 
-	Assignees []string `json:"assignees,omitempty"`
+	Assignees []User `json:"assignees,omitempty"`
 	// Builders is everyone who ever built the task, with why: they can never
 	// verify it. Builders are never forgotten: an unassigned builder's work is
 	// still in the pull request.
@@ -85,9 +85,9 @@ type Task struct {
 	// Approvers are everyone whose approval counted at any time in the
 	// current attempt: a withdrawn approval does not make its author
 	// independent of the work.
-	Approvers []string `json:"approvers,omitempty"`
+	Approvers []User `json:"approvers,omitempty"`
 
-	Verifier   string    `json:"verifier,omitempty"`
+	Verifier   User      `json:"verifier,omitzero"`
 	VerifiedAt time.Time `json:"verified_at,omitzero"`
 
 	Rejections []Rejection `json:"rejections,omitempty"`
@@ -117,14 +117,24 @@ type Task struct {
 
 // Member is one person in a role, with why they hold it.
 type Member struct {
+	ID    int64  `json:"id,omitempty"`
 	Login string `json:"login"`
 	As    string `json:"as"` // e.g. "assignee", "author of #12", "co-author on #12"
 }
 
+// MemberOf is u in a role, as.
+func MemberOf(u User, as string) Member { return Member{ID: u.ID, Login: u.Login, As: as} }
+
+// User is the member's account.
+func (m Member) User() User { return User{ID: m.ID, Login: m.Login} }
+
+// Is reports whether the member is account u.
+func (m Member) Is(u User) bool { return m.User().Is(u) }
+
 // LinkedPR is a pull request that closes the task.
 type LinkedPR struct {
 	Number int    `json:"number"`
-	Author string `json:"author"`
+	Author User   `json:"author"`
 	Head   string `json:"head"`
 	Draft  bool   `json:"draft,omitempty"`
 	Open   bool   `json:"open"`
@@ -139,7 +149,7 @@ type LinkedPR struct {
 
 // Approval is one counted approval: a GitHub review on Head, or /approve (Head "").
 type Approval struct {
-	By   string    `json:"by"`
+	By   User      `json:"by"`
 	Head string    `json:"head,omitempty"`
 	PR   int       `json:"pr,omitempty"`
 	At   time.Time `json:"at"`
@@ -149,7 +159,7 @@ type Approval struct {
 
 // Rejection is one /reject.
 type Rejection struct {
-	By      string    `json:"by"`
+	By      User      `json:"by"`
 	At      time.Time `json:"at"`
 	Reason  string    `json:"reason"`
 	Attempt int       `json:"attempt"`
@@ -180,23 +190,26 @@ type Transition struct {
 	Why   string    `json:"why,omitempty"`
 }
 
-// IsBuilder reports whether login ever built the task.
-func (t *Task) IsBuilder(login string) bool { return t.builder(login) != nil }
+// IsBuilder reports whether u ever built the task.
+func (t *Task) IsBuilder(u User) bool { return t.builder(u) != nil }
 
-func (t *Task) builder(login string) *Member {
+func (t *Task) builder(u User) *Member {
 	for i := range t.Builders {
-		if SameLogin(t.Builders[i].Login, login) {
+		if t.Builders[i].Is(u) {
 			return &t.Builders[i]
 		}
 	}
 	return nil
 }
 
-// IsApprover reports whether login approved the current attempt.
-func (t *Task) IsApprover(login string) bool {
-	return containsLogin(t.Approvers, login) ||
-		slices.ContainsFunc(t.Approvals, func(a Approval) bool { return SameLogin(a.By, login) })
+// IsApprover reports whether u approved the current attempt.
+func (t *Task) IsApprover(u User) bool {
+	return containsUser(t.Approvers, u) ||
+		slices.ContainsFunc(t.Approvals, func(a Approval) bool { return a.By.Is(u) })
 }
+
+// HasPR reports whether pull request n is linked to the task (open or not).
+func (t *Task) HasPR(n int) bool { return t.pr(n) != nil }
 
 // OpenPRs are the numbers of the task's open pull requests.
 func (t *Task) OpenPRs() []int {
@@ -253,11 +266,11 @@ func (t *Task) Labels() []string {
 // Clone is a deep copy of t.
 func (t *Task) Clone() *Task {
 	c := *t
-	c.Assignees = append([]string(nil), t.Assignees...)
+	c.Assignees = append([]User(nil), t.Assignees...)
 	c.Builders = append([]Member(nil), t.Builders...)
 	c.PRs = append([]LinkedPR(nil), t.PRs...)
 	c.Approvals = append([]Approval(nil), t.Approvals...)
-	c.Approvers = append([]string(nil), t.Approvers...)
+	c.Approvers = append([]User(nil), t.Approvers...)
 	c.Rejections = append([]Rejection(nil), t.Rejections...)
 	c.RejectedHeads = append([]string(nil), t.RejectedHeads...)
 	c.Failures = append([]Failure(nil), t.Failures...)
@@ -272,13 +285,8 @@ func (t *Task) Clone() *Task {
 	return &c
 }
 
-func containsLogin(list []string, login string) bool {
-	for _, l := range list {
-		if SameLogin(l, login) {
-			return true
-		}
-	}
-	return false
+func containsUser(list []User, u User) bool {
+	return slices.ContainsFunc(list, func(l User) bool { return l.Is(u) })
 }
 
 // IsBot reports whether login is a GitHub App's bot account.

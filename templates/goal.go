@@ -177,7 +177,7 @@ func goalViewOf(g *rules.Goal, integrationCheck, marker string, tasks, history, 
 		rej = rej[len(rej)-listed:]
 	}
 	for _, r := range rej {
-		v.Rejections = append(v.Rejections, rejectionRow{N: r.Attempt, At: r.At, By: person(r.By), Reason: inline(r.Reason, reason)})
+		v.Rejections = append(v.Rejections, rejectionRow{N: r.Attempt, At: r.At, By: person(r.By.Login), Reason: inline(r.Reason, reason)})
 	}
 	h := g.History
 	if len(h) > history {

@@ -196,7 +196,7 @@ func TestGoalDashboardBounded(t *testing.T) {
 		g.History = append(g.History, rules.GoalTransition{From: rules.GoalActive, To: rules.GoalActive, Actor: "alice", At: at(i), Why: long})
 	}
 	for i := range 30 {
-		g.Rejections = append(g.Rejections, rules.Rejection{By: "carol", At: at(i), Reason: long, Attempt: i + 1})
+		g.Rejections = append(g.Rejections, rules.Rejection{By: rules.User{ID: 3, Login: "carol"}, At: at(i), Reason: long, Attempt: i + 1})
 	}
 	body, err := RenderGoal(g, "e2e")
 	if err != nil {

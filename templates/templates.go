@@ -12,6 +12,8 @@ import (
 	"strings"
 	"text/template"
 	"time"
+
+	"github.com/countersign/countersign/rules"
 )
 
 //go:embed *.md.tmpl
@@ -19,13 +21,27 @@ var files embed.FS
 
 var all = template.Must(template.New("").Funcs(template.FuncMap{
 	"when": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
-	"user": func(login string) string {
+	"user": func(v any) string {
+		login := ""
+		switch u := v.(type) {
+		case string:
+			login = u
+		case rules.User:
+			login = u.Login
+		}
 		if login == "" {
 			return "—"
 		}
 		return "@" + login
 	},
-	"users": func(logins []string) string {
+	"users": func(v any) string {
+		var logins []string
+		switch list := v.(type) {
+		case []string:
+			logins = list
+		case []rules.User:
+			logins = rules.Logins(list)
+		}
 		if len(logins) == 0 {
 			return "—"
 		}

@@ -38,6 +38,9 @@ type PROptions struct {
 	RemovedFiles []string
 	// HeadRef is the head branch; default "<user>-patch-<number>".
 	HeadRef string
+	// Assignees of the PR when it is opened (a coding agent assigns its PR to
+	// the person who set it to work).
+	Assignees []string
 }
 
 func (s *Server) actRepo(what, repo string) *repoState {
@@ -163,6 +166,51 @@ func (s *Server) RemoveLabel(repo string, n int, actor, name string) {
 	}
 }
 
+// RenameLabel renames repository label name to newName, as actor does on the
+// repository's Labels page (label.edited with changes.name.from). It is a
+// misuse if the label does not exist or newName is taken.
+func (s *Server) RenameLabel(repo, actor, name, newName string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.repoByName(repo)
+	if rp == nil {
+		s.misuse("RenameLabel: unknown repository %q", repo)
+		return
+	}
+	l := rp.label(name)
+	if l == nil {
+		s.misuse("RenameLabel: %s has no label %q", repo, name)
+		return
+	}
+	if other := rp.label(newName); other != nil && other != l {
+		s.misuse("RenameLabel: %s already has a label %q", repo, newName)
+		return
+	}
+	from := l.name
+	l.name = newName
+	s.emitLabel(rp, l, "edited", actor, map[string]any{"name": map[string]string{"from": from}})
+}
+
+// DeleteLabel deletes repository label name, as actor does on the
+// repository's Labels page: it leaves every issue that carried it
+// (label.deleted; GitHub sends no issues.unlabeled for it).
+func (s *Server) DeleteLabel(repo, actor, name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.repoByName(repo)
+	if rp == nil {
+		s.misuse("DeleteLabel: unknown repository %q", repo)
+		return
+	}
+	l := rp.label(name)
+	if l == nil {
+		s.misuse("DeleteLabel: %s has no label %q", repo, name)
+		return
+	}
+	rp.dropLabel(l)
+	s.emitLabel(rp, l, "deleted", actor, nil)
+}
+
 // SetMilestone sets the milestone of issue n (issues.milestoned), or clears
 // it with 0 (issues.demilestoned).
 func (s *Server) SetMilestone(repo string, n int, actor string, milestone int) {
@@ -283,6 +331,7 @@ func (s *Server) OpenPR(repo, user string, o PROptions) (int, string) {
 		pr.headRef = fmt.Sprintf("%s-patch-%d", strings.TrimSuffix(user, "[bot]"), is.number)
 	}
 	is.pr = pr
+	is.assignees = append([]string(nil), o.Assignees...)
 	for _, f := range o.Files {
 		s.addPRFile(rp, pr, f, "")
 	}

@@ -25,6 +25,7 @@ func (s *Server) appRoutes(h routeFunc) {
 	h("GET", "/repos/{owner}/{repo}/installation", authJWT, s.getRepoInstallation)
 	h("GET", "/orgs/{org}/installation", authJWT, s.getOwnerInstallation)
 	h("GET", "/users/{org}/installation", authJWT, s.getOwnerInstallation)
+	h("GET", "/users/{user}", authNone, s.getUser)
 	h("GET", "/installation/repositories", authToken, s.listInstallationRepos)
 	h("GET", "/rate_limit", authNone, s.getRateLimit)
 	h("GET", "/app/hook/deliveries", authJWT, s.listHookDeliveries)
@@ -143,6 +144,19 @@ func (s *Server) getRepoInstallation(c *apiCall) {
 		return
 	}
 	c.json(http.StatusOK, s.ghInstallationFull(s.installations[rp.installation]))
+}
+
+// getUser is GET /users/{username}: the public profile of an account the fake
+// has seen (a collaborator, a team member, anyone who acted), else 404.
+func (s *Server) getUser(c *apiCall) {
+	login := c.vars["user"]
+	if _, known := s.userIDs[strings.ToLower(login)]; !known {
+		if _, spelled := s.loginSpelling[strings.ToLower(login)]; !spelled {
+			c.notFound()
+			return
+		}
+	}
+	c.json(http.StatusOK, s.ghUser(login))
 }
 
 func (s *Server) getOwnerInstallation(c *apiCall) {

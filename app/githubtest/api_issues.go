@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -577,26 +578,21 @@ func (s *Server) patchLabel(c *apiCall) {
 	c.json(http.StatusOK, s.ghLabel(c.repo, l))
 }
 
+// dropLabel deletes label l from the repository and every issue carrying it.
+func (rp *repoState) dropLabel(l *labelState) {
+	rp.labels = slices.DeleteFunc(rp.labels, func(x *labelState) bool { return x == l })
+	for _, is := range rp.issues {
+		is.labels = slices.DeleteFunc(is.labels, func(x *labelState) bool { return x == l })
+	}
+}
+
 func (s *Server) deleteLabel(c *apiCall) {
 	l := c.repo.label(c.vars["name"])
 	if l == nil {
 		c.notFound()
 		return
 	}
-	for i, x := range c.repo.labels {
-		if x == l {
-			c.repo.labels = append(c.repo.labels[:i:i], c.repo.labels[i+1:]...)
-			break
-		}
-	}
-	for _, is := range c.repo.issues {
-		for i, x := range is.labels {
-			if x == l {
-				is.labels = append(is.labels[:i:i], is.labels[i+1:]...)
-				break
-			}
-		}
-	}
+	c.repo.dropLabel(l)
 	s.emitLabel(c.repo, l, "deleted", c.bot(), nil)
 	c.noContent()
 }

@@ -70,6 +70,37 @@ func (s *Server) rememberLogin(login string) {
 	}
 }
 
+// RenameUser renames account old to new, as GitHub does: the account keeps
+// its id, its permissions and team memberships, and everything it wrote or was
+// assigned now shows the new login. Both logins name the account from then
+// on (tests use either).
+func (s *Server) RenameUser(old, new string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := s.userID(old)
+	s.userIDs[strings.ToLower(new)] = id
+	if s.currentLogin == nil {
+		s.currentLogin = map[int64]string{}
+	}
+	s.currentLogin[id] = new
+	if s.loginSpelling != nil {
+		s.loginSpelling[strings.ToLower(new)] = new
+	}
+	for _, rp := range s.repos {
+		if p, ok := rp.perms[strings.ToLower(old)]; ok {
+			rp.perms[strings.ToLower(new)] = p
+			delete(rp.perms, strings.ToLower(old))
+		}
+	}
+	for _, t := range s.teams {
+		for i, m := range t.members {
+			if strings.EqualFold(m, old) {
+				t.members[i] = new
+			}
+		}
+	}
+}
+
 // AddTeam creates team org/slug if needed and adds members to it.
 func (s *Server) AddTeam(org, slug string, members ...string) {
 	s.mu.Lock()

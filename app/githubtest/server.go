@@ -93,6 +93,7 @@ type Server struct {
 	nextID        int64
 	seq           int64
 	userIDs       map[string]int64
+	currentLogin  map[int64]string // id -> login after a RenameUser
 	loginSpelling map[string]string
 	installations map[int64]*installationState
 	repos         map[string]*repoState
@@ -104,6 +105,7 @@ type Server struct {
 	faults        []*fault
 	outage        *fault // every call fails so while set (SetOutage)
 	requests      []Request
+	manifestApps  []*ManifestApp
 	errs          []error
 
 	wmu        sync.Mutex
@@ -744,6 +746,7 @@ func (s *Server) routes() *mux.Router {
 	s.issueRoutes(h)
 	s.pullRoutes(h)
 	s.checkRoutes(h)
+	s.manifestRoutes(h)
 	return r
 }
 

@@ -326,6 +326,9 @@ func (s *Server) ghUser(login string) *github.User {
 	if typ == "Bot" {
 		htmlLogin = "apps/" + strings.TrimSuffix(login, "[bot]")
 	}
+	if cur, ok := s.currentLogin[id]; ok {
+		login = cur // references keep the account, which shows its current login
+	}
 	return &github.User{
 		Login:     ptr(login),
 		ID:        ptr(id),

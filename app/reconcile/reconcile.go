@@ -33,7 +33,7 @@ import (
 // The internal events.
 const (
 	ResyncEvent = "countersign.resync"
-	RepairEvent = "countersign.repair"
+	RepairEvent = "countersign.drift"
 )
 
 // Limits.

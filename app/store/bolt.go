@@ -63,8 +63,9 @@ var (
 	bktDeadID  = []byte("deadid")
 	bktRecords = []byte("records")
 	bktStats   = []byte("stats")
+	bktCounter = []byte("counters")
 
-	allBuckets = [][]byte{bktMeta, bktReady, bktQueue, bktOutbox, bktSeen, bktSeenExp, bktDead, bktDeadID, bktRecords, bktStats, bktLeases}
+	allBuckets = [][]byte{bktMeta, bktReady, bktQueue, bktOutbox, bktSeen, bktSeenExp, bktDead, bktDeadID, bktRecords, bktStats, bktCounter, bktLeases}
 
 	statQueued = []byte("queued")
 	statKeys   = []byte("keys")
@@ -1007,6 +1008,50 @@ func (b *Bolt) Scan(ctx context.Context, prefix string) ([]string, error) {
 		return nil, wrapBolt("scan", err)
 	}
 	return keys, nil
+}
+
+// counterPurgeBatch bounds how many expired counters one Count deletes.
+const counterPurgeBatch = 16
+
+// Count implements Store. A counter is 16 bytes: its value, then when its
+// window ends (Unix nanoseconds), both big-endian.
+func (b *Bolt) Count(ctx context.Context, key string, window time.Duration) (int64, error) {
+	if err := checkRecordKey(key); err != nil {
+		return 0, err
+	}
+	if window <= 0 {
+		return 0, invalidf("counter window %v: must be positive", window)
+	}
+	var n int64
+	err := b.update(ctx, func(tx *bolt.Tx) error {
+		bk := tx.Bucket(bktCounter)
+		now := b.now().UnixNano()
+		end := now + int64(window)
+		n = 1
+		if v := bk.Get([]byte(key)); len(v) == 16 {
+			if e := int64(binary.BigEndian.Uint64(v[8:])); e > now {
+				n, end = int64(binary.BigEndian.Uint64(v[:8]))+1, e
+			}
+		}
+		purged := 0
+		c := bk.Cursor()
+		for k, v := c.First(); k != nil && purged < counterPurgeBatch; k, v = c.Next() {
+			if len(v) == 16 && int64(binary.BigEndian.Uint64(v[8:])) <= now && string(k) != key {
+				if err := c.Delete(); err != nil {
+					return err
+				}
+				purged++
+			}
+		}
+		v := make([]byte, 16)
+		binary.BigEndian.PutUint64(v, uint64(n))
+		binary.BigEndian.PutUint64(v[8:], uint64(end))
+		return bk.Put([]byte(key), v)
+	})
+	if err != nil {
+		return 0, wrapBolt(fmt.Sprintf("count %q", key), err)
+	}
+	return n, nil
 }
 
 // Stats implements Store.

@@ -53,6 +53,15 @@ type Redis struct {
 
 var _ Store = (*Redis)(nil)
 
+// go-redis writes its own lines to stderr when it cannot dial (several per
+// failed command); every such failure also comes back as an error, which
+// countersign reports once, so those lines are dropped.
+func init() { redis.SetLogger(quietLogger{}) }
+
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...any) {}
+
 // RedisOption configures OpenRedis.
 type RedisOption func(*Redis)
 
@@ -317,6 +326,13 @@ return 0`)
 redis.call('HSET', REC, ARGV[1], ARGV[2])
 redis.call('ZADD', RECIDX, 0, ARGV[1])
 return 1`)
+
+	// ARGV: key, window_ms. Returns the counter's new value.
+	luaCount = script(`
+local k = P .. 'cnt:' .. ARGV[1]
+local n = redis.call('INCR', k)
+if n == 1 then redis.call('PEXPIRE', k, ARGV[2]) end
+return n`)
 
 	luaStats = script(`
 return {tonumber(redis.call('GET', QUEUED) or '0') or 0, redis.call('ZCARD', READY), redis.call('ZCARD', DLQ)}`)
@@ -648,6 +664,21 @@ func (r *Redis) Put(ctx context.Context, key string, val []byte) error {
 		val = []byte{}
 	}
 	return wrapRedis(fmt.Sprintf("put %q", key), r.run(ctx, luaPut, key, val).Err())
+}
+
+// Count implements Store.
+func (r *Redis) Count(ctx context.Context, key string, window time.Duration) (int64, error) {
+	if err := checkRecordKey(key); err != nil {
+		return 0, err
+	}
+	if window <= 0 {
+		return 0, invalidf("counter window %v: must be positive", window)
+	}
+	n, err := r.run(ctx, luaCount, key, max(window.Milliseconds(), 1)).Int64()
+	if err != nil {
+		return 0, wrapRedis(fmt.Sprintf("count %q", key), err)
+	}
+	return n, nil
 }
 
 // Scan implements Store.

@@ -14,7 +14,8 @@ import (
 // trouble) to log as WARN lines, at most one every period (the number held
 // back is in the next one's "suppressed"), instead of plain text on stderr:
 // while Redis is unreachable they would otherwise come several a second.
-// go-redis's logger is process-wide.
+// go-redis's logger is process-wide; without this call (the store
+// commands) its lines are dropped.
 func SetRedisLogger(log *slog.Logger, period time.Duration) {
 	redis.SetLogger(&redisLogger{log: log, period: period})
 }

@@ -122,6 +122,11 @@ type Store interface {
 	Put(ctx context.Context, key string, val []byte) error
 	// Scan returns the keys of all records whose key starts with prefix, sorted.
 	Scan(ctx context.Context, prefix string) ([]string, error)
+	// Count adds one to the counter key and returns its new value, atomically
+	// across every process sharing the store. A counter starts at 1 and lasts
+	// window from then; after that it starts again. Counters are not records
+	// (Get and Scan do not see them).
+	Count(ctx context.Context, key string, window time.Duration) (int64, error)
 
 	// Seen reports whether delivery id was accepted (or enqueued by a Commit)
 	// within SeenTTL: the de-duplication Accept applies.

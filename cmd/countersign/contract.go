@@ -3,29 +3,25 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/countersign/countersign/rules"
 )
 
-const contractUsage = `usage:
-  countersign contract -title TITLE [-body TEXT | -body-file FILE] [-files A,B | -files-from FILE]
-                       [-config FILE] [-type verifiable|advisory|skip] [-json]
+func init() { addCommand(newContract) }
 
-Writes the verification contract countersign gives a task (DESIGN §3): its
+const contractLong = `Writes the verification contract countersign gives a task (DESIGN §3): its
 type and why, the files its body names, and each criterion with the CI checks
 (or the critic's reviewers) that count for it. -files are the files its pull
 requests change. FILE "-" is the standard input. Without -config, the built-in
 defaults apply; with it, that .github/countersign.yml.
-The exit code is 1 if a file cannot be read or the configuration is invalid.
-
-flags:
-`
+The exit code is 1 if a file cannot be read or the configuration is invalid.`
 
 // contractStdin is where "-" reads from (a variable for the tests).
 var contractStdin io.Reader = os.Stdin
@@ -36,32 +32,32 @@ type contractFlags struct {
 	json                                                 bool
 }
 
-func contract(args []string, stdout, stderr io.Writer) int {
+func newContract(c *cli) *cobra.Command {
 	var f contractFlags
-	fset := flag.NewFlagSet("contract", flag.ContinueOnError)
-	fset.SetOutput(stderr)
-	fset.StringVar(&f.title, "title", "", "the issue's title")
-	fset.StringVar(&f.body, "body", "", "the issue's body (Markdown)")
-	fset.StringVar(&f.bodyFile, "body-file", "", "read the issue's body from this file (- for stdin)")
-	fset.StringVar(&f.files, "files", "", "the files the pull requests change, comma-separated")
-	fset.StringVar(&f.filesFrom, "files-from", "", "read the changed files from this file, one a line (- for stdin)")
-	fset.StringVar(&f.config, "config", "", "a .github/countersign.yml to use (default: the built-in defaults)")
-	fset.StringVar(&f.typ, "type", "", "force the type, as a lead's /contract does: verifiable, advisory or skip")
-	fset.BoolVar(&f.json, "json", false, "print the contract as JSON")
-	fset.Usage = func() {
-		fmt.Fprint(stderr, contractUsage)
-		fset.PrintDefaults()
+	cmd := &cobra.Command{
+		Use:   "contract -title TITLE [-body TEXT | -body-file FILE] [-files A,B | -files-from FILE] [-config FILE] [-type verifiable|advisory|skip] [-json]",
+		Short: "write the verification contract of an issue (-h: the flags)",
+		Long:  contractLong,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if msg := f.usageError(args); msg != "" {
+				return usageErrorf("%s (try: countersign contract -h)", msg)
+			}
+			return exitCode(contract(f, c.stdout, c.stderr))
+		},
 	}
-	if err := fset.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if msg := f.usageError(fset.Args()); msg != "" {
-		fmt.Fprintf(stderr, "countersign contract: %s (try: countersign contract -h)\n", msg)
-		return 2
-	}
+	fs := cmd.Flags()
+	fs.StringVar(&f.title, "title", "", "the issue's title")
+	fs.StringVar(&f.body, "body", "", "the issue's body (Markdown)")
+	fs.StringVar(&f.bodyFile, "body-file", "", "read the issue's body from this file (- for stdin)")
+	fs.StringVar(&f.files, "files", "", "the files the pull requests change, comma-separated")
+	fs.StringVar(&f.filesFrom, "files-from", "", "read the changed files from this file, one a line (- for stdin)")
+	fs.StringVar(&f.config, "config", "", "a .github/countersign.yml to use (default: the built-in defaults)")
+	fs.StringVar(&f.typ, "type", "", "force the type, as a lead's /contract does: verifiable, advisory or skip")
+	fs.BoolVar(&f.json, "json", false, "print the contract as JSON")
+	return cmd
+}
+
+func contract(f contractFlags, stdout, stderr io.Writer) int {
 	cfg, in, err := f.load()
 	if err != nil {
 		fmt.Fprintf(stderr, "countersign contract: %v\n", err)

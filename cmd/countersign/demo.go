@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -16,6 +15,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/countersign/countersign/app/scenario"
 	"github.com/countersign/countersign/testdata/scenarios"
 )
@@ -27,54 +28,41 @@ const defaultDemo = "simple"
 
 var defaultDemos = []string{defaultDemo, "escalation"}
 
-const demoUsage = `usage:
-  countersign demo [-v] [NAME | FILE]   play a scenario and print its timeline
-  countersign demo -list                list the built-in scenarios
+func init() { addCommand(newDemo) }
 
-A scenario is a workflow story (people, issues, PRs, reviews, /verify ...)
+const demoLong = `A scenario is a workflow story (people, issues, PRs, reviews, /verify ...)
 played against a fake GitHub and a real countersign bot, both in this
 process, with every expectation in it checked. NAME is a built-in scenario
-(without one: %q, then "escalation"); FILE is a .scenario file (format: testdata/scenarios/README.md).
-The exit code is 1 if an expectation is not met.
+(without one: %q, then "escalation"); FILE is a .scenario file (format:
+testdata/scenarios/README.md). -list lists the built-in scenarios.
+The exit code is 1 if an expectation is not met.`
 
-flags:
-`
-
-func demo(args []string, stdout, stderr io.Writer) int {
-	fset := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fset.SetOutput(stderr)
-	list := fset.Bool("list", false, "list the built-in scenarios")
-	verbose := fset.Bool("v", false, "write the bot's logs (JSON) to stderr")
-	fset.Usage = func() {
-		fmt.Fprintf(stderr, demoUsage, defaultDemo)
-		fset.PrintDefaults()
-	}
-	// Flags may come before or after the scenario.
-	var rest []string
-	for {
-		if err := fset.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return 0
+func newDemo(c *cli) *cobra.Command {
+	var list, verbose bool
+	cmd := &cobra.Command{
+		Use:   "demo [-v] [NAME | FILE]",
+		Short: "play a workflow scenario against a fake GitHub (-list: the scenarios)",
+		Long:  fmt.Sprintf(demoLong, defaultDemo),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 || (list && len(args) > 0) {
+				return usageErrorf("give one scenario, or -list alone (try: countersign demo -h)")
 			}
-			return 2
-		}
-		if fset.NArg() == 0 {
-			break
-		}
-		rest = append(rest, fset.Arg(0))
-		args = fset.Args()[1:]
+			if list {
+				return exitCode(demoList(c.stdout, c.stderr))
+			}
+			return exitCode(demo(args, verbose, c.stdout, c.stderr))
+		},
 	}
-	if len(rest) > 1 || (*list && len(rest) > 0) {
-		fset.Usage()
-		return 2
-	}
-	if *list {
-		return demoList(stdout, stderr)
-	}
+	cmd.Flags().BoolVar(&list, "list", false, "list the built-in scenarios")
+	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "write the bot's logs (JSON) to stderr")
+	return cmd
+}
 
+// demo plays the scenarios args name (without one: the default ones).
+func demo(args []string, verbose bool, stdout, stderr io.Writer) int {
 	names := defaultDemos
-	if len(rest) == 1 {
-		names = rest
+	if len(args) == 1 {
+		names = args
 	}
 	var plays []*scenario.Scenario
 	for _, name := range names {
@@ -91,7 +79,7 @@ func demo(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
 	var logs io.Writer
-	if *verbose {
+	if verbose {
 		logs = stderr
 	}
 	for i, sc := range plays {

@@ -77,6 +77,7 @@ func Run(t *testing.T, open Opener, opts ...Option) {
 		{"Records", testRecords},
 		{"Seen", testSeen},
 		{"NamedLease", testNamedLease},
+		{"Counters", testCounters},
 		{"Stats", testStats},
 		{"Ping", testPing},
 		{"BadInput", testBadInput},
@@ -1223,4 +1224,46 @@ func Race(t *testing.T, stores []store.Store, cfg RaceConfig) {
 	}
 	checkRecord(t, stores[len(stores)-1], "race:"+idOf(cfg.Keys-1, cfg.PerKey-1), idOf(cfg.Keys-1, cfg.PerKey-1))
 	checkStats(t, stores[0], store.Stats{})
+}
+
+// testCounters: a counter counts from 1 within its window, concurrent counts
+// are never lost, it starts again after its window, and it is not a record.
+func testCounters(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	for i := int64(1); i <= 3; i++ {
+		n, err := s.Count(ctx, "replies/acme/app#1/7", time.Hour)
+		if err != nil || n != i {
+			t.Fatalf("count %d = %d, %v", i, n, err)
+		}
+	}
+	if n, err := s.Count(ctx, "replies/acme/app#1/8", time.Hour); err != nil || n != 1 {
+		t.Fatalf("another counter = %d, %v; want 1", n, err)
+	}
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := s.Count(ctx, "concurrent", time.Hour); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if n, err := s.Count(ctx, "concurrent", time.Hour); err != nil || n != 21 {
+		t.Fatalf("after 20 concurrent counts: %d, %v; want 21", n, err)
+	}
+	if n, err := s.Count(ctx, "short", 50*time.Millisecond); err != nil || n != 1 {
+		t.Fatalf("short = %d, %v", n, err)
+	}
+	time.Sleep(120 * time.Millisecond)
+	if n, err := s.Count(ctx, "short", 50*time.Millisecond); err != nil || n != 1 {
+		t.Fatalf("after its window a counter starts again: %d, %v; want 1", n, err)
+	}
+	if keys, err := s.Scan(ctx, ""); err != nil || len(keys) != 0 {
+		t.Fatalf("counters seen as records: %v, %v", keys, err)
+	}
+	if _, err := s.Count(ctx, "x", 0); err == nil {
+		t.Fatal("a counter with no window was accepted")
+	}
 }

@@ -1,0 +1,371 @@
+package app_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/countersign/countersign/app/githubtest"
+)
+
+// These tests try, as an attacker would, to get around "someone else
+// confirms" (DESIGN §1, §2, §5): each one names the way around it that it
+// closes.
+
+// wantLabels fails unless issue n carries exactly the owned labels want (other
+// labels are not looked at).
+func wantNoLabel(t *testing.T, h *harness, n int, labels ...string) {
+	t.Helper()
+	for _, l := range h.gh.Labels(testRepo, n) {
+		if slices.ContainsFunc(labels, func(x string) bool { return strings.EqualFold(x, l) }) {
+			t.Fatalf("#%d still carries %q: %v", n, l, h.gh.Labels(testRepo, n))
+		}
+	}
+}
+
+func wantOpen(t *testing.T, h *harness, n int) {
+	t.Helper()
+	is, ok := h.gh.Issue(testRepo, n)
+	if !ok || is.State != "open" {
+		t.Fatalf("#%d is %q, want open", n, is.State)
+	}
+}
+
+// A goal label makes nothing a goal: someone with write access labels a
+// milestoned task `goal`, then `state:verified`, takes its real state label
+// off and closes it. The task stays a task: its labels are put back and it
+// is reopened.
+func TestGoalLabelMakesNothingAGoal(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	m := h.gh.CreateMilestone(testRepo, "carol", "Login page")
+	n := h.gh.OpenIssue(testRepo, "carol", "Login form", "")
+	h.gh.SetMilestone(testRepo, n, "carol", m)
+	h.gh.Assign(testRepo, n, "carol", "alice")
+	h.settle()
+	wantState(t, h, n, "assigned")
+
+	h.gh.AddLabels(testRepo, n, "alice", "goal")
+	h.gh.AddLabels(testRepo, n, "alice", "goal:verified")
+	h.gh.AddLabels(testRepo, n, "alice", "state:verified")
+	h.gh.RemoveLabel(testRepo, n, "alice", "state:assigned")
+	h.gh.CloseIssue(testRepo, n, "alice", "completed")
+	h.settle()
+
+	wantState(t, h, n, "assigned")
+	wantNoLabel(t, h, n, "goal", "goal:verified", "state:verified")
+	wantOpen(t, h, n)
+	g := wantGoal(t, h, m, "open")
+	if g == n {
+		t.Fatalf("the task #%d became the goal issue", n)
+	}
+}
+
+// State labels cannot be renamed or deleted away: renaming the repository
+// label state:in-progress to state:verified would make every task in progress
+// look verified; renaming another label onto an owned name would put that
+// state on every issue carrying it; deleting an owned label takes it off every
+// task. Each is undone, and the tasks get their labels back.
+func TestOwnedLabelsCannotBeRenamedOrDeleted(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	n := h.gh.OpenIssue(testRepo, "carol", "Login form", "")
+	h.gh.Assign(testRepo, n, "carol", "alice")
+	h.gh.Comment(testRepo, n, "alice", "/start")
+	other := h.gh.OpenIssue(testRepo, "carol", "Logout button", "")
+	h.settle()
+	wantState(t, h, n, "in-progress")
+	wantState(t, h, other, "pending")
+
+	h.gh.RenameLabel(testRepo, "alice", "state:in-progress", "state:verified")
+	h.settle()
+	wantState(t, h, n, "in-progress")
+	if labelNamed(h, "state:verified") {
+		t.Fatalf("the renamed label is still called state:verified: %v", repoLabelNames(h))
+	}
+
+	h.gh.AddLabel(testRepo, "bug", "d73a4a", "")
+	h.gh.AddLabels(testRepo, other, "alice", "bug")
+	h.gh.RenameLabel(testRepo, "alice", "bug", "state:completed")
+	h.settle()
+	wantState(t, h, other, "pending")
+	if !slices.Contains(h.gh.Labels(testRepo, other), "bug") {
+		t.Fatalf("bug was not renamed back: #%d labels %v", other, h.gh.Labels(testRepo, other))
+	}
+
+	h.gh.DeleteLabel(testRepo, "alice", "state:in-progress")
+	h.gh.DeleteLabel(testRepo, "alice", "state:pending")
+	h.settle()
+	wantState(t, h, n, "in-progress")
+	wantState(t, h, other, "pending")
+	for _, l := range h.gh.RepoLabels(testRepo) {
+		if l.Name == "state:in-progress" && l.Color != "1d76db" {
+			t.Errorf("state:in-progress recreated with colour %s, want 1d76db", l.Color)
+		}
+	}
+}
+
+func labelNamed(h *harness, name string) bool { return slices.Contains(repoLabelNames(h), name) }
+
+func repoLabelNames(h *harness) []string {
+	var out []string
+	for _, l := range h.gh.RepoLabels(testRepo) {
+		out = append(out, l.Name)
+	}
+	return out
+}
+
+// A comment does not start tracking a closed issue: an outsider's /status on
+// an issue closed before countersign was installed adds no label, no card and
+// no reply.
+func TestCommentDoesNotTrackAClosedIssue(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	h.gh.DropWebhooks(true) // before the App was installed
+	n := h.gh.OpenIssue(testRepo, "carol", "Old bug", "")
+	h.gh.CloseIssue(testRepo, n, "carol", "completed")
+	h.gh.DropWebhooks(false)
+
+	before := len(h.gh.Requests())
+	h.gh.Comment(testRepo, n, "mallory", "/status")
+	h.gh.Comment(testRepo, n, "alice", "/start")
+	h.gh.AddLabels(testRepo, n, "mallory", "state:verified")
+	h.settle()
+	if w := slices.DeleteFunc(writes(h.gh.Requests()[before:]), func(w string) bool { return strings.HasSuffix(w, "/access_tokens") }); len(w) != 0 {
+		t.Fatalf("a closed, untracked issue got writes: %v", w)
+	}
+	if cs := h.gh.Comments(testRepo, n); len(cs) != 2 {
+		t.Fatalf("#%d has %d comments, want the 2 people wrote", n, len(cs))
+	}
+}
+
+// Identity is the user id: a builder who renames their account is still the
+// builder, and cannot verify their own work under the new name.
+func TestRenamedBuilderCannotVerify(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	n := h.gh.OpenIssue(testRepo, "carol", "Login form", "")
+	h.gh.Assign(testRepo, n, "carol", "alice")
+	h.gh.Comment(testRepo, n, "alice", "/start")
+	h.gh.Comment(testRepo, n, "alice", "/submit done")
+	h.gh.Comment(testRepo, n, "bob", "/approve")
+	h.settle()
+	wantState(t, h, n, "completed")
+
+	h.gh.RenameUser("alice", "alice-renamed")
+	h.gh.Comment(testRepo, n, "alice-renamed", "/verify looks good to me")
+	h.settle()
+	wantState(t, h, n, "completed")
+	if !anyCommentContains(h, n, "built this task") {
+		t.Fatalf("the renamed builder's /verify got no refusal: %v", h.gh.Comments(testRepo, n))
+	}
+
+	// A renamed approver stays the approver: in a team of three, the one who
+	// approved may not verify either.
+	h.gh.SetPermission(testRepo, "erin", "write")
+	h.gh.RenameUser("bob", "bob-renamed")
+	h.gh.Comment(testRepo, n, "bob-renamed", "/verify")
+	h.settle()
+	wantState(t, h, n, "completed")
+	h.gh.Comment(testRepo, n, "erin", "/verify")
+	h.settle()
+	wantState(t, h, n, "verified")
+}
+
+func anyCommentContains(h *harness, n int, s string) bool {
+	return slices.ContainsFunc(h.gh.Comments(testRepo, n), func(c githubtest.CommentView) bool { return strings.Contains(c.Body, s) })
+}
+
+// An outsider's pull request moves nothing: a read-only user's "Fixes #N"
+// does not send a verified (and closed) task back to review, does not jump a
+// pending task to review, does not block an approved task's completion, and
+// gets one reply, however often it is pushed to.
+func TestOutsiderPullRequestMovesNothing(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	h.gh.SetPermission(testRepo, "mallory", "read")
+	done := h.gh.OpenIssue(testRepo, "carol", "Login form", "")
+	doneTask(t, h, done)
+	h.gh.CloseIssue(testRepo, done, "carol", "completed")
+	pending := h.gh.OpenIssue(testRepo, "carol", "Logout button", "")
+	review := h.gh.OpenIssue(testRepo, "carol", "Session cookie", "")
+	h.gh.Assign(testRepo, review, "carol", "alice")
+	pr, sha := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Cookie", Body: fmt.Sprintf("Fixes #%d", review)})
+	h.settle()
+	wantState(t, h, review, "review")
+
+	evil, evilSHA := h.gh.OpenPR(testRepo, "mallory", githubtest.PROptions{Title: "All of it",
+		Body: fmt.Sprintf("Fixes #%d\nFixes #%d\nFixes #%d", done, pending, review)})
+	h.settle()
+	wantState(t, h, done, "verified")
+	if is, _ := h.gh.Issue(testRepo, done); is.State != "closed" {
+		t.Fatalf("#%d was reopened by an outsider's pull request", done)
+	}
+	wantState(t, h, pending, "pending")
+	wantState(t, h, review, "review")
+	wantCheck(t, h, evilSHA, "none")
+
+	ciPasses(h, sha)
+	h.gh.Review(testRepo, pr, "carol", "APPROVED", "")
+	h.gh.Push(testRepo, evil, githubtest.Commit{Message: "more"})
+	h.gh.ReadyForReview(testRepo, evil, "mallory")
+	h.gh.Comment(testRepo, evil, "mallory", "/verify")
+	h.settle()
+	wantState(t, h, review, "completed") // the outsider's open pull request blocks nothing
+	wantState(t, h, pending, "pending")
+	if n := len(botComments(h, evil)); n != 2 {
+		t.Fatalf("the outsider's pull request got %d replies, want 2 (the link refusal, the refused /verify): %v", n, h.gh.Comments(testRepo, evil))
+	}
+	if !anyCommentContains(h, evil, "does not count as work") {
+		t.Fatalf("the outsider's pull request was not told why it links nothing: %v", h.gh.Comments(testRepo, evil))
+	}
+
+	// An outsider assigned to the task may build it: their pull request links.
+	h.gh.Assign(testRepo, pending, "carol", "mallory")
+	h.settle()
+	mine, _ := h.gh.OpenPR(testRepo, "mallory", githubtest.PROptions{Title: "Logout", Body: fmt.Sprintf("Fixes #%d", pending)})
+	h.settle()
+	wantState(t, h, pending, "review")
+	_ = mine
+}
+
+// A pull request naming more than tasks.max_per_pr tasks links none of them
+// and gets one reply.
+func TestPullRequestNamingTooManyTasksLinksNone(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	var body strings.Builder
+	var tasks []int
+	for i := range 11 {
+		n := h.gh.OpenIssue(testRepo, "carol", fmt.Sprintf("Task %d", i), "")
+		tasks = append(tasks, n)
+		fmt.Fprintf(&body, "Fixes #%d\n", n)
+	}
+	h.settle()
+	pr, sha := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Everything", Body: body.String()})
+	h.gh.EditPR(testRepo, pr, "alice", "Everything", body.String()+"\nMore words.")
+	h.settle()
+	for _, n := range tasks {
+		wantState(t, h, n, "pending")
+	}
+	wantCheck(t, h, sha, "none")
+	if cs := h.gh.Comments(testRepo, pr); len(cs) != 1 || !strings.Contains(cs[0].Body, "max_per_pr") {
+		t.Fatalf("want one reply naming tasks.max_per_pr, got %v", cs)
+	}
+}
+
+// botComments are the comments countersign wrote on issue or PR n.
+func botComments(h *harness, n int) []githubtest.CommentView {
+	return slices.DeleteFunc(h.gh.Comments(testRepo, n), func(c githubtest.CommentView) bool { return c.User != h.gh.BotLogin() })
+}
+
+// No reply spam: 60 refused commands by one outsider get at most 3 replies on
+// the issue within the hour, and one refused command on a pull request that
+// closes 10 tasks gets at most 3 (not one per task). The rest are counted on
+// /metrics.
+func TestRepliesToOnePersonAreBounded(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	h.gh.SetPermission(testRepo, "mallory", "read")
+	n := h.gh.OpenIssue(testRepo, "carol", "Login form", "")
+	h.settle()
+	for range 60 {
+		h.gh.Comment(testRepo, n, "mallory", "/verify")
+	}
+	h.settle()
+	if got := len(botComments(h, n)); got != 1+3 { // the card and 3 replies
+		t.Fatalf("#%d has %d comments by countersign, want the card and 3 replies", n, got)
+	}
+	// Someone else still gets their answer.
+	h.gh.Comment(testRepo, n, "bob", "/status")
+	h.settle()
+	if got := len(botComments(h, n)); got != 1+3+1 {
+		t.Fatalf("#%d has %d comments by countersign, want bob's /status answered too", n, got)
+	}
+
+	var body strings.Builder
+	for i := range 10 {
+		m := h.gh.OpenIssue(testRepo, "carol", fmt.Sprintf("Task %d", i), "")
+		fmt.Fprintf(&body, "Fixes #%d\n", m)
+	}
+	pr, _ := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "All", Body: body.String()})
+	h.settle()
+	h.gh.Comment(testRepo, pr, "mallory", "/verify")
+	h.settle()
+	if got := len(botComments(h, pr)); got > 3 {
+		t.Fatalf("one refused /verify on a pull request closing 10 tasks got %d replies, want at most 3", got)
+	}
+	if _, metrics := h.get("/metrics"); !strings.Contains(metrics, `countersign_replies_held_total{kind="refused"}`) {
+		t.Fatalf("held replies are not counted on /metrics")
+	}
+}
+
+// Escalation by failed attempts does its job: the third failed CI attempt
+// labels the task escalated and the comment @-mentions the leads and says
+// what failed (criteria, runs, attempts), as a rejection escalation does.
+func TestEscalationByFailedAttemptsNamesLeadsAndFailures(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	n := h.gh.OpenIssue(testRepo, "carol", "Login form", "")
+	h.gh.Assign(testRepo, n, "carol", "alice")
+	pr, sha := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Login", Body: fmt.Sprintf("Fixes #%d", n),
+		Files: []string{"internal/login/login.go"}})
+	h.settle()
+	for attempt := 1; attempt <= 3; attempt++ {
+		wantState(t, h, n, "review")
+		h.gh.CheckRun(testRepo, sha, "typecheck", "", "success", "")
+		h.gh.CheckRun(testRepo, sha, "lint", "", "success", "")
+		h.gh.CheckRun(testRepo, sha, "test", "", "failure", "")
+		h.settle()
+		wantState(t, h, n, "in-progress")
+		if attempt < 3 {
+			sha = h.gh.Push(testRepo, pr, githubtest.Commit{Message: fmt.Sprintf("fix %d", attempt)})
+			h.settle()
+		}
+	}
+	if !slices.Contains(h.gh.Labels(testRepo, n), "escalated") {
+		t.Fatalf("#%d not escalated after 3 failed attempts: %v", n, h.gh.Labels(testRepo, n))
+	}
+	var esc string
+	for _, c := range replies(h, n) {
+		if strings.Contains(c, "escalated") {
+			esc = c
+		}
+	}
+	wantContains(t, "the escalation", esc, "failed verification 3 times", "@carol", "unit-test", "#"+fmt.Sprint(pr))
+	if strings.Contains(esc, "rejected 0 times") {
+		t.Fatalf("the escalation speaks of rejections:\n%s", esc)
+	}
+}
+
+// A bot account whose pilot is not configured is nobody's free pass: the
+// person who assigned the task to it and the person its pull request is
+// assigned to (whoever set it to work) are builders of its work, and may not
+// verify it.
+func TestAgentsDefaultPilotsCannotVerify(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	h.gh.SetPermission(testRepo, "dave", "write")
+	h.gh.SetPermission(testRepo, "erin", "write")
+	n := h.gh.OpenIssue(testRepo, "carol", "Login form", "")
+	h.gh.Assign(testRepo, n, "erin", "copilot[bot]")
+	h.settle()
+	pr, sha := h.gh.OpenPR(testRepo, "copilot[bot]", githubtest.PROptions{Title: "Login", Body: fmt.Sprintf("Fixes #%d", n),
+		Assignees: []string{"dave"}})
+	ciPasses(h, sha)
+	h.gh.Review(testRepo, pr, "bob", "APPROVED", "")
+	h.settle()
+	wantState(t, h, n, "completed")
+
+	for _, who := range []string{"dave", "erin"} {
+		h.gh.Comment(testRepo, n, who, "/verify")
+		h.settle()
+		wantState(t, h, n, "completed")
+	}
+	c := card(t, h, n)
+	wantContains(t, "the card", c, "pilot of copilot[bot]", "@dave", "@erin")
+	h.gh.Comment(testRepo, n, "alice", "/verify")
+	h.settle()
+	wantState(t, h, n, "verified")
+}

@@ -1,0 +1,148 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/rules"
+	"github.com/google/go-github/v60/github"
+)
+
+// The labels countersign owns are repository labels: renaming one (say
+// state:in-progress to state:verified) would change the state every task
+// seems to be in, and deleting one would take it off every task at once.
+// Both are undone (rules.LabelRepair); the tasks that lost a deleted label
+// get it back from their records.
+
+// repairEvent is the internal event that puts a task's owned labels back as
+// its record says, decided under the task's key.
+const repairEvent = "countersign.repair"
+
+// repairDelivery is the payload of a repairEvent delivery.
+type repairDelivery struct {
+	Installation int64  `json:"installation"`
+	Repo         string `json:"repo"`
+	Number       int    `json:"number"`
+	Why          string `json:"why"`
+}
+
+// labelPayload is the part of a label webhook countersign reads (go-github's
+// LabelEvent has no changes.name).
+type labelPayload struct {
+	Action       string `json:"action"`
+	Installation struct {
+		ID int64 `json:"id"`
+	} `json:"installation"`
+	Repository struct {
+		FullName string `json:"full_name"`
+	} `json:"repository"`
+	Label struct {
+		Name string `json:"name"`
+	} `json:"label"`
+	Changes struct {
+		Name struct {
+			From string `json:"from"`
+		} `json:"name"`
+	} `json:"changes"`
+	Sender *github.User `json:"sender"`
+}
+
+func (p *Processor) onLabel(ctx context.Context, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
+	var e labelPayload
+	if err := json.Unmarshal(d.Payload, &e); err != nil {
+		return store.Commit{}, permanent(fmt.Errorf("parse label payload: %w", err))
+	}
+	inst, repo := e.Installation.ID, e.Repository.FullName
+	if inst == 0 || repo == "" {
+		return store.Commit{}, nil
+	}
+	if own, err := p.own(ctx, e.Sender); err != nil || own {
+		return store.Commit{}, err
+	}
+	effects := rules.LabelRepair(repo, e.Action, e.Label.Name, e.Changes.Name.From)
+	if len(effects) == 0 {
+		return store.Commit{}, nil
+	}
+	log.Warn("an owned label was changed: undoing it", "label", e.Label.Name, "action", e.Action,
+		"from", e.Changes.Name.From, "by", e.Sender.GetLogin())
+	w, err := p.commitFor(inst, d, nil, effects)
+	if err != nil || e.Action != "deleted" {
+		return w, err
+	}
+	lost, err := p.tasksCarrying(ctx, repo, e.Label.Name)
+	if err != nil {
+		return store.Commit{}, err
+	}
+	for _, n := range lost {
+		w.Enqueue = append(w.Enqueue, derived(fmt.Sprintf("%s/repair/%d", d.ID, n), repairEvent, rules.TaskKey(repo, n),
+			repairDelivery{Installation: inst, Repo: repo, Number: n,
+				Why: fmt.Sprintf("label %s deleted by @%s: put back", strings.ToLower(e.Label.Name), e.Sender.GetLogin())}))
+	}
+	return w, nil
+}
+
+// tasksCarrying are the tracked tasks of repo whose records say they carry
+// label (the store's task records; GitHub is not asked).
+func (p *Processor) tasksCarrying(ctx context.Context, repo, label string) ([]int, error) {
+	prefix := taskRecordKey(repo, 0)
+	prefix = strings.TrimSuffix(prefix, "0")
+	keys, err := p.store.Scan(ctx, prefix)
+	if err != nil {
+		return nil, fmt.Errorf("list tasks of %s: %w", repo, err)
+	}
+	var out []int
+	for _, k := range keys {
+		n, err := strconv.Atoi(strings.TrimPrefix(k, prefix))
+		if err != nil {
+			continue
+		}
+		t, err := loadTask(ctx, p.store, repo, n)
+		if err != nil {
+			return nil, err
+		}
+		if t != nil && containsFold(t.Labels(), label) {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+// decideRepair puts a task's owned labels back as its record says.
+func (p *Processor) decideRepair(ctx context.Context, rd repairDelivery, d *store.Delivery) (store.Commit, error) {
+	t, err := loadTask(ctx, p.store, rd.Repo, rd.Number)
+	if err != nil || t == nil {
+		return store.Commit{}, err
+	}
+	return p.commitFor(rd.Installation, d, nil, []rules.Effect{{Kind: rules.EffectSyncLabels, Repo: t.Repo, Number: t.Number, Labels: t.Labels()}})
+}
+
+// renameLabel renames repository label e.Label back to e.RenameTo, with the
+// colour and description countersign gives it when it owns that name.
+func (x *Executor) renameLabel(ctx context.Context, c *github.Client, owner, name string, e rules.Effect) error {
+	l := &github.Label{Name: github.String(e.RenameTo)}
+	if spec, ok := rules.Spec(e.RenameTo); ok {
+		l.Color, l.Description = github.String(spec.Color), github.String(spec.Description)
+	}
+	_, _, err := c.Issues.EditLabel(ctx, owner, name, url.PathEscape(e.Label), l)
+	if isStatus(err, http.StatusNotFound) {
+		return nil // renamed again or deleted since: that change has its own event
+	}
+	if err != nil {
+		return fmt.Errorf("rename label %s back to %s: %w", e.Label, e.RenameTo, err)
+	}
+	x.labels.Delete(owner + "/" + name + "\x00" + e.Label)
+	return nil
+}
+
+// createLabel creates a deleted owned label again.
+func (x *Executor) createLabel(ctx context.Context, c *github.Client, owner, name string, e rules.Effect) error {
+	x.labels.Delete(owner + "/" + name + "\x00" + e.Label)
+	return x.ensureLabel(ctx, c, owner, name, e.Label)
+}

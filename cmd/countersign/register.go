@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/countersign/countersign"
+	"github.com/countersign/countersign/app/register"
+)
+
+func init() { addCommand(newRegister) }
+
+const registerLong = `Registers countersign as a GitHub App with GitHub's App manifest flow:
+it serves a page on this machine whose button posts app.yml (with your webhook
+URL) to GitHub; you confirm there, GitHub sends you back, and countersign
+exchanges the code for the App's id, private key and webhook secret and writes
+them to DIR (each file 0600): app-id, private-key.pem, webhook-secret. It then
+prints the command that runs countersign with them.
+
+For GitHub Enterprise Server set --github-url https://HOST (GITHUB_URL); the
+API is then https://HOST/api/v3/ unless --github-api-url says otherwise.`
+
+func newRegister(c *cli) *cobra.Command {
+	var opts register.Options
+	var manifest string
+	cmd := &cobra.Command{
+		Use:   "register --webhook-url https://HOST/webhook [flags]",
+		Short: "create the GitHub App from app.yml (GitHub's manifest flow) and save its secrets",
+		Long:  registerLong,
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !cmd.Flags().Changed("github-url") {
+				opts.GitHubURL = c.envOr("GITHUB_URL", "https://github.com")
+			}
+			if !cmd.Flags().Changed("github-api-url") {
+				opts.APIURL = c.envOr("GITHUB_API_URL", "")
+			}
+			opts.Manifest = countersign.AppManifest
+			if manifest != "" {
+				b, err := os.ReadFile(manifest)
+				if err != nil {
+					return failed(fmt.Errorf("--manifest: %w", err))
+				}
+				opts.Manifest = b
+			}
+			if opts.WebhookURL == "" {
+				return usageErrorf("--webhook-url is required: the https://HOST/webhook address where GitHub can reach countersign")
+			}
+			dir, err := filepath.Abs(opts.Dir)
+			if err != nil {
+				return failed(err)
+			}
+			opts.Dir = dir
+			flow, err := register.Start(opts)
+			if err != nil {
+				return usageErrorf("%v", err)
+			}
+			fmt.Fprintf(c.stdout, "Open %s in your browser and press the button (waiting up to an hour; Ctrl-C stops).\n", flow.URL())
+			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+			defer stop()
+			ctx, cancel := context.WithTimeout(ctx, time.Hour)
+			defer cancel()
+			res, err := flow.Wait(ctx)
+			if err != nil {
+				return failed(err)
+			}
+			printNextSteps(c, opts, res)
+			return nil
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&opts.WebhookURL, "webhook-url", "", "where GitHub sends deliveries: https://HOST/webhook (required)")
+	fs.StringVar(&opts.Name, "name", "", `the App's name (default app.yml's "countersign"; names are unique on GitHub)`)
+	fs.StringVar(&opts.Org, "org", "", "register the App under this organization (default: your own account)")
+	fs.StringVar(&opts.Dir, "dir", "countersign-app", "directory for app-id, private-key.pem and webhook-secret")
+	fs.StringVar(&opts.GitHubURL, "github-url", "https://github.com", "GitHub's web address; GitHub Enterprise Server: https://HOST [GITHUB_URL]")
+	fs.StringVar(&opts.APIURL, "github-api-url", "", "GitHub's REST API (default: from --github-url) [GITHUB_API_URL]")
+	fs.StringVar(&opts.Listen, "listen", "127.0.0.1:0", "address of the local page")
+	fs.StringVar(&manifest, "manifest", "", "a manifest to use instead of the built-in app.yml")
+	return cmd
+}
+
+func printNextSteps(c *cli, opts register.Options, res *register.Result) {
+	q := shellQuote
+	key := filepath.Join(opts.Dir, register.PrivateKeyFile)
+	secret := filepath.Join(opts.Dir, register.WebhookSecretFile)
+	api := ""
+	if opts.APIURL != "" && opts.APIURL != "https://api.github.com/" && opts.APIURL != "https://api.github.com" {
+		api = "GITHUB_API_URL=" + q(opts.APIURL) + " "
+	} else if !strings.Contains(opts.GitHubURL, "://github.com") {
+		api = "GITHUB_API_URL=" + q(strings.TrimRight(opts.GitHubURL, "/")+"/api/v3/") + " "
+	}
+	fmt.Fprintf(c.stdout, `Registered %s: App id %d.
+Wrote (0600): %s
+Install it on the repositories countersign should watch: %s/installations/new
+
+Run countersign with it:
+  %sGITHUB_APP_ID=%d GITHUB_PRIVATE_KEY_PATH=%s GITHUB_WEBHOOK_SECRET="$(cat %s)" countersign serve
+
+On Kubernetes (deploy/kubernetes), the files are the secret's keys:
+  kubectl create secret generic countersign --from-file=%s
+`, res.Slug, res.AppID, strings.Join(res.Files, ", "), res.HTMLURL, api, res.AppID, q(key), q(secret), q(opts.Dir))
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@,+", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -492,3 +492,53 @@ func TestRedisOutageLogsAreRateLimited(t *testing.T) {
 	}
 	t.Logf("%d ERROR/WARN lines in 3 s of Redis outage", errorsOrWarnings)
 }
+
+// The time from a restart to 100 deliveries missed while the bot was down
+// healed and processed (each a new issue, labeled state:pending), through
+// `countersign serve`, and the requests healing made.
+//
+//	go test -run '^$' -bench Heal100MissedThroughServe -benchtime 3x ./cmd/countersign/
+func BenchmarkHeal100MissedThroughServe(b *testing.B) {
+	var total time.Duration
+	var healRequests int
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		gh := githubtest.New(githubtest.Options{Latency: time.Millisecond})
+		gh.AddRepo(healRepo, 3)
+		dir := b.TempDir()
+		data, logPath, addr := filepath.Join(dir, "c.db"), filepath.Join(dir, "bot.log"), freeAddr(b)
+		gh.SetWebhook("http://"+addr+"/webhook", []byte(crashSecret))
+		var issues []int
+		for j := 0; j < 100; j++ { // the bot is not running: every delivery fails
+			issues = append(issues, gh.OpenIssue(healRepo, "carol", fmt.Sprintf("missed %d", j), ""))
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		if err := gh.WaitWebhooks(ctx); err != nil {
+			b.Fatal(err)
+		}
+		cancel()
+		gh.ResetRequests()
+		b.StartTimer()
+		start := time.Now()
+		bt := startBot(b, gh, data, addr, logPath)
+		for _, n := range issues {
+			for !slices.Equal(gh.Labels(healRepo, n), []string{"state:pending"}) {
+				if time.Since(start) > 2*time.Minute {
+					b.Fatalf("#%d not healed in 2 minutes", n)
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		}
+		total += time.Since(start)
+		b.StopTimer()
+		for _, r := range gh.Requests() {
+			if strings.HasPrefix(r.Path, "/app/hook/") {
+				healRequests++
+			}
+		}
+		bt.kill()
+		gh.Close()
+	}
+	b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms/100-healed")
+	b.ReportMetric(float64(healRequests)/float64(b.N), "heal-requests/100-healed")
+}

@@ -139,7 +139,7 @@ func (p *Processor) decideCI(ctx context.Context, cd ciDelivery, d *store.Delive
 	counted := !slices.Equal(rules.RelevantRuns(cfg.Contracts, runs), rules.RelevantRuns(cfg.Contracts, pr.Runs))
 	old := *pr
 	pr.Runs = runs
-	w, err := p.fanout(ctx, cd.Installation, d, &old, pr, rules.Event{Kind: rules.PRChecked, Actor: rules.User{Login: ciActor(cd.Run)}, At: eventTime(cd.At, d)}, nil)
+	w, err := p.fanout(ctx, cd.Installation, d, &old, pr, rules.Event{Kind: rules.PRChecked, Actor: rules.User{Login: ciActor(cd.Run)}, At: eventTime(cd.At, d)}, linkGate{})
 	if err != nil || counted {
 		return w, err
 	}

@@ -83,12 +83,12 @@ func (x *Executor) Apply(ctx context.Context, oe outboxEffect, leftover bool) er
 // syncLabels makes the issue carry exactly e.Labels among the labels
 // countersign owns; other labels are left alone.
 func (x *Executor) syncLabels(ctx context.Context, c *github.Client, owner, name string, e rules.Effect) error {
-	return x.syncOwnedLabels(ctx, c, owner, name, e.Number, e.Labels, rules.TaskOwned)
+	return x.syncOwnedLabels(ctx, c, owner, name, e.Number, e.Labels, rules.TaskOwned, e.Remove...)
 }
 
 // syncOwnedLabels makes issue n carry exactly labels among those owned says
 // countersign owns.
-func (x *Executor) syncOwnedLabels(ctx context.Context, c *github.Client, owner, name string, n int, labels []string, owned func(string) bool) error {
+func (x *Executor) syncOwnedLabels(ctx context.Context, c *github.Client, owner, name string, n int, labels []string, owned func(string) bool, also ...string) error {
 	current, err := x.issueLabels(ctx, c, owner, name, n)
 	if err != nil {
 		return err
@@ -100,7 +100,7 @@ func (x *Executor) syncOwnedLabels(ctx context.Context, c *github.Client, owner,
 		}
 	}
 	for _, l := range current {
-		if owned(l) && !containsFold(labels, l) {
+		if (owned(l) || containsFold(also, l)) && !containsFold(labels, l) {
 			remove = append(remove, l)
 		}
 	}

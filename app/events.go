@@ -83,7 +83,7 @@ func (p *Processor) onComment(ctx context.Context, d *store.Delivery, e *github.
 		return store.Commit{}, err
 	}
 	cur := old
-	var reply *rules.Notice
+	var gate linkGate
 	if cur == nil { // a pull request from before countersign: read it
 		pr, _, err := c.PullRequests.Get(ctx, splitRepo(repo), repoName(repo), issue.GetNumber())
 		if err != nil {
@@ -92,11 +92,11 @@ func (p *Processor) onComment(ctx context.Context, d *store.Delivery, e *github.
 		if cur, err = p.pullRecord(ctx, c, repo, pr, nil); err != nil {
 			return store.Commit{}, err
 		}
-		if reply, err = p.gateLinks(ctx, c, repo, nil, cur, log); err != nil {
+		if gate, err = p.gateLinks(ctx, c, repo, nil, cur, false, log); err != nil {
 			return store.Commit{}, err
 		}
 	}
-	return p.fanout(ctx, inst, d, old, cur, ev, reply)
+	return p.fanout(ctx, inst, d, old, cur, ev, gate)
 }
 
 var pullKinds = map[string]rules.EventKind{
@@ -154,7 +154,7 @@ func (p *Processor) pullEvent(ctx context.Context, inst int64, repo string, d *s
 		return store.Commit{}, err
 	}
 	cur := old
-	var reply *rules.Notice
+	var gate linkGate
 	if old == nil || ev.Kind != rules.PRReviewed {
 		// A review's copy of its pull request may be older than the record (a
 		// push processed before the review's delivery); only a pull request's own
@@ -162,11 +162,11 @@ func (p *Processor) pullEvent(ctx context.Context, inst int64, repo string, d *s
 		if cur, err = p.pullRecord(ctx, c, repo, pr, old); err != nil {
 			return store.Commit{}, err
 		}
-		if reply, err = p.gateLinks(ctx, c, repo, old, cur, log); err != nil {
+		if gate, err = p.gateLinks(ctx, c, repo, old, cur, false, log); err != nil {
 			return store.Commit{}, err
 		}
 	}
-	return p.fanout(ctx, inst, d, old, cur, ev, reply)
+	return p.fanout(ctx, inst, d, old, cur, ev, gate)
 }
 
 // pullRecord is the record of pull request pr as the webhook shows it. Its
@@ -239,12 +239,12 @@ func (p *Processor) committers(ctx context.Context, c *github.Client, repo strin
 }
 
 // fanout records pull request cur and enqueues, for each task it closes (or
-// stopped closing), the task events ev means; reply (if any) is posted on the
-// pull request.
-func (p *Processor) fanout(ctx context.Context, inst int64, d *store.Delivery, old, cur *rules.PullRequest, ev rules.Event, reply *rules.Notice) (store.Commit, error) {
+// stopped closing), the task events ev means; gate's reply (if any) is posted
+// on the pull request and its records written.
+func (p *Processor) fanout(ctx context.Context, inst int64, d *store.Delivery, old, cur *rules.PullRequest, ev rules.Event, gate linkGate) (store.Commit, error) {
 	var effects []rules.Effect
-	if reply != nil {
-		effects = append(effects, rules.Effect{Kind: rules.EffectNotice, Repo: cur.Repo, Number: cur.Number, Notice: reply})
+	if gate.reply != nil {
+		effects = append(effects, rules.Effect{Kind: rules.EffectNotice, Repo: cur.Repo, Number: cur.Number, Notice: gate.reply})
 	}
 	w, err := p.commitFor(inst, d, nil, effects)
 	if err != nil {
@@ -255,6 +255,9 @@ func (p *Processor) fanout(ctx context.Context, inst int64, d *store.Delivery, o
 		return w, err
 	}
 	w.Records = map[string][]byte{prRecordKey(cur.Repo, cur.Number): b}
+	for k, v := range gate.records {
+		w.Records[k] = v
+	}
 	if err := p.indexHead(ctx, &w, old, cur); err != nil {
 		return w, err
 	}

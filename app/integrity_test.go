@@ -369,3 +369,123 @@ func TestAgentsDefaultPilotsCannotVerify(t *testing.T) {
 	h.settle()
 	wantState(t, h, n, "verified")
 }
+
+// A pull request that says it fixes the goal issue does not make the goal
+// issue a task (found by review: the fan-out path must know goal issues too).
+func TestPullRequestClosingGoalIssueMakesNoTask(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	m := h.gh.CreateMilestone(testRepo, "carol", "Login page")
+	n := h.gh.OpenIssue(testRepo, "carol", "Login form", "")
+	h.gh.SetMilestone(testRepo, n, "carol", m)
+	h.settle()
+	g := wantGoal(t, h, m, "open")
+	h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "x", Body: fmt.Sprintf("Fixes #%d", g)})
+	h.settle()
+	for _, l := range h.gh.Labels(testRepo, g) {
+		if strings.HasPrefix(l, "state:") {
+			t.Fatalf("the goal issue #%d became a task: %v", g, h.gh.Labels(testRepo, g))
+		}
+	}
+	wantGoal(t, h, m, "open")
+}
+
+// Found by review: assigning an outsider to a task after they opened their
+// pull request makes it count at once; unassigning them takes it out again
+// (it no longer blocks completion, and its pushes void nothing).
+func TestOutsiderAssignedAfterTheFactThenUnassigned(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	h.gh.SetPermission(testRepo, "mallory", "read")
+	h.gh.SetPermission(testRepo, "erin", "write")
+	n := h.gh.OpenIssue(testRepo, "carol", "Logout button", "")
+	h.settle()
+	mpr, msha := h.gh.OpenPR(testRepo, "mallory", githubtest.PROptions{Title: "Logout", Body: fmt.Sprintf("Fixes #%d", n)})
+	h.settle()
+	wantState(t, h, n, "pending")
+	wantCheck(t, h, msha, "none")
+
+	h.gh.Assign(testRepo, n, "carol", "mallory")
+	h.settle()
+	wantState(t, h, n, "review") // her ready pull request counts now
+	wantCheck(t, h, msha, "in_progress")
+
+	h.gh.Unassign(testRepo, n, "carol", "mallory")
+	h.gh.Assign(testRepo, n, "carol", "alice")
+	pr, sha := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Logout, done right", Body: fmt.Sprintf("Fixes #%d", n)})
+	ciPasses(h, sha)
+	h.gh.Review(testRepo, pr, "bob", "APPROVED", "")
+	h.settle()
+	wantState(t, h, n, "completed") // mallory's open pull request blocks nothing any more
+	h.gh.Comment(testRepo, n, "erin", "/verify")
+	h.settle()
+	wantState(t, h, n, "verified")
+	h.gh.Push(testRepo, mpr, githubtest.Commit{Message: "more"})
+	h.settle()
+	wantState(t, h, n, "verified")
+}
+
+// Found by review: a bot with no agents: entry still links its own pull
+// request when the pull request is assigned to someone with write permission
+// (the human who set it to work); that person is then its pilot.
+func TestUnconfiguredBotsPullRequestLinksThroughItsAssignee(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	n := h.gh.OpenIssue(testRepo, "carol", "Login form", "")
+	h.settle()
+	_, sha := h.gh.OpenPR(testRepo, "helper[bot]", githubtest.PROptions{Title: "Login", Body: fmt.Sprintf("Fixes #%d", n),
+		Assignees: []string{"alice"}})
+	h.settle()
+	wantState(t, h, n, "review")
+	wantCheck(t, h, sha, "in_progress")
+	wantContains(t, "the card", card(t, h, n), "pilot of helper[bot]", "@alice")
+}
+
+// Found by review: a GitHub outage while posting a reply does not use up its
+// person's share: three failed tries at one reply still leave room for it
+// and two more.
+func TestRetriedReplyCountsOnce(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	h.gh.SetPermission(testRepo, "mallory", "read")
+	n := h.gh.OpenIssue(testRepo, "carol", "Login form", "")
+	h.settle()
+	h.gh.FailNextFor(3, 502, nil, func(method, path string) bool { return method == "POST" && strings.HasSuffix(path, "/comments") })
+	h.gh.Comment(testRepo, n, "mallory", "/verify")
+	h.settle()
+	h.gh.Comment(testRepo, n, "mallory", "/verify again")
+	h.gh.Comment(testRepo, n, "mallory", "/verify and again")
+	h.settle()
+	if got := len(botComments(h, n)); got != 1+3 {
+		t.Fatalf("#%d has %d comments by countersign, want the card and 3 replies", n, got)
+	}
+}
+
+// Found by review: renaming an owned label away and taking its name before
+// countersign renames it back leaves no task without its state (the alias is
+// taken off them); deleting a goal label puts it back on the goal issue.
+func TestLabelRenamedAwayAndNameTaken(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	m := h.gh.CreateMilestone(testRepo, "carol", "Login page")
+	n := h.gh.OpenIssue(testRepo, "carol", "Login form", "")
+	h.gh.Assign(testRepo, n, "carol", "alice")
+	h.gh.Comment(testRepo, n, "alice", "/start")
+	h.settle()
+	wantState(t, h, n, "in-progress")
+	g := wantGoal(t, h, m, "open")
+
+	h.gh.SetWebhookPaused(true)
+	h.gh.RenameLabel(testRepo, "alice", "state:in-progress", "looks-done")
+	h.gh.AddLabel(testRepo, "state:in-progress", "ededed", "")
+	h.gh.SetWebhookPaused(false)
+	h.settle()
+	wantState(t, h, n, "in-progress")
+	wantNoLabel(t, h, n, "looks-done")
+
+	h.gh.DeleteLabel(testRepo, "alice", "goal:open")
+	h.settle()
+	if !slices.Contains(h.gh.Labels(testRepo, g), "goal:open") {
+		t.Fatalf("goal issue #%d did not get goal:open back: %v", g, h.gh.Labels(testRepo, g))
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
@@ -31,6 +32,9 @@ type repairDelivery struct {
 	Repo         string `json:"repo"`
 	Number       int    `json:"number"`
 	Why          string `json:"why"`
+	// Strip is a label to take off the task besides: the name an owned label
+	// was renamed to, in case renaming it back fails (its name was taken).
+	Strip string `json:"strip,omitempty"`
 }
 
 // labelPayload is the part of a label webhook countersign reads (go-github's
@@ -73,19 +77,65 @@ func (p *Processor) onLabel(ctx context.Context, d *store.Delivery, log *slog.Lo
 	log.Warn("an owned label was changed: undoing it", "label", e.Label.Name, "action", e.Action,
 		"from", e.Changes.Name.From, "by", e.Sender.GetLogin())
 	w, err := p.commitFor(inst, d, nil, effects)
-	if err != nil || e.Action != "deleted" {
+	if err != nil {
 		return w, err
 	}
-	lost, err := p.tasksCarrying(ctx, repo, e.Label.Name)
+	// The tasks (and goal issues) that carried the owned label lost it: to a
+	// deletion, or to a rename that renaming back may not undo (someone may
+	// have taken the name meanwhile). Each is put back as its record says.
+	lostLabel, strip := e.Label.Name, ""
+	if e.Action == "edited" {
+		lostLabel, strip = e.Changes.Name.From, e.Label.Name
+		if !rules.Owned(lostLabel) {
+			return w, nil // a label renamed onto an owned name: renaming it back is all
+		}
+		if rules.Owned(strip) {
+			strip = "" // an owned label: syncing the labels takes it off anyway
+		}
+	}
+	lost, err := p.tasksCarrying(ctx, repo, lostLabel)
 	if err != nil {
 		return store.Commit{}, err
 	}
+	why := fmt.Sprintf("label %s %s by @%s: put back", strings.ToLower(lostLabel), map[string]string{"deleted": "deleted", "edited": "renamed"}[e.Action], e.Sender.GetLogin())
 	for _, n := range lost {
 		w.Enqueue = append(w.Enqueue, derived(fmt.Sprintf("%s/repair/%d", d.ID, n), repairEvent, rules.TaskKey(repo, n),
-			repairDelivery{Installation: inst, Repo: repo, Number: n,
-				Why: fmt.Sprintf("label %s deleted by @%s: put back", strings.ToLower(e.Label.Name), e.Sender.GetLogin())}))
+			repairDelivery{Installation: inst, Repo: repo, Number: n, Why: why, Strip: strip}))
+	}
+	goals, err := p.goalsCarrying(ctx, repo, lostLabel)
+	if err != nil {
+		return store.Commit{}, err
+	}
+	for i, m := range goals {
+		w.Enqueue = append(w.Enqueue, toGoal(inst, d, rules.GoalEvent{Kind: rules.GoalIssueUnlabeled, Repo: repo, Milestone: m,
+			Actor: e.Sender.GetLogin(), At: eventTime(time.Time{}, d), Label: strings.ToLower(lostLabel)}, i))
 	}
 	return w, nil
+}
+
+// goalsCarrying are the milestones of repo whose goal issue carries label by
+// its goal's record.
+func (p *Processor) goalsCarrying(ctx context.Context, repo, label string) ([]int, error) {
+	prefix := strings.TrimSuffix(goalRecordKey(repo, 0), "0")
+	keys, err := p.store.Scan(ctx, prefix)
+	if err != nil {
+		return nil, fmt.Errorf("list goals of %s: %w", repo, err)
+	}
+	var out []int
+	for _, k := range keys {
+		m, err := strconv.Atoi(strings.TrimPrefix(k, prefix))
+		if err != nil {
+			continue
+		}
+		g, err := loadGoal(ctx, p.store, repo, m)
+		if err != nil {
+			return nil, err
+		}
+		if g != nil && containsFold(g.Labels(), label) {
+			out = append(out, m)
+		}
+	}
+	return out, nil
 }
 
 // tasksCarrying are the tracked tasks of repo whose records say they carry
@@ -120,7 +170,11 @@ func (p *Processor) decideRepair(ctx context.Context, rd repairDelivery, d *stor
 	if err != nil || t == nil {
 		return store.Commit{}, err
 	}
-	return p.commitFor(rd.Installation, d, nil, []rules.Effect{{Kind: rules.EffectSyncLabels, Repo: t.Repo, Number: t.Number, Labels: t.Labels()}})
+	e := rules.Effect{Kind: rules.EffectSyncLabels, Repo: t.Repo, Number: t.Number, Labels: t.Labels()}
+	if rd.Strip != "" {
+		e.Remove = []string{rd.Strip}
+	}
+	return p.commitFor(rd.Installation, d, nil, []rules.Effect{e})
 }
 
 // renameLabel renames repository label e.Label back to e.RenameTo, with the

@@ -2,11 +2,14 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
 	"github.com/google/go-github/v60/github"
 )
@@ -16,49 +19,92 @@ import (
 // whose pilot has it, or an assignee of the task. Anyone else's "Fixes #N"
 // moves, blocks and voids nothing. And one pull request may close at most
 // tasks.max_per_pr tasks: one that names more links none.
+//
+// The pull request's key decides which tasks it links (gateLinks). A task it
+// was refused for is remembered ("refused/owner/repo#task/pr"), so that
+// assigning the task to the pull request's author later links it at once
+// (a regate delivery to the pull request's key); the task's own key decides
+// again with its own record (rules.mayLink), and unlinks an outsider's pull
+// request when its author is unassigned.
+
+// regateEvent is the internal event that makes a pull request's key decide
+// again which tasks it links (its author was assigned to one it was refused).
+const regateEvent = "countersign.regate"
+
+// regateDelivery is the payload of a regateEvent delivery.
+type regateDelivery struct {
+	Installation int64  `json:"installation"`
+	Repo         string `json:"repo"`
+	Number       int    `json:"number"` // the pull request
+}
+
+// linkGate is what gateLinks decided beyond cur's links: the reply the pull
+// request gets, if any, and the refused-link records to write or delete.
+type linkGate struct {
+	reply   *rules.Notice
+	records map[string][]byte
+}
+
+func refusedPrefix(repo string, task int) string {
+	return "refused/" + rules.TaskKey(repo, task) + "/"
+}
+
+func refusedKey(repo string, task, pr int) string {
+	return refusedPrefix(repo, task) + strconv.Itoa(pr)
+}
 
 // gateLinks decides which of the issues cur's description closes it links
-// to, before the pull request's events are fanned out to them: none when it
-// names more than tasks.max_per_pr; for an outsider's pull request only the
-// tasks its author (or their agent's pilot) is assigned to, or that it
-// already links. It returns the reply the pull request gets, if any: once,
-// when it first names too many tasks or an outsider's link is first refused.
-func (p *Processor) gateLinks(ctx context.Context, c *github.Client, repo string, old, cur *rules.PullRequest, log *slog.Logger) (*rules.Notice, error) {
+// (cur.Links on entry: all it names), before its event is fanned out to them:
+// none when it names more than tasks.max_per_pr; for an outsider's pull
+// request only the tasks its author (or their agent's pilot) is assigned to.
+// The reply is posted once: when the pull request first names too many
+// tasks, or an outsider's link to a task is first refused. recheck asks
+// GitHub again whether the author may build here.
+func (p *Processor) gateLinks(ctx context.Context, c *github.Client, repo string, old, cur *rules.PullRequest, recheck bool, log *slog.Logger) (g linkGate, err error) {
+	var oldRefused []int
+	if old != nil {
+		oldRefused = old.Refused
+	}
+	defer func() { g.records = refusedRecords(repo, cur.Number, oldRefused, cur.Refused) }()
+	cur.Refused, cur.TooMany = nil, 0
 	if len(cur.Links) == 0 {
-		return nil, nil
+		cur.Named = nil
+		return g, nil
 	}
 	cfg, err := p.config(ctx, c, repo, log)
 	if err != nil {
-		return nil, err
+		return g, err
 	}
 	if max := cfg.Tasks.MaxPerPR; len(cur.Links) > max {
-		cur.TooMany, cur.Links, cur.Refused = len(cur.Links), nil, nil
+		cur.TooMany, cur.Links, cur.Named = len(cur.Links), nil, nil
 		if old != nil && old.TooMany > 0 {
-			return nil, nil
+			return g, nil
 		}
 		log.Warn("pull request names too many tasks: links none", "pr", cur.Number, "named", cur.TooMany, "max", max)
-		return &rules.Notice{Kind: rules.NoticeRefused, Actor: cur.Author.Login, ActorID: cur.Author.ID, Refusals: []rules.Refusal{{
-			Quote:  fmt.Sprintf("the description of #%d names %d issues to close", cur.Number, cur.TooMany),
-			Reason: fmt.Sprintf("a pull request may close at most %d tasks (`tasks.max_per_pr`), so this one links none of them: split the work, or name fewer issues.", max),
-		}}}, nil
+		g.reply = &rules.Notice{Kind: rules.NoticeRefused, Actor: cur.Author.Login, ActorID: cur.Author.ID, Once: true,
+			Refusals: []rules.Refusal{{
+				Quote:  fmt.Sprintf("the description of #%d names %d issues to close", cur.Number, cur.TooMany),
+				Reason: fmt.Sprintf("a pull request may close at most %d tasks (`tasks.max_per_pr`), so this one links none of them: split the work, or name fewer issues.", max),
+			}}}
+		return g, nil
 	}
-	if old != nil && old.Author.Is(cur.Author) && slices.Equal(old.Named, cur.Links) {
-		cur.Outsider = old.Outsider // the same author and links: decided before
-	} else if cur.Outsider, err = p.outsider(ctx, newDirectory(c, repo, cfg), cur.Author); err != nil {
-		return nil, err
+	same := old != nil && !recheck && old.Author.Is(cur.Author) && old.Head == cur.Head && slices.Equal(old.Named, cur.Links)
+	if same {
+		cur.Outsider = old.Outsider // decided for this author, head and links already
+	} else if cur.Outsider, err = p.outsider(ctx, newDirectory(c, repo, cfg), cur); err != nil {
+		return g, err
 	}
 	cur.Named = append([]int(nil), cur.Links...)
 	if !cur.Outsider {
-		cur.Refused = nil
-		return nil, nil
+		return g, nil
 	}
 	var links, refused []int
 	for _, n := range cur.Links {
 		t, err := loadTask(ctx, p.store, repo, n)
 		if err != nil {
-			return nil, err
+			return g, err
 		}
-		if t != nil && (t.HasPR(cur.Number) || assignedTo(t, cfg, cur.Author)) {
+		if t != nil && assignedTo(t, cfg, cur.Author) {
 			links = append(links, n)
 		} else {
 			refused = append(refused, n)
@@ -67,25 +113,47 @@ func (p *Processor) gateLinks(ctx context.Context, c *github.Client, repo string
 	cur.Links, cur.Refused = links, refused
 	var fresh []int
 	for _, n := range refused {
-		if old == nil || !slices.Contains(old.Refused, n) {
+		if !slices.Contains(oldRefused, n) {
 			fresh = append(fresh, n)
 		}
 	}
 	if len(fresh) == 0 {
-		return nil, nil
+		return g, nil
 	}
-	log.Info("outsider's pull request links no task", "pr", cur.Number, "author", cur.Author.Login, "refused", fresh)
-	return &rules.Notice{Kind: rules.NoticeRefused, Actor: cur.Author.Login, ActorID: cur.Author.ID, Refusals: []rules.Refusal{{
-		Quote: fmt.Sprintf("#%d closes %s", cur.Number, issueList(fresh)),
-		Reason: fmt.Sprintf("@%s has no write permission on this repository and is not assigned to %s, so this pull request does not count as work on it. "+
-			"Someone with write permission can assign the task to @%s (or take the work over in their own pull request).",
-			cur.Author.Login, issueList(fresh), cur.Author.Login),
-	}}}, nil
+	log.Info("an outsider's pull request links no task", "pr", cur.Number, "author", cur.Author.Login, "refused", fresh)
+	g.reply = &rules.Notice{Kind: rules.NoticeRefused, Actor: cur.Author.Login, ActorID: cur.Author.ID, Once: true,
+		Refusals: []rules.Refusal{{
+			Quote: fmt.Sprintf("#%d closes %s", cur.Number, issueList(fresh)),
+			Reason: fmt.Sprintf("@%s has no write permission on this repository and is not assigned to %s, so this pull request does not count as work on it. "+
+				"Someone with write permission can assign the task to @%s: the pull request then counts.",
+				cur.Author.Login, issueList(fresh), cur.Author.Login),
+		}}}
+	return g, nil
 }
 
-// outsider reports whether author may not build here: no write permission,
-// and not an agent account (agents:) whose pilot has it.
-func (p *Processor) outsider(ctx context.Context, dir *directory, author rules.User) (bool, error) {
+// refusedRecords are the record writes that make the refused-link records of
+// pull request pr say now (refused) instead of before.
+func refusedRecords(repo string, pr int, before, now []int) map[string][]byte {
+	out := map[string][]byte{}
+	for _, n := range before {
+		if !slices.Contains(now, n) {
+			out[refusedKey(repo, n, pr)] = nil
+		}
+	}
+	for _, n := range now {
+		if !slices.Contains(before, n) {
+			out[refusedKey(repo, n, pr)] = []byte("1")
+		}
+	}
+	return out
+}
+
+// outsider reports whether the author of pull request pr may not build here:
+// no write permission; not an agent account (agents:) whose pilot has it; and
+// not an unconfigured bot whose pull request is assigned to someone who has
+// it (the human who set it to work, DESIGN §1's default pilot).
+func (p *Processor) outsider(ctx context.Context, dir *directory, pr *rules.PullRequest) (bool, error) {
+	author := pr.Author
 	if author.Login == "" {
 		return true, nil
 	}
@@ -93,7 +161,17 @@ func (p *Processor) outsider(ctx context.Context, dir *directory, author rules.U
 	if err != nil || a.writer() {
 		return false, err
 	}
+	pilots := []string{}
 	if pilot, ok := dir.cfg.Pilot(author.Login); ok {
+		pilots = append(pilots, pilot)
+	} else if rules.IsBot(author.Login) {
+		for _, as := range pr.Assignees {
+			if !rules.IsBot(as.Login) {
+				pilots = append(pilots, as.Login)
+			}
+		}
+	}
+	for _, pilot := range pilots {
 		pa, err := dir.access(ctx, pilot)
 		if err != nil || pa.writer() {
 			return false, err
@@ -110,6 +188,52 @@ func assignedTo(t *rules.Task, cfg rules.Config, author rules.User) bool {
 	}
 	pilot, ok := cfg.Pilot(author.Login)
 	return ok && slices.ContainsFunc(t.Assignees, func(u rules.User) bool { return rules.SameLogin(u.Login, pilot) })
+}
+
+// regates are the deliveries that make the pull requests refused for task n
+// decide again, now that its assignees changed.
+func (p *Processor) regates(ctx context.Context, inst int64, d *store.Delivery, repo string, n int) ([]store.Delivery, error) {
+	prefix := refusedPrefix(repo, n)
+	keys, err := p.store.Scan(ctx, prefix)
+	if err != nil {
+		return nil, fmt.Errorf("list refused links of #%d: %w", n, err)
+	}
+	var out []store.Delivery
+	for _, k := range keys {
+		pr, err := strconv.Atoi(strings.TrimPrefix(k, prefix))
+		if err != nil {
+			continue
+		}
+		out = append(out, derived(fmt.Sprintf("%s/regate/%d", d.ID, pr), regateEvent, rules.TaskKey(repo, pr),
+			regateDelivery{Installation: inst, Repo: repo, Number: pr}))
+	}
+	return out, nil
+}
+
+// decideRegate decides again, under the pull request's key, which tasks it
+// links, and tells the tasks it now links.
+func (p *Processor) decideRegate(ctx context.Context, rd regateDelivery, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
+	old, err := loadPR(ctx, p.store, rd.Repo, rd.Number)
+	if err != nil || old == nil || !old.Open || old.TooMany > 0 {
+		return store.Commit{}, err
+	}
+	c, err := p.gh.Installation(rd.Installation)
+	if err != nil {
+		return store.Commit{}, permanent(err)
+	}
+	var cur rules.PullRequest
+	b, _ := json.Marshal(old) // a deep copy: plain data
+	if err := json.Unmarshal(b, &cur); err != nil {
+		return store.Commit{}, fmt.Errorf("copy pull request record: %w", err)
+	}
+	cur.Links = append(append([]int(nil), old.Links...), old.Refused...)
+	slices.SortStableFunc(cur.Links, func(a, b int) int { return slices.Index(old.Named, a) - slices.Index(old.Named, b) })
+	gate, err := p.gateLinks(ctx, c, rd.Repo, old, &cur, true, log)
+	if err != nil {
+		return store.Commit{}, err
+	}
+	gate.reply = nil // the pull request was answered when it was refused
+	return p.fanout(ctx, rd.Installation, d, old, &cur, rules.Event{Kind: rules.PRLinked, Actor: cur.Author, At: eventTime(d.ReceivedAt, d)}, gate)
 }
 
 func issueList(ns []int) string {

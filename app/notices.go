@@ -36,7 +36,7 @@ func (x *Executor) notice(ctx context.Context, c *github.Client, owner, name str
 			return err
 		}
 	}
-	if held, err := x.replyHeld(ctx, e); err != nil || held {
+	if held, err := x.replyHeld(ctx, oe); err != nil || held {
 		return err
 	}
 	data := noticeData{Notice: e.Notice, Repo: e.Repo, Where: e.Number}
@@ -77,12 +77,22 @@ var replyKinds = map[rules.NoticeKind]bool{
 	rules.NoticeContradiction: true, rules.NoticeReopened: true,
 }
 
-// replyHeld counts reply e against its person's share and reports whether it
-// is over it.
-func (x *Executor) replyHeld(ctx context.Context, e rules.Effect) (bool, error) {
+// replyHeld counts reply oe against its person's share and reports whether it
+// is over it. A reply is counted once, however often posting it is tried (a
+// GitHub outage must not use up someone's share): a retry of a reply that was
+// allowed is allowed.
+func (x *Executor) replyHeld(ctx context.Context, oe outboxEffect) (bool, error) {
+	e := oe.Effect
 	n := e.Notice
-	if !replyKinds[n.Kind] || n.Actor == "" {
+	if !replyKinds[n.Kind] || n.Actor == "" || n.Once {
 		return false, nil
+	}
+	tries, err := x.store.Count(ctx, "reply-tries/"+oe.Key, replyWindow)
+	if err != nil {
+		return false, fmt.Errorf("count reply tries: %w", err)
+	}
+	if tries > 1 {
+		return false, nil // held replies are dropped, never tried again: this one was allowed
 	}
 	who := strings.ToLower(n.Actor)
 	if n.ActorID != 0 {

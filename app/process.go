@@ -143,6 +143,7 @@ var handledActions = map[string]bool{
 	taskEvent + ".":         true,
 	checkEvent + ".":        true,
 	repairEvent + ".":       true,
+	regateEvent + ".":       true,
 	"label.edited":          true,
 	"label.deleted":         true,
 	ciEvent + ".":           true,
@@ -192,6 +193,12 @@ func (p *Processor) decide(ctx context.Context, d *store.Delivery, log *slog.Log
 		return p.decideCI(ctx, cd, d, log)
 	case reconcile.ResyncEvent, reconcile.RepairEvent:
 		return p.decideReconcile(ctx, d, log)
+	case regateEvent:
+		var rd regateDelivery
+		if err := json.Unmarshal(d.Payload, &rd); err != nil {
+			return store.Commit{}, permanent(fmt.Errorf("parse %s: %w", d.Event, err))
+		}
+		return p.decideRegate(ctx, rd, d, log)
 	case repairEvent:
 		var rd repairDelivery
 		if err := json.Unmarshal(d.Payload, &rd); err != nil {
@@ -269,8 +276,19 @@ func (p *Processor) decideTask(ctx context.Context, inst int64, d *store.Deliver
 		return store.Commit{}, err
 	}
 	if task == nil {
+		// A goal issue (any issue this App opened) is never a task, whatever
+		// event names it: a pull request's "Fixes #N" included.
+		var m int
+		if goal, err := loadRecord(ctx, p.store, goalIssueKey(repo, n), &m); err != nil || goal {
+			return store.Commit{}, err
+		}
 		if task, err = p.untracked(ctx, c, &ev, log); err != nil || (task == nil && ev.Issue.Title == "" && ev.Issue.Author.IsZero()) {
 			return store.Commit{}, err // gone, or a pull request: nothing to track
+		}
+		if task == nil {
+			if bot, err := p.gh.BotLogin(ctx); err != nil || ev.Issue.Author.Login == bot {
+				return store.Commit{}, err
+			}
 		}
 	}
 	facts, err := p.facts(ctx, newDirectory(c, repo, cfg), task, ev)
@@ -288,6 +306,13 @@ func (p *Processor) decideTask(ctx context.Context, inst int64, d *store.Deliver
 	}
 	if dec.Task != nil {
 		w.Enqueue = append(w.Enqueue, goalNotes(inst, d, dec.Task, dec.Goals, ev)...)
+		if ev.Kind == rules.IssueAssigned && len(dec.Task.Assignees) > 0 {
+			regates, err := p.regates(ctx, inst, d, repo, n)
+			if err != nil {
+				return store.Commit{}, err
+			}
+			w.Enqueue = append(w.Enqueue, regates...)
+		}
 	}
 	for _, pr := range dec.Refresh {
 		w.Enqueue = append(w.Enqueue, derived(fmt.Sprintf("%s/check/%d", d.ID, pr), checkEvent, rules.TaskKey(repo, pr),

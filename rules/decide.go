@@ -57,6 +57,13 @@ func DecideTask(t *Task, ev Event, f Facts) Decision {
 		d.t = t.Clone()
 		d.ensureContract()
 	}
+	d.relogin(ev.Actor)
+	if ev.PR != nil {
+		d.relogin(ev.PR.Author)
+	}
+	if ev.Review != nil {
+		d.relogin(ev.Review.Reviewer)
+	}
 	switch ev.Kind {
 	case IssueEdited:
 		if ev.Issue.Title != "" && ev.Issue.Title != d.t.Title {
@@ -90,26 +97,27 @@ func DecideTask(t *Task, ev Event, f Facts) Decision {
 	return d.finish()
 }
 
-// mayLink reports whether the pull request of event ev may link to task t
-// (nil: not tracked yet): it already does, or its author may build here, or
-// its author (or the pilot of its agent author) is assigned to the task.
+// mayLink reports whether the pull request of event ev may count as work on
+// task t (nil: not tracked yet): its author may build here, or its author (or
+// the pilot of its agent author) is assigned to the task now.
 func mayLink(t *Task, ev Event, f Facts) bool {
-	p := ev.PR
-	if !p.Outsider {
+	if !ev.PR.Outsider {
 		return true
 	}
 	assignees := ev.Issue.Assignees
 	if t != nil {
-		if lp := t.pr(p.Number); lp != nil {
-			return true
-		}
 		assignees = t.Assignees
 	}
-	if containsUser(assignees, p.Author) {
+	return (&decider{f: f}).assigned(assignees, ev.PR.Author)
+}
+
+// assigned reports whether u, or the pilot of agent account u, is among
+// assignees.
+func (d *decider) assigned(assignees []User, u User) bool {
+	if containsUser(assignees, u) {
 		return true
 	}
-	d := decider{f: f}
-	pilot, ok := d.pilotOf(p.Author)
+	pilot, ok := d.pilotOf(u)
 	return ok && containsUser(assignees, pilot)
 }
 
@@ -127,6 +135,45 @@ type decider struct {
 }
 
 func (d *decider) dirty() { d.changed, d.card = true, true }
+
+// relogin shows account u by its current login wherever the record names it
+// (the account was renamed; it is the same person). History keeps the login
+// each entry was made under.
+func (d *decider) relogin(u User) {
+	if u.ID == 0 || u.Login == "" {
+		return
+	}
+	fix := func(x *User) {
+		if x.ID == u.ID && x.Login != u.Login {
+			x.Login = u.Login
+			d.dirty()
+		}
+	}
+	t := d.t
+	fix(&t.Opener)
+	fix(&t.Verifier)
+	for i := range t.Assignees {
+		fix(&t.Assignees[i])
+	}
+	for i := range t.Approvers {
+		fix(&t.Approvers[i])
+	}
+	for i := range t.Approvals {
+		fix(&t.Approvals[i].By)
+	}
+	for i := range t.Rejections {
+		fix(&t.Rejections[i].By)
+	}
+	for i := range t.PRs {
+		fix(&t.PRs[i].Author)
+	}
+	for i := range t.Builders {
+		if b := &t.Builders[i]; b.ID == u.ID && b.Login != u.Login {
+			b.Login = u.Login
+			d.dirty()
+		}
+	}
+}
 
 // track starts tracking the event's issue as a pending task.
 func (d *decider) track() {
@@ -331,6 +378,14 @@ func (d *decider) setAssignees(list []User) {
 		t.Assignees = append([]User(nil), list...)
 		d.dirty()
 	}
+	for i := range t.PRs { // an outsider's pull request counts only while they are assigned
+		if p := &t.PRs[i]; p.Open && p.Outsider && !d.assigned(list, p.Author) {
+			p.Open = false
+			d.note(fmt.Sprintf("#%d no longer counts: @%s, who may build here only as an assignee, was unassigned", p.Number, p.Author.Login))
+			d.recontract(fmt.Sprintf("#%d no longer counts", p.Number))
+			d.completeIfApproved()
+		}
+	}
 	switch {
 	case t.State == Pending && len(list) > 0:
 		d.move(Assigned, "assigned to "+mentions(Logins(list)))
@@ -391,7 +446,8 @@ func (d *decider) pullRequest() {
 	newHead := lp.Head != p.Head
 	was := *lp
 	*lp = LinkedPR{Number: p.Number, Author: p.Author, Head: p.Head, Draft: p.Draft, Open: p.Open, Merged: p.Merged,
-		Criteria: was.Criteria, Runs: RelevantRuns(d.f.Config.Contracts, p.Runs), Contradiction: d.contradiction(p.Body)}
+		Criteria: was.Criteria, Runs: RelevantRuns(d.f.Config.Contracts, p.Runs), Contradiction: d.contradiction(p.Body),
+		Outsider: p.Outsider}
 	if p.Files != nil {
 		lp.Criteria = d.fileCriteria(p.Files)
 	}

@@ -1535,8 +1535,13 @@ func TestDecideTaskRenamedAccounts(t *testing.T) {
 						t.Errorf("approvers %v: want the new dave's account only", d.Task.Approvers)
 					}
 				}}},
-		{name: "the PR author renamed: changes requested do not send the work back", task: fxTask(Review, true),
-			ev: review(dave2, "changes_requested"), want: want{nothing: true}},
+		{name: "the PR author renamed: changes requested do not send the work back; the record shows the new login", task: fxTask(Review, true),
+			ev: review(dave2, "changes_requested"), want: want{state: Review, check: func(t *testing.T, d Decision) {
+				b := d.Task.builder(dave2)
+				if b == nil || b.Login != "dave2" || d.Task.PRs[0].Author.Login != "dave2" {
+					t.Fatalf("the renamed author is not shown by the new login: %+v %+v", d.Task.Builders, d.Task.PRs)
+				}
+			}}},
 		{name: "an agent's pilot, resolved with an id, renamed: /verify refused", task: piloted,
 			ev: comment(erin2, "/verify"), facts: func(f *Facts) { agents(f); sep(SeparationMinimum, 1)(f) }, want: refused("built")},
 		{name: "the new owner of the pilot's old login (agents: still says erin) is no builder: may verify", task: piloted,

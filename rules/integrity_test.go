@@ -98,9 +98,15 @@ func TestOutsidersPullRequestsLinkNothing(t *testing.T) {
 		{"untracked issue: not tracked", nil, outsider(PRLinked, nil), true, ""},
 		{"review task: an outsider's open PR does not block", fxTask(Review, true), outsider(PRLinked, nil), true, Review},
 		{"assigned to the outsider: links", fxTask(Pending, false), outsider(PRLinked, func(e *Event) {}), false, Review},
-		{"already linked: its events count", func() *Task {
+		{"linked while assigned, unassigned since: its events count for nothing", func() *Task {
 			t := fxTask(InProgress, false)
-			t.PRs = append(t.PRs, LinkedPR{Number: 13, Author: u("mallory"), Head: "h1", Draft: true, Open: true})
+			t.PRs = append(t.PRs, LinkedPR{Number: 13, Author: u("mallory"), Head: "h1", Draft: true, Open: false, Outsider: true})
+			return t
+		}(), outsider(PRPushed, nil), true, InProgress},
+		{"linked and still assigned: its events count", func() *Task {
+			t := fxTask(InProgress, false)
+			t.Assignees = append(t.Assignees, u("mallory"))
+			t.PRs = append(t.PRs, LinkedPR{Number: 13, Author: u("mallory"), Head: "h1", Draft: true, Open: true, Outsider: true})
 			return t
 		}(), outsider(PRReady, nil), false, Review},
 		{"a writer's pull request links", fxTask(Pending, false), func() Event {
@@ -126,6 +132,30 @@ func TestOutsidersPullRequestsLinkNothing(t *testing.T) {
 				t.Fatalf("want state %s, got %+v", tc.state, d.Task)
 			}
 		})
+	}
+}
+
+// Unassigning an outsider takes their pull request out of the task: it no
+// longer blocks completion, and its later pushes void nothing.
+func TestUnassignedOutsidersPullRequestStopsCounting(t *testing.T) {
+	task := fxTask(Review, true)
+	task.Assignees = us("alice", "mallory")
+	task.PRs = append(task.PRs, LinkedPR{Number: 13, Author: u("mallory"), Head: "m1", Open: true, Outsider: true})
+	ev := fxIssueEvent(IssueAssigned, "lead", func(e *Event) { e.Issue.Assignees = us("alice") })
+	d := DecideTask(task, ev, fxFacts("lead"))
+	if d.Task == nil || d.Task.pr(13).Open {
+		t.Fatalf("the unassigned outsider's #13 still counts: %+v", d.Task)
+	}
+	// carol's approval of #12 now covers all the work.
+	approved := fxReview("carol", "approved", fxHead, "")
+	d2 := DecideTask(d.Task, approved, fxFacts("carol"))
+	if d2.Task == nil || d2.Task.State != Completed {
+		t.Fatalf("want completed once the only counted pull request is approved, got %+v", d2.Task)
+	}
+	push := fxPREvent(PRPushed, "m2", false)
+	push.Actor, push.PR.Author, push.PR.Outsider, push.PR.Number = u("mallory"), u("mallory"), true, 13
+	if d3 := DecideTask(d2.Task, push, fxFacts("mallory")); d3.Task != nil || len(d3.Effects) > 0 {
+		t.Fatalf("the unassigned outsider's push changed the task: %+v", d3)
 	}
 }
 

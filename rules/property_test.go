@@ -456,7 +456,7 @@ func checkStep(cur, next *Task, ev Event, f Facts, d Decision, ps *propState) er
 	}
 	// (h) an outsider's pull request that the task does not link, and whose
 	// author is not assigned to it, moves nothing (DESIGN §2).
-	if ev.PR != nil && ev.PR.Outsider && ev.Kind != Commented && cur != nil && !cur.HasPR(ev.PR.Number) && !containsUser(cur.Assignees, ev.PR.Author) {
+	if ev.PR != nil && ev.PR.Outsider && ev.Kind != Commented && cur != nil && !containsUser(cur.Assignees, ev.PR.Author) {
 		return fmt.Errorf("an outsider's pull request #%d changed the task", ev.PR.Number)
 	}
 	ps.blocked = ps.blocked || next.Failing

@@ -145,6 +145,9 @@ type LinkedPR struct {
 	Runs []CIRun `json:"runs,omitempty"`
 	// Contradiction: its description says the work is not done.
 	Contradiction *Contradiction `json:"contradiction,omitempty"`
+	// Outsider: its author may build here only as an assignee of the task
+	// (PRFacts.Outsider); it stops counting when they are unassigned.
+	Outsider bool `json:"outsider,omitempty"`
 }
 
 // Approval is one counted approval: a GitHub review on Head, or /approve (Head "").

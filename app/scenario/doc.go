@@ -42,6 +42,7 @@
 //	alice opens PR #2 "Title" with body "Text"         # explicit body (kept before the Fixes lines)
 //	alice opens PR #2 "Title" closing #1 co-authored by dave   # Co-authored-by: trailer on the commit
 //	alice opens PR #2 "Title" closing #1 changing login.js     # files the commit changes
+//	copilot[bot] opens PR #2 "Title" closing #1 assigned to dave  # the PR's assignees
 //	alice edits PR #2 body "Fixes #3"
 //	alice marks PR #2 ready for review
 //	alice pushes to PR #2                              # one new commit, authored by alice
@@ -51,6 +52,7 @@
 //	carol comments on PR #2 review "Text"              # a COMMENTED review
 //	bob comments on #1: /verify Form renders correctly # the rest of the line is the body (\n allowed)
 //	bob comments on PR #2: /verify                     # a comment on the PR's conversation
+//	mallory comments on #1 6 times: /verify            # posted 6 times (2 to 100), one action
 //	bob comments on #1 as c1: some text                # names the comment ...
 //	bob edits comment c1: /verify                      # ... to edit it later
 //	carol closes #1                                    # also: as not planned, as completed
@@ -58,10 +60,15 @@
 //	carol closes PR #2
 //	mallory labels #1 state:verified                   # several labels: labels #1 a b
 //	mallory unlabels #1 state:review
+//	mallory renames label state:in-progress to state:verified  # a repository label
+//	mallory deletes label state:pending                # (off every issue that carried it)
 //	carol merges PR #2
 //	github redelivers the last issue_comment           # the last webhook of that event (optionally
 //	                                                   # event.action) sent for a person's action,
 //	                                                   # again, with the same delivery id
+//	github renames account alice to alice2             # same id; later steps must say alice2
+//	github drops webhooks                              # countersign hears nothing of the actions
+//	github resumes webhooks                            # between these two
 //	ci reports test success on PR #2                   # check runs by github-actions on the PR's
 //	ci reports typecheck lint failure on PR #2         # head: success|failure|pending
 //
@@ -90,7 +97,12 @@
 //	                                          # since the previous action began (case-insensitive)
 //	expect reply on PR #2                     # any such comment
 //	expect no reply on #1                     # no such comment
+//	expect no reply on #1 containing "text"   # none that contains the text
+//	expect 3 replies on #1                    # exactly 3 such comments ("1 reply")
+//	expect at most 3 replies on PR #2         # no more than 3
 //	expect card on #1 containing "verified"   # the task card contains the text (case-insensitive)
+//	expect no card on #1                      # the bot posted no task card there
+//	expect repository label state:verified absent         # or: present [colored 1d76db]
 //	expect goal "Login page" state active     # the goal issue is labeled goal and exactly this goal:*
 //	                                          # label: open|active|pending-verify|verified
 //	expect goal "Login page" containing "3 of 3"   # its body (the dashboard) contains the text
@@ -113,7 +125,8 @@
 // on PR heads; for goals, the goal issue ("goal #1") when the bot opens it,
 // its labels, its dashboard's state line when it changes and the bot's
 // replies on it, milestones closed or reopened other than by the action, and
-// milestone changes of issues the action did not make; then each expectation
+// milestone changes of issues the action did not make; the repository labels
+// a label rename or deletion did not leave; webhooks dropped; then each expectation
 // with ✓ or ✗; at the end, every issue's and milestone's final state.
 // `countersign demo` prints it.
 package scenario

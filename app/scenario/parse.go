@@ -77,6 +77,12 @@ const (
 	ClearMilestone  ActionKind = "demilestone"
 	CloseMilestone  ActionKind = "close-milestone"
 	ReopenMilestone ActionKind = "reopen-milestone"
+
+	RenameLabel    ActionKind = "rename-label"    // a repository label, on its Labels page
+	DeleteLabel    ActionKind = "delete-label"    // a repository label, on its Labels page
+	RenameAccount  ActionKind = "rename-account"  // github: a person renames their account
+	DropWebhooks   ActionKind = "drop-webhooks"   // github: the App hears nothing from here on
+	ResumeWebhooks ActionKind = "resume-webhooks" // github: ... until here
 )
 
 // Action is one thing a person (or GitHub, or CI) does.
@@ -93,7 +99,7 @@ type Action struct {
 	Closes    []int    // OpenPR: "closing #1 #3" (a "Fixes #N" line each)
 	CoAuthors []string // OpenPR, PushCommit: Co-authored-by trailers
 	Files     []string // OpenPR, PushCommit: paths the commit changes
-	Users     []string // AssignUsers, UnassignUsers
+	Users     []string // AssignUsers, UnassignUsers; OpenPR: "assigned to" (the PR's assignees); RenameAccount: the old login
 	Labels    []string // AddLabels, RemoveLabels
 	Review    string   // ReviewPR: APPROVED | CHANGES_REQUESTED | COMMENTED
 	Reason    string   // CloseIssue: completed | not_planned ("" = GitHub's default)
@@ -108,6 +114,11 @@ type Action struct {
 	// Goal is the title of the milestone whose goal issue is commented on
 	// (CommentOn; Number is 0 then).
 	Goal string
+	// Times is how many times the comment is posted (CommentOn "N times";
+	// 0 for once).
+	Times   int
+	Label   string // RenameLabel, DeleteLabel: the repository label
+	NewName string // RenameLabel: the label's new name; RenameAccount: the new login
 }
 
 // ExpectKind names what an expectation checks.
@@ -125,6 +136,8 @@ const (
 	ExpectCard      ExpectKind = "card"
 	ExpectGoal      ExpectKind = "goal"       // the goal issue's body contains Text
 	ExpectGoalState ExpectKind = "goal-state" // the goal issue has goal and goal:State
+	ExpectReplies   ExpectKind = "replies"    // how many replies since the previous action began
+	ExpectRepoLabel ExpectKind = "repo-label" // a repository label exists (Not: does not)
 )
 
 // Expect is one expectation about what GitHub looks like now.
@@ -143,6 +156,12 @@ type Expect struct {
 	Goal string
 	// Milestone is the title of the milestone itself: ExpectOpen, ExpectClosed.
 	Milestone string
+	// Count is the number of replies (ExpectReplies); AtMost makes it a
+	// bound.
+	Count  int
+	AtMost bool
+	Label  string // ExpectRepoLabel: the repository label's name
+	Color  string // ExpectRepoLabel: its colour (6 hex digits, lower case), optional
 }
 
 // States are the task states an "expect #N state" line may name.
@@ -164,7 +183,8 @@ var (
 	nameRE    = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*$`)
 	eventRE   = regexp.MustCompile(`^[a-z_]+(?:\.[a-z_]+)?$`)
 	teamRE    = regexp.MustCompile(`^([A-Za-z0-9][A-Za-z0-9-]*)/([A-Za-z0-9][A-Za-z0-9_.-]*)$`)
-	commentRE = regexp.MustCompile(`^(\S+)\s+comments\s+on\s+(?:(PR|issue)\s+)?#(\d+)(?:\s+as\s+(\S+))?:(.*)$`)
+	commentRE = regexp.MustCompile(`^(\S+)\s+comments\s+on\s+(?:(PR|issue)\s+)?#(\d+)(?:\s+as\s+(\S+?))?(?:\s+(\d+)\s+times)?:(.*)$`)
+	colorRE   = regexp.MustCompile(`^[0-9a-fA-F]{6}$`)
 	editCmtRE = regexp.MustCompile(`^(\S+)\s+edits\s+comment\s+(\S+):(.*)$`)
 	goalCmtRE = regexp.MustCompile(`^(\S+)\s+comments\s+on\s+goal\s+("(?:[^"\\]|\\.)*")(?:\s+as\s+(\S+))?:(.*)$`)
 )
@@ -287,7 +307,20 @@ type parser struct {
 	names map[string]int // comment name -> line that named it
 	teams map[string]bool
 	who   map[string]bool
+	// renamed are the old logins of accounts renamed so far (lower case).
+	renamed map[string]rename
+	// dropping is the line of the "github drops webhooks" in effect (0: none).
+	dropping int
 }
+
+// rename is an account rename: the new login and the line that renamed it.
+type rename struct {
+	to   string
+	line int
+}
+
+// maxTimes bounds "comments on #N K times".
+const maxTimes = 100
 
 func (p *parser) errf(format string, args ...any) error {
 	return &ParseError{p.sc.Name, p.line, fmt.Sprintf(format, args...)}
@@ -466,9 +499,19 @@ func (p *parser) step(text string) (Step, error) {
 }
 
 func (p *parser) commentStep(text string, m []string) (Step, error) {
-	actor, pr, num, name, body := m[1], m[2] == "PR", m[3], m[4], strings.TrimSpace(m[5])
-	if err := checkActor(actor); err != nil {
+	actor, pr, num, name, repeat, body := m[1], m[2] == "PR", m[3], m[4], m[5], strings.TrimSpace(m[6])
+	if err := p.checkActor(actor); err != nil {
 		return Step{}, p.errf("%v", err)
+	}
+	times := 0
+	if repeat != "" {
+		var err error
+		if times, err = strconv.Atoi(repeat); err != nil || times < 2 || times > maxTimes {
+			return Step{}, p.errf("%s times: a comment is repeated 2 to %d times", repeat, maxTimes)
+		}
+		if name != "" {
+			return Step{}, p.errf("a repeated comment cannot be named (name a single one: comments on #N as NAME: ...)")
+		}
 	}
 	n, err := p.number("#"+num, pr)
 	if err != nil {
@@ -481,7 +524,7 @@ func (p *parser) commentStep(text string, m []string) (Step, error) {
 		return Step{}, err
 	}
 	return Step{Line: p.line, Text: text, Action: &Action{
-		Kind: CommentOn, Actor: actor, Number: n, PR: pr, Comment: name, Body: unescape(body), HasBody: true,
+		Kind: CommentOn, Actor: actor, Number: n, PR: pr, Comment: name, Body: unescape(body), HasBody: true, Times: times,
 	}}, nil
 }
 
@@ -489,7 +532,7 @@ func (p *parser) commentStep(text string, m []string) (Step, error) {
 // comment on the goal issue of that milestone.
 func (p *parser) goalCommentStep(text string, m []string) (Step, error) {
 	actor, quoted, name, body := m[1], m[2], m[3], strings.TrimSpace(m[4])
-	if err := checkActor(actor); err != nil {
+	if err := p.checkActor(actor); err != nil {
 		return Step{}, p.errf("%v", err)
 	}
 	toks, err := tokenize(quoted)
@@ -527,7 +570,7 @@ func (p *parser) commentName(name, body string) error {
 
 func (p *parser) editCommentStep(text string, m []string) (Step, error) {
 	actor, name, body := m[1], m[2], strings.TrimSpace(m[3])
-	if err := checkActor(actor); err != nil {
+	if err := p.checkActor(actor); err != nil {
 		return Step{}, p.errf("%v", err)
 	}
 	if _, ok := p.names[name]; !ok {
@@ -626,11 +669,11 @@ func (p *parser) action(c *cursor) (*Action, error) {
 	}
 	switch actor.s {
 	case "github":
-		return p.redeliver(c)
+		return p.github(c)
 	case "ci":
 		return p.ciReport(c)
 	}
-	if err := checkActor(actor.s); err != nil {
+	if err := p.checkActor(actor.s); err != nil {
 		return nil, err
 	}
 	a := &Action{Actor: actor.s}
@@ -648,14 +691,18 @@ func (p *parser) action(c *cursor) (*Action, error) {
 		a.Kind = AssignUsers
 		if a.Number, a.PR, err = p.target(c); err == nil {
 			if err = c.expect("to"); err == nil {
-				a.Users, err = c.logins()
+				if a.Users, err = c.logins(); err == nil {
+					err = p.notRenamed(a.Users...)
+				}
 			}
 		}
 	case "unassigns":
 		a.Kind = UnassignUsers
 		if a.Users, err = c.loginsUntil("from"); err == nil {
-			if err = c.expect("from"); err == nil {
-				a.Number, a.PR, err = p.target(c)
+			if err = p.notRenamed(a.Users...); err == nil {
+				if err = c.expect("from"); err == nil {
+					a.Number, a.PR, err = p.target(c)
+				}
 			}
 		}
 	case "marks":
@@ -756,6 +803,26 @@ func (p *parser) action(c *cursor) (*Action, error) {
 	case "merges":
 		a.Kind, a.PR = MergePR, true
 		a.Number, err = p.prTarget(c)
+	case "renames":
+		a.Kind = RenameLabel
+		if err = c.expect("label"); err == nil {
+			if a.Label, err = labelName(c); err == nil {
+				if err = c.expect("to"); err == nil {
+					a.NewName, err = labelName(c)
+				}
+			}
+		}
+		if err == nil && a.Label == a.NewName {
+			err = fmt.Errorf("label %s is renamed to itself", a.Label)
+		}
+		if err != nil {
+			err = fmt.Errorf("%v (a repository label is renamed with: %s renames label OLD to NEW; an account: github renames account OLD to NEW)", err, a.Actor)
+		}
+	case "deletes":
+		a.Kind = DeleteLabel
+		if err = c.expect("label"); err == nil {
+			a.Label, err = labelName(c)
+		}
 	default:
 		return nil, fmt.Errorf("unknown action %q (see testdata/scenarios/README.md)", verb.s)
 	}
@@ -884,16 +951,32 @@ func (p *parser) commitClauses(c *cursor, a *Action, opening bool) error {
 			if err := c.expect("by"); err != nil {
 				return err
 			}
-			users, err := c.loginsUntil("closing", "with", "changing")
+			users, err := c.loginsUntil("closing", "with", "changing", "assigned")
 			if err != nil {
 				return err
 			}
+			if err := p.notRenamed(users...); err != nil {
+				return err
+			}
 			a.CoAuthors = users
+		case t.s == "assigned" && opening:
+			c.next()
+			if err := c.expect("to"); err != nil {
+				return err
+			}
+			users, err := c.loginsUntil("closing", "with", "changing", "co-authored")
+			if err != nil {
+				return err
+			}
+			if err := p.notRenamed(users...); err != nil {
+				return err
+			}
+			a.Users = users
 		case t.s == "changing":
 			c.next()
 			for {
 				f, ok := c.peek()
-				if !ok || (!f.quoted && (f.s == "closing" || f.s == "with" || f.s == "co-authored")) {
+				if !ok || (!f.quoted && (f.s == "closing" || f.s == "with" || f.s == "co-authored" || f.s == "assigned")) {
 					break
 				}
 				c.next()
@@ -939,10 +1022,88 @@ func (p *parser) edits(c *cursor, a *Action) error {
 	return nil
 }
 
+// github reads what GitHub itself does: "github redelivers the last ...",
+// "github renames account OLD to NEW", "github drops webhooks", "github
+// resumes webhooks".
+func (p *parser) github(c *cursor) (*Action, error) {
+	switch {
+	case c.word("renames"):
+		return p.renameAccount(c)
+	case c.word("drops"):
+		if err := c.expect("webhooks"); err != nil {
+			return nil, err
+		}
+		if p.dropping != 0 {
+			return nil, fmt.Errorf("webhooks are already dropped since line %d", p.dropping)
+		}
+		p.dropping = p.line
+		return &Action{Kind: DropWebhooks, Actor: "github"}, c.end()
+	case c.word("resumes"):
+		if err := c.expect("webhooks"); err != nil {
+			return nil, err
+		}
+		if p.dropping == 0 {
+			return nil, fmt.Errorf("webhooks are not dropped (github drops webhooks comes first)")
+		}
+		p.dropping = 0
+		return &Action{Kind: ResumeWebhooks, Actor: "github"}, c.end()
+	}
+	return p.redeliver(c)
+}
+
+// renameAccount: "github renames account OLD to NEW" (after "renames"): the
+// account keeps its id; later steps must use NEW.
+func (p *parser) renameAccount(c *cursor) (*Action, error) {
+	if err := c.expect("account"); err != nil {
+		return nil, err
+	}
+	old, err := c.loginsUntil("to")
+	if err != nil {
+		return nil, err
+	}
+	if err := c.expect("to"); err != nil {
+		return nil, err
+	}
+	to, err := c.logins()
+	if err != nil {
+		return nil, err
+	}
+	if len(old) != 1 || len(to) != 1 {
+		return nil, fmt.Errorf("one account is renamed at a time: github renames account alice to alice2")
+	}
+	if err := p.notRenamed(old[0]); err != nil {
+		return nil, err
+	}
+	from, newLogin := old[0], to[0]
+	prev, back := p.renamed[strings.ToLower(newLogin)]
+	back = back && strings.EqualFold(prev.to, from) // the account takes its old login back
+	switch {
+	case strings.EqualFold(from, newLogin):
+		return nil, fmt.Errorf("%s is renamed to itself", from)
+	case strings.HasSuffix(from, "[bot]") || strings.HasSuffix(newLogin, "[bot]"):
+		return nil, fmt.Errorf("a bot account's login cannot be changed")
+	case prev.line > 0 && !back:
+		return nil, fmt.Errorf("%s was another account's login until line %d", newLogin, prev.line)
+	case p.who[strings.ToLower(newLogin)] && !back:
+		return nil, fmt.Errorf("%s is another person's login (people:)", newLogin)
+	}
+	if p.renamed == nil {
+		p.renamed = map[string]rename{}
+	}
+	for k, r := range p.renamed { // the account's earlier logins now lead to the new one
+		if strings.EqualFold(r.to, from) {
+			p.renamed[k] = rename{to: newLogin, line: r.line}
+		}
+	}
+	delete(p.renamed, strings.ToLower(newLogin))
+	p.renamed[strings.ToLower(from)] = rename{to: newLogin, line: p.line}
+	return &Action{Kind: RenameAccount, Actor: "github", Users: []string{from}, NewName: newLogin}, nil
+}
+
 // redeliver: "github redelivers the last EVENT[.ACTION]".
 func (p *parser) redeliver(c *cursor) (*Action, error) {
 	if err := c.expect("redelivers", "the", "last"); err != nil {
-		return nil, fmt.Errorf("%v (GitHub can only: github redelivers the last issue_comment)", err)
+		return nil, fmt.Errorf("%v (GitHub can: github redelivers the last issue_comment, github renames account alice to alice2, github drops webhooks, github resumes webhooks)", err)
 	}
 	t, ok := c.next()
 	if !ok || t.quoted || !eventRE.MatchString(t.s) {
@@ -1012,12 +1173,28 @@ func (p *parser) expect(c *cursor) (*Expect, error) {
 		}
 		e.Status = t.s
 	case c.word("no"):
-		e.Kind, e.Not = ExpectReply, true
+		e.Not = true
+		if c.word("card") {
+			e.Kind = ExpectCard
+			if err = c.expect("on"); err != nil {
+				return nil, err
+			}
+			if e.Number, e.PR, err = p.target(c); err != nil {
+				return nil, err
+			}
+			break
+		}
+		e.Kind = ExpectReply
 		if err = c.expect("reply", "on"); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%v (expect no reply on #N, expect no card on #N)", err)
 		}
 		if err = p.replyTarget(c, e); err != nil {
 			return nil, err
+		}
+		if c.word("containing") {
+			if e.Text, err = c.str("the text no reply may contain"); err != nil {
+				return nil, err
+			}
 		}
 	case c.word("reply"):
 		e.Kind = ExpectReply
@@ -1031,6 +1208,40 @@ func (p *parser) expect(c *cursor) (*Expect, error) {
 			if e.Text, err = c.str("the text to find"); err != nil {
 				return nil, err
 			}
+		}
+	case c.word("at"):
+		if err = c.expect("most"); err != nil {
+			return nil, err
+		}
+		e.AtMost = true
+		if err = p.replyCount(c, e); err != nil {
+			return nil, err
+		}
+	case isCount(c):
+		if err = p.replyCount(c, e); err != nil {
+			return nil, err
+		}
+	case c.word("repository"):
+		e.Kind = ExpectRepoLabel
+		if err = c.expect("label"); err != nil {
+			return nil, err
+		}
+		if e.Label, err = labelName(c); err != nil {
+			return nil, err
+		}
+		switch {
+		case c.word("present"):
+			if c.word("colored") {
+				t, ok := c.next()
+				if !ok || t.quoted || !colorRE.MatchString(t.s) {
+					return nil, fmt.Errorf("expected a colour of 6 hex digits after colored, e.g. colored 1d76db")
+				}
+				e.Color = strings.ToLower(t.s)
+			}
+		case c.word("absent"):
+			e.Not = true
+		default:
+			return nil, fmt.Errorf("expected present or absent after repository label %s", e.Label)
 		}
 	case c.word("card"):
 		e.Kind = ExpectCard
@@ -1084,7 +1295,7 @@ func (p *parser) expect(c *cursor) (*Expect, error) {
 		}
 	default:
 		if e.Number, e.PR, err = p.target(c); err != nil {
-			return nil, fmt.Errorf("%v (expectations: expect #N state|labeled|not labeled|open|closed|assigned to, expect check|reply|no reply|card on ..., expect goal|milestone \"Title\" ...)", err)
+			return nil, fmt.Errorf("%v (expectations: expect #N state|labeled|not labeled|open|closed|assigned to, expect check|reply|no reply|card on ..., expect [at most] N replies on ..., expect goal|milestone \"Title\" ..., expect repository label NAME present|absent)", err)
 		}
 		switch {
 		case c.word("state"):
@@ -1121,6 +1332,46 @@ func (p *parser) expect(c *cursor) (*Expect, error) {
 	return e, c.end()
 }
 
+// isCount reports whether a bare number is next (expect N replies on ...).
+func isCount(c *cursor) bool {
+	t, ok := c.peek()
+	if !ok || t.quoted || t.s == "" {
+		return false
+	}
+	for _, r := range t.s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// replyCount reads "N replies on TARGET" ("1 reply on" too), after
+// "expect" or "expect at most".
+func (p *parser) replyCount(c *cursor, e *Expect) error {
+	e.Kind = ExpectReplies
+	t, _ := c.next()
+	n, err := strconv.Atoi(t.s)
+	if err != nil || t.quoted || n < 0 || n > maxTimes*10 || (len(t.s) > 1 && t.s[0] == '0') {
+		return fmt.Errorf("expected a number of replies, e.g. expect at most 3 replies on #1")
+	}
+	if n == 0 && !e.AtMost {
+		return fmt.Errorf("expect 0 replies is written: expect no reply on #N")
+	}
+	e.Count = n
+	word := "replies"
+	if n == 1 {
+		word = "reply"
+	}
+	if err := c.expect(word); err != nil {
+		return err
+	}
+	if err := c.expect("on"); err != nil {
+		return err
+	}
+	return p.replyTarget(c, e)
+}
+
 // replyTarget reads the "#N", "PR #N" or "goal "Title"" of a reply expectation.
 func (p *parser) replyTarget(c *cursor, e *Expect) error {
 	var err error
@@ -1151,9 +1402,20 @@ func checkLogin(s string) error {
 	return nil
 }
 
-func checkActor(s string) error {
+func (p *parser) checkActor(s string) error {
 	if err := checkLogin(s); err != nil {
 		return fmt.Errorf("a step starts with who acts (a login), with github, ci or expect: %v", err)
+	}
+	return p.notRenamed(s)
+}
+
+// notRenamed refuses a login whose account was renamed earlier in the
+// scenario: later steps use the new login.
+func (p *parser) notRenamed(logins ...string) error {
+	for _, l := range logins {
+		if r, ok := p.renamed[strings.ToLower(l)]; ok {
+			return fmt.Errorf("%s was renamed to %s at line %d: later steps use the new login", l, r.to, r.line)
+		}
 	}
 	return nil
 }
@@ -1400,6 +1662,18 @@ func (c *cursor) labels() ([]string, error) {
 		return nil, fmt.Errorf("expected one or more label names")
 	}
 	return out, nil
+}
+
+// labelName reads one label name (a bare word or quoted).
+func labelName(c *cursor) (string, error) {
+	t, ok := c.next()
+	if !ok || strings.TrimSpace(t.s) == "" {
+		return "", fmt.Errorf("expected a label name")
+	}
+	if !t.quoted && (t.s == "to" || strings.HasPrefix(t.s, "#")) {
+		return "", fmt.Errorf("expected a label name, got %q", t.s)
+	}
+	return t.s, nil
 }
 
 // end reports leftover tokens.

@@ -123,6 +123,27 @@ func TestParseSteps(t *testing.T) {
 		{"ci several", `ci reports typecheck, lint and test pending on PR #2`,
 			&Action{Kind: ReportCheckRun, Actor: "ci", Number: 2, PR: true, Checks: []string{"typecheck", "lint", "test"}, Status: "pending"}, nil},
 
+		{"rename label", `mallory renames label state:in-progress to state:verified`,
+			&Action{Kind: RenameLabel, Actor: "mallory", Label: "state:in-progress", NewName: "state:verified"}, nil},
+		{"rename label quoted", `mallory renames label "good first issue" to state:review   # onto an owned name`,
+			&Action{Kind: RenameLabel, Actor: "mallory", Label: "good first issue", NewName: "state:review"}, nil},
+		{"delete label", `mallory deletes label state:pending`,
+			&Action{Kind: DeleteLabel, Actor: "mallory", Label: "state:pending"}, nil},
+		{"rename account", `github renames account alice to alice-renamed`,
+			&Action{Kind: RenameAccount, Actor: "github", Users: []string{"alice"}, NewName: "alice-renamed"}, nil},
+		{"drop webhooks", `github drops webhooks   # not installed yet`,
+			&Action{Kind: DropWebhooks, Actor: "github"}, nil},
+		{"open PR assigned", `copilot[bot] opens PR #3 "Login" closing #1 assigned to dave and erin changing a.go`,
+			&Action{Kind: OpenPR, Actor: "copilot[bot]", Number: 3, PR: true, Title: "Login", Closes: []int{1},
+				Users: []string{"dave", "erin"}, Files: []string{"a.go"}}, nil},
+		{"open PR assigned first", `copilot[bot] opens draft PR #3 "Login" assigned to dave closing #1`,
+			&Action{Kind: OpenPR, Actor: "copilot[bot]", Number: 3, PR: true, Draft: true, Title: "Login", Closes: []int{1},
+				Users: []string{"dave"}}, nil},
+		{"comment times", `mallory comments on #1 60 times: /verify`,
+			&Action{Kind: CommentOn, Actor: "mallory", Number: 1, Body: "/verify", HasBody: true, Times: 60}, nil},
+		{"comment on PR times", `mallory comments on PR #2 2 times: /verify 3 times: really`,
+			&Action{Kind: CommentOn, Actor: "mallory", Number: 2, PR: true, Body: "/verify 3 times: really", HasBody: true, Times: 2}, nil},
+
 		{"expect state", `expect #1 state in-progress`, nil, &Expect{Kind: ExpectState, Number: 1, State: "in-progress"}},
 		{"expect labeled", `  expect #1 labeled escalated unverified`, nil,
 			&Expect{Kind: ExpectLabeled, Number: 1, Labels: []string{"escalated", "unverified"}}},
@@ -140,6 +161,21 @@ func TestParseSteps(t *testing.T) {
 			&Expect{Kind: ExpectReply, Number: 1, Text: "> /verify"}},
 		{"expect any reply", `expect reply on PR #2`, nil, &Expect{Kind: ExpectReply, Number: 2, PR: true}},
 		{"expect no reply", `expect no reply on #1`, nil, &Expect{Kind: ExpectReply, Number: 1, Not: true}},
+		{"expect no reply containing", `expect no reply on PR #2 containing "rejected 0 times"`, nil,
+			&Expect{Kind: ExpectReply, Number: 2, PR: true, Not: true, Text: "rejected 0 times"}},
+		{"expect no card", `expect no card on #1`, nil, &Expect{Kind: ExpectCard, Number: 1, Not: true}},
+		{"expect replies", `expect 3 replies on #1`, nil, &Expect{Kind: ExpectReplies, Number: 1, Count: 3}},
+		{"expect one reply", `expect 1 reply on PR #2`, nil, &Expect{Kind: ExpectReplies, Number: 2, PR: true, Count: 1}},
+		{"expect at most", `expect at most 3 replies on PR #2`, nil,
+			&Expect{Kind: ExpectReplies, Number: 2, PR: true, Count: 3, AtMost: true}},
+		{"expect at most one", `expect at most 1 reply on #1`, nil,
+			&Expect{Kind: ExpectReplies, Number: 1, Count: 1, AtMost: true}},
+		{"expect repo label present", `expect repository label state:in-progress present`, nil,
+			&Expect{Kind: ExpectRepoLabel, Label: "state:in-progress"}},
+		{"expect repo label colored", `expect repository label "state:in-progress" present colored 1D76DB`, nil,
+			&Expect{Kind: ExpectRepoLabel, Label: "state:in-progress", Color: "1d76db"}},
+		{"expect repo label absent", `expect repository label state:verified absent`, nil,
+			&Expect{Kind: ExpectRepoLabel, Label: "state:verified", Not: true}},
 		{"expect card", `expect card on #1 containing "State"`, nil,
 			&Expect{Kind: ExpectCard, Number: 1, Text: "State"}},
 	}
@@ -199,6 +235,8 @@ func TestParseMilestoneSteps(t *testing.T) {
 			&Expect{Kind: ExpectClosed, Goal: "Login page"}},
 		{"expect reply on goal", `expect reply on goal "Login page" containing "@dave"`, nil,
 			&Expect{Kind: ExpectReply, Goal: "Login page", Text: "@dave"}},
+		{"expect replies on goal", `expect at most 2 replies on goal "Login page"`, nil,
+			&Expect{Kind: ExpectReplies, Goal: "Login page", Count: 2, AtMost: true}},
 		{"expect any reply on goal", `expect reply on goal "Login page"`, nil,
 			&Expect{Kind: ExpectReply, Goal: "Login page"}},
 		{"expect no reply on goal", `expect no reply on goal "Login page"`, nil,
@@ -374,7 +412,7 @@ func TestParseErrors(t *testing.T) {
 		{"expect check on issue", head + opened + "expect check on PR #1 success\n", 5, "is an issue"},
 		{"expect reply text unquoted", head + opened + "expect reply on #1 containing refused\n", 5, "double quotes"},
 		{"expect card no text", head + opened + "expect card on #1\n", 5, "expected \"containing\""},
-		{"expect no", head + opened + "expect no card on #1\n", 5, "expected \"reply\""},
+		{"expect no", head + opened + "expect no label on #1\n", 5, "expected \"reply\""},
 		{"expect trailing", head + opened + "expect #1 open now\n", 5, "unexpected \"now\""},
 		{"milestone not created", head + opened + "carol adds #1 to milestone \"Login page\"\n", 5, "milestone \"Login page\" is not created earlier"},
 		{"milestone other case", head + opened + created + "carol closes milestone \"login page\"\n", 6, "not created earlier"},
@@ -401,6 +439,50 @@ func TestParseErrors(t *testing.T) {
 		{"expect milestone bad", head + opened + created + "expect milestone \"Login page\" verified\n", 6, "expected open or closed after milestone"},
 		{"expect reply on unknown goal", head + opened + created + "expect reply on goal \"v2\"\n", 6, "not created earlier"},
 		{"expect goal trailing", head + opened + created + "expect milestone \"Login page\" open now\n", 6, "unexpected \"now\""},
+		{"rename label without to", head + opened + "mallory renames label a b\n", 5, "expected \"to\""},
+		{"rename label to itself", head + opened + "mallory renames label a to a\n", 5, "renamed to itself"},
+		{"rename an issue", head + opened + "mallory renames #1 to x\n", 5, "renames label OLD to NEW"},
+		{"rename label no name", head + opened + "mallory renames label to b\n", 5, "expected a label name, got \"to\""},
+		{"rename label trailing", head + opened + "mallory renames label a to b c\n", 5, "unexpected \"c\""},
+		{"delete label nothing", head + opened + "mallory deletes label\n", 5, "expected a label name"},
+		{"delete issue", head + opened + "mallory deletes #1\n", 5, "expected \"label\""},
+		{"rename account to itself", head + opened + "github renames account alice to ALICE\n", 5, "renamed to itself"},
+		{"rename two accounts", head + opened + "github renames account alice bob to x\n", 5, "one account is renamed at a time"},
+		{"rename bot account", head + opened + "github renames account minion[bot] to minion2\n", 5, "bot account"},
+		{"rename onto a person", head + opened + "github renames account alice to bob\n", 5, "another person's login"},
+		{"rename without account", head + opened + "github renames alice to alice2\n", 5, "expected \"account\""},
+		{"old login acts", head + opened + "github renames account alice to alice2\nalice comments on #1: /verify\n", 6,
+			"alice was renamed to alice2 at line 5"},
+		{"old login assigned", head + opened + "github renames account alice to alice2\ncarol assigns #1 to bob, alice\n", 6,
+			"alice was renamed to alice2"},
+		{"old login co-author", head + opened + "github renames account alice to alice2\nbob pushes to PR #2 co-authored by alice\n", 6,
+			"alice was renamed to alice2"},
+		{"old login renamed again", head + opened + "github renames account alice to alice2\ngithub renames account alice to alice3\n", 6,
+			"alice was renamed to alice2"},
+		{"rename onto an old login", head + opened + "github renames account alice to a2\ngithub renames account bob to alice\n", 6,
+			"alice was another account's login until line 5"},
+		{"drop twice", head + opened + "github drops webhooks\ngithub drops webhooks\n", 6, "already dropped since line 5"},
+		{"resume undropped", head + opened + "github resumes webhooks\n", 5, "are not dropped"},
+		{"drop what", head + opened + "github drops\n", 5, "expected \"webhooks\""},
+		{"github other verb", head + opened + "github sleeps\n", 5, "github drops webhooks"},
+		{"assigned without to", head + opened + "alice opens PR #3 \"y\" assigned dave\n", 5, "expected \"to\""},
+		{"assigned nobody", head + opened + "alice opens PR #3 \"y\" assigned to\n", 5, "one or more logins"},
+		{"push assigned", head + opened + "alice pushes to PR #2 assigned to dave\n", 5, "unexpected \"assigned\""},
+		{"comment once times", head + opened + "bob comments on #1 1 times: /verify\n", 5, "repeated 2 to 100 times"},
+		{"comment too many times", head + opened + "bob comments on #1 101 times: /verify\n", 5, "repeated 2 to 100 times"},
+		{"named repeated comment", head + opened + "bob comments on #1 as c 3 times: /verify\n", 5, "cannot be named"},
+		{"expect zero replies", head + opened + "expect 0 replies on #1\n", 5, "expect no reply on #N"},
+		{"expect replies singular", head + opened + "expect 2 reply on #1\n", 5, "expected \"replies\""},
+		{"expect reply plural", head + opened + "expect 1 replies on #1\n", 5, "expected \"reply\""},
+		{"expect at", head + opened + "expect at 3 replies on #1\n", 5, "expected \"most\""},
+		{"expect at most what", head + opened + "expect at most replies on #1\n", 5, "number of replies"},
+		{"expect replies leading zero", head + opened + "expect 03 replies on #1\n", 5, "number of replies"},
+		{"expect replies on unknown", head + opened + "expect 3 replies on #9\n", 5, "#9 is not opened earlier"},
+		{"expect repo label what", head + opened + "expect repository label bug\n", 5, "present or absent"},
+		{"expect repo label color", head + opened + "expect repository label bug present colored red\n", 5, "6 hex digits"},
+		{"expect repo label absent colored", head + opened + "expect repository label bug absent colored 1d76db\n", 5, "unexpected \"colored\""},
+		{"expect repository what", head + opened + "expect repository bug present\n", 5, "expected \"label\""},
+		{"expect no card what", head + opened + "expect no card #1\n", 5, "expected \"on\""},
 		{"control char", head + "carol opens issue #1 \"a\x01\"\n", 3, "not valid UTF-8 text"},
 		{"bad utf8", head + "carol opens issue #1 \"a\xff\"\n", 3, "not valid UTF-8 text"},
 		{"config bad utf8", "scenario: a\nconfig:\n  a: \xff\n", 3, "not valid UTF-8 text"},
@@ -430,6 +512,9 @@ func FuzzParse(f *testing.F) {
 	f.Add(head + opened + "ci reports a, b and c pending on PR #2\ngithub redelivers the last a.b\n")
 	f.Add(head + opened + "alice opens draft PR #3 \"x\" closing #1 and #1 co-authored by a and b changing \"c d\" with body \"e\"\n")
 	f.Add("scenario: x # y\nteam: a/b = c, d\n\"\n#")
+	f.Add(head + opened + "github drops webhooks\ngithub renames account alice to a2\ngithub resumes webhooks\n" +
+		"a2 renames label x to \"y z\"\na2 deletes label y\nbob opens PR #3 \"t\" assigned to a2 closing #1\nbob comments on #3 4 times: hi\n" +
+		"expect at most 3 replies on PR #3\nexpect 1 reply on #1\nexpect repository label x present colored 00ff00\nexpect no card on #1\n")
 	f.Add(head + opened + created + "carol adds #1 to milestone \"Login page\"\ncarol comments on goal \"Login page\" as g: /reject-goal x\n" +
 		"expect goal \"Login page\" state active\nexpect reply on goal \"Login page\" containing \"x\"\nexpect milestone \"Login page\" open\n")
 	f.Fuzz(func(t *testing.T, src string) {
@@ -450,4 +535,30 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A renamed account's old login is free again once it is renamed back; webhooks
+// dropped are resumed.
+func TestParseRenameBackAndResume(t *testing.T) {
+	sc, err := Parse("t", strings.NewReader(head+opened+`github drops webhooks
+github renames account alice to alice2
+alice2 comments on #1: hi
+github renames account alice2 to alice
+github resumes webhooks
+alice comments on #1: /start
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []ActionKind
+	for _, st := range sc.Steps[2:] {
+		kinds = append(kinds, st.Action.Kind)
+	}
+	want := []ActionKind{DropWebhooks, RenameAccount, CommentOn, RenameAccount, ResumeWebhooks, CommentOn}
+	if !reflect.DeepEqual(kinds, want) {
+		t.Errorf("kinds = %v, want %v", kinds, want)
+	}
+	if a := sc.Steps[5].Action; !reflect.DeepEqual(a.Users, []string{"alice2"}) || a.NewName != "alice" {
+		t.Errorf("rename back = %+v", a)
+	}
 }

@@ -183,6 +183,7 @@ func (p *player) act(ctx context.Context, st *Step) error {
 	p.base = p.snapshot()
 	p.baseMs = p.milestoneStates()
 	mark := len(p.gh.Deliveries())
+	labelsBefore := p.gh.RepoLabels(p.repo)
 	errs := errCount(p.gh.Err())
 	desc := st.Text
 	if a.Kind == CommentOn || a.Kind == EditCommentOf {
@@ -203,8 +204,71 @@ func (p *player) act(ctx context.Context, st *Step) error {
 	if err := p.settle(ctx, st); err != nil {
 		return err
 	}
-	p.changes(a, p.base, p.snapshot(), p.gh.Deliveries()[mark:])
+	ds := p.gh.Deliveries()[mark:]
+	p.changes(a, p.base, p.snapshot(), ds)
+	p.repoLabelChanges(a, labelsBefore, p.gh.RepoLabels(p.repo))
+	if dropped := countDropped(ds); dropped > 0 {
+		p.linef("(%s dropped: countersign heard nothing of it)", plural(dropped, "webhook"))
+	}
 	return nil
+}
+
+func countDropped(ds []githubtest.SentWebhook) int {
+	n := 0
+	for _, d := range ds {
+		if d.Dropped {
+			n++
+		}
+	}
+	return n
+}
+
+// repoLabelChanges writes how the repository's labels differ from what a
+// rename or deletion of a label left: labels put back, or changed again.
+func (p *player) repoLabelChanges(a *Action, before, after []githubtest.LabelView) {
+	if a.Kind != RenameLabel && a.Kind != DeleteLabel {
+		return
+	}
+	intended := map[string]bool{}
+	for _, l := range before {
+		name := l.Name
+		if strings.EqualFold(name, a.Label) {
+			if a.Kind == DeleteLabel {
+				continue
+			}
+			name = a.NewName
+		}
+		intended[strings.ToLower(name)] = true
+	}
+	var added, gone []string
+	now := map[string]bool{}
+	for _, l := range after {
+		now[strings.ToLower(l.Name)] = true
+		if !intended[strings.ToLower(l.Name)] {
+			added = append(added, fmt.Sprintf("%s (colour %s)", l.Name, l.Color))
+		}
+	}
+	for name := range intended {
+		if !now[name] {
+			gone = append(gone, name)
+		}
+	}
+	sort.Strings(gone)
+	if len(added) == 0 && len(gone) == 0 {
+		return
+	}
+	what := "rename"
+	if a.Kind == DeleteLabel {
+		what = "deletion"
+	}
+	var parts []string
+	if len(added) > 0 {
+		parts = append(parts, "back: "+strings.Join(added, ", "))
+	}
+	if len(gone) > 0 {
+		parts = append(parts, "gone: "+strings.Join(gone, ", "))
+	}
+	p.linef("repository labels after %s's %s: %s", a.Actor, what, strings.Join(parts, "; "))
 }
 
 // perform does the action on the fake GitHub. extra is appended to the
@@ -228,7 +292,7 @@ func (p *player) perform(a *Action) (extra string, err error) {
 			body += strings.Join(fixes, "\n")
 		}
 		n, _ := gh.OpenPR(repo, a.Actor, githubtest.PROptions{
-			Title: a.Title, Body: body, Draft: a.Draft,
+			Title: a.Title, Body: body, Draft: a.Draft, Assignees: a.Users,
 			Commits: []githubtest.Commit{{Author: a.Actor, Message: commitMessage(a.Title, a.CoAuthors), Files: a.Files}},
 		})
 		return "", p.numbered("pull request", n, a.Number)
@@ -274,9 +338,11 @@ func (p *player) perform(a *Action) (extra string, err error) {
 			}
 			extra = fmt.Sprintf("(goal #%d)", n)
 		}
-		id := gh.Comment(repo, n, a.Actor, a.Body)
-		if a.Comment != "" {
-			p.comments[a.Comment] = id
+		for range max(a.Times, 1) {
+			id := gh.Comment(repo, n, a.Actor, a.Body)
+			if a.Comment != "" {
+				p.comments[a.Comment] = id
+			}
 		}
 		return extra, nil
 	case EditCommentOf:
@@ -301,6 +367,14 @@ func (p *player) perform(a *Action) (extra string, err error) {
 		}
 	case MergePR:
 		gh.MergePR(repo, a.Number, a.Actor)
+	case RenameLabel:
+		gh.RenameLabel(repo, a.Actor, a.Label, a.NewName)
+	case DeleteLabel:
+		gh.DeleteLabel(repo, a.Actor, a.Label)
+	case RenameAccount:
+		gh.RenameUser(a.Users[0], a.NewName)
+	case DropWebhooks, ResumeWebhooks:
+		gh.DropWebhooks(a.Kind == DropWebhooks)
 	case RedeliverLast:
 		ds := gh.Deliveries()
 		for i := len(ds) - 1; i >= 0; i-- {
@@ -638,8 +712,11 @@ func (p *player) issueMilestoneChange(a *Action, n int, ref string, b, af issueS
 
 func (p *player) labelChange(a *Action, n int, ref string, b, af issueSnap) {
 	intended := b.view.Labels
-	if a.Number == n && (a.Kind == AddLabels || a.Kind == RemoveLabels) {
+	switch {
+	case a.Number == n && (a.Kind == AddLabels || a.Kind == RemoveLabels):
 		intended = applyLabels(b.view.Labels, a)
+	case a.Kind == RenameLabel || a.Kind == DeleteLabel:
+		intended = repoLabelApplied(b.view.Labels, a)
 	}
 	switch {
 	case !slices.Equal(af.view.Labels, b.view.Labels):
@@ -647,6 +724,22 @@ func (p *player) labelChange(a *Action, n int, ref string, b, af issueSnap) {
 	case !slices.Equal(intended, b.view.Labels):
 		p.linef("%s labels: %s again (%s reverted %s's change)", ref, list(af.view.Labels), p.slug, a.Actor)
 	}
+}
+
+// repoLabelApplied is an issue's labels after the rename or deletion of a
+// repository label.
+func repoLabelApplied(ls []string, a *Action) []string {
+	var out []string
+	for _, l := range ls {
+		switch {
+		case !strings.EqualFold(l, a.Label):
+			out = append(out, l)
+		case a.Kind == RenameLabel:
+			out = append(out, a.NewName)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 func applyLabels(ls []string, a *Action) []string {
@@ -744,6 +837,9 @@ func (p *player) check(st *Step) error {
 	if e.Milestone != "" {
 		return p.checkMilestone(st)
 	}
+	if e.Kind == ExpectRepoLabel {
+		return p.checkRepoLabel(st)
+	}
 	n, ref := e.Number, fmt.Sprintf("#%d", e.Number)
 	if e.Goal != "" {
 		var err error
@@ -825,17 +921,38 @@ func (p *player) check(st *Step) error {
 				found = found || containsFold(c.Body, e.Text)
 			}
 		}
+		if e.Not {
+			if cards > 0 {
+				return p.fail(st, fmt.Sprintf("%s has a task card", ref), n)
+			}
+			return nil
+		}
 		if cards == 0 {
 			return p.fail(st, fmt.Sprintf("%s has no task card", ref), n)
 		}
 		if !found {
 			return p.fail(st, fmt.Sprintf("the card does not contain %q", e.Text), n)
 		}
+	case ExpectReplies:
+		got := len(p.newReplies(n))
+		if got > e.Count || (!e.AtMost && got < e.Count) {
+			want := fmt.Sprint(e.Count)
+			if e.AtMost {
+				want = "at most " + want
+			}
+			return p.fail(st, fmt.Sprintf("%s replied %s on %s since the previous action began, want %s",
+				p.slug, plural(got, "time"), ref, want), n)
+		}
 	case ExpectReply:
 		all := p.newReplies(n)
 		if e.Not {
-			if len(all) > 0 {
-				return p.fail(st, fmt.Sprintf("%s replied on %s since the previous action", p.slug, ref), n)
+			for _, c := range all {
+				if e.Text == "" {
+					return p.fail(st, fmt.Sprintf("%s replied on %s since the previous action", p.slug, ref), n)
+				}
+				if containsFold(c.Body, e.Text) {
+					return p.fail(st, fmt.Sprintf("a new reply on %s contains %q", ref, e.Text), n)
+				}
 			}
 			return nil
 		}
@@ -883,6 +1000,34 @@ func (p *player) checkMilestone(st *Step) error {
 	line := fmt.Sprintf("  what GitHub shows for milestone %q: %s; %d open and %d closed issues", ms.Title, ms.State, ms.OpenIssues, ms.ClosedIssues)
 	err.Seen = strings.TrimRight(line+"\n"+err.Seen, "\n")
 	return err
+}
+
+// checkRepoLabel checks "expect repository label NAME present|absent".
+func (p *player) checkRepoLabel(st *Step) error {
+	e := st.Expect
+	labels := p.gh.RepoLabels(p.repo)
+	var names []string
+	var found *githubtest.LabelView
+	for i, l := range labels {
+		names = append(names, l.Name)
+		if strings.EqualFold(l.Name, e.Label) {
+			found = &labels[i]
+		}
+	}
+	fail := func(msg string) error {
+		err := p.fail(st, msg, 0).(*PlayError)
+		err.Seen = "  repository labels: " + list(names)
+		return err
+	}
+	switch {
+	case e.Not && found != nil:
+		return fail(fmt.Sprintf("the repository has a label %s", found.Name))
+	case !e.Not && found == nil:
+		return fail(fmt.Sprintf("the repository has no label %s", e.Label))
+	case !e.Not && e.Color != "" && !strings.EqualFold(found.Color, e.Color):
+		return fail(fmt.Sprintf("label %s has colour %s", found.Name, found.Color))
+	}
+	return nil
 }
 
 // newReplies are the bot's comments on n, other than task cards, posted

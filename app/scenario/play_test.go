@@ -186,6 +186,64 @@ expect no reply on goal "v1"
 	}
 }
 
+// The steps of the integrity attacks: label renames and deletions, account
+// renames, dropped webhooks, a pull request opened with assignees, repeated
+// comments, reply counts, repository labels.
+func TestPlayIntegritySteps(t *testing.T) {
+	rig, out, err := playString(t, `scenario: Integrity steps
+people: alice=write carol=admin
+github drops webhooks
+carol opens issue #1 "Old"
+github resumes webhooks
+expect no card on #1
+expect no reply on #1
+carol labels #1 bug
+carol renames label bug to defect
+expect repository label bug absent
+expect repository label defect present
+expect #1 labeled defect
+github renames account alice to alice2
+alice2 comments on #1: hello
+copilot[bot] opens PR #2 "Work" closing #1 assigned to carol
+expect PR #2 assigned to carol
+countersign[bot] comments on PR #2 3 times: Refused.
+expect 3 replies on PR #2
+expect at most 3 replies on PR #2
+expect no reply on PR #2 containing "accepted"
+carol deletes label defect
+expect repository label defect absent
+expect #1 not labeled defect
+`)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	gh := rig.GH()
+	cs := gh.Comments(rig.Repo(), 1)
+	if len(cs) == 0 || cs[len(cs)-1].User != "alice2" || cs[len(cs)-1].Body != "hello" {
+		t.Errorf("comments on #1 = %+v, want the last by alice2", cs)
+	}
+	dropped := 0
+	for _, d := range gh.Deliveries() {
+		if d.Dropped {
+			dropped++
+		}
+	}
+	if dropped != 1 {
+		t.Errorf("%d webhooks dropped, want 1 (issues.opened)", dropped)
+	}
+	for _, want := range []string{
+		" 2. carol opens issue #1 \"Old\"\n    (1 webhook dropped: countersign heard nothing of it)\n 3. github resumes webhooks\n",
+		"    ✓ no card on #1\n",
+		"    ✓ repository label defect present\n",
+		"    ✓ 3 replies on PR #2\n",
+		"10. carol deletes label defect\n    #1 labels: ",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("timeline lacks %q:\n%s", want, out)
+		}
+	}
+}
+
 // A failed step names the file line, what was expected and what was seen.
 func TestPlayFailures(t *testing.T) {
 	const open = "scenario: f\npeople: alice=write bob=write carol=admin\ncarol opens issue #1 \"Task\"\n"
@@ -234,6 +292,21 @@ func TestPlayFailures(t *testing.T) {
 			[]string{"countersign did not reply on goal #2 since the previous action", "no comments by countersign[bot]"}},
 		{"reopen open milestone", open + "carol creates milestone \"M\"\ncarol reopens milestone \"M\"\n", 5,
 			[]string{"milestone \"M\" is already open", "what GitHub shows for goal issue #2"}},
+		{"too many replies", open + "countersign[bot] comments on #1 2 times: x\nexpect at most 1 reply on #1\n", 5,
+			[]string{"countersign replied 2 times on #1 since the previous action began, want at most 1"}},
+		{"too few replies", open + "carol comments on #1: hi\nexpect 2 replies on #1\n", 5,
+			[]string{"countersign replied 0 times on #1 since the previous action began, want 2"}},
+		{"reply containing", open + "countersign[bot] comments on #1: rejected 0 times\nexpect no reply on #1 containing \"REJECTED\"\n", 5,
+			[]string{"a new reply on #1 contains \"REJECTED\""}},
+		{"card present", open + "expect no card on #1\n", 4, []string{"#1 has a task card"}},
+		{"repository label present", open + "carol labels #1 bug\nexpect repository label bug absent\n", 5,
+			[]string{"the repository has a label bug", "repository labels: "}},
+		{"repository label missing", open + "expect repository label nope present\n", 4,
+			[]string{"the repository has no label nope", "state:pending"}},
+		{"repository label colour", open + "expect repository label state:pending present colored 000000\n", 4,
+			[]string{"label state:pending has colour ededed"}},
+		{"rename a missing label", open + "carol renames label nope to x\n", 4,
+			[]string{"GitHub refused it", "no label \"nope\""}},
 		{"remove without milestone", open + "carol removes #1 from its milestone\n", 4, []string{"#1 is in no milestone"}},
 	}
 	for _, tc := range tests {

@@ -67,7 +67,9 @@ func TestDemoList(t *testing.T) {
 	for _, name := range []string{"simple", "rejection", "escalation", "minion", "team-of-two", "regression",
 		"attack-self-verify", "attack-approver-verifies", "attack-co-author", "attack-outsider",
 		"attack-tampered-label", "attack-close-unverified", "attack-hidden-commands",
-		"attack-redelivered-reject", "attack-builder-approval", "attack-push-after-approval"} {
+		"attack-redelivered-reject", "attack-builder-approval", "attack-push-after-approval",
+		"attack-goal-label", "attack-label-rename", "attack-outsider-pr", "attack-reply-spam", "attack-closed-issue",
+		"attack-renamed-builder", "attack-agent-pilot", "escalation-failed-attempts"} {
 		if !strings.Contains(out, "  "+name+" ") {
 			t.Errorf("-list lacks %s:\n%s", name, out)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -28,6 +29,7 @@ type GitHub struct {
 	base   http.RoundTripper
 	apps   *ghinstallation.AppsTransport
 	app    *github.Client
+	m      *Metrics
 
 	mu       sync.Mutex
 	clients  map[int64]*github.Client
@@ -81,8 +83,8 @@ func NewGitHub(apiURL string, appID int64, key []byte, m *Metrics) (*GitHub, err
 	if err != nil {
 		return nil, fmt.Errorf("github app key: %w", err)
 	}
-	g := &GitHub{apiURL: apiURL, appID: appID, base: base, apps: apps, clients: map[int64]*github.Client{}}
-	if g.app, err = g.newClient(apps); err != nil {
+	g := &GitHub{apiURL: apiURL, appID: appID, base: base, apps: apps, m: m, clients: map[int64]*github.Client{}}
+	if g.app, err = g.newClient(&rateTransport{next: apps, g: m.RateLimitRemain.WithLabelValues("app")}); err != nil {
 		return nil, err
 	}
 	apps.BaseURL = strings.TrimRight(g.app.BaseURL.String(), "/")
@@ -108,15 +110,23 @@ func (g *GitHub) Installation(id int64) (*github.Client, error) {
 	if c, ok := g.clients[id]; ok {
 		return c, nil
 	}
-	itr := ghinstallation.NewFromAppsTransport(g.apps, id)
+	// Each installation gets its own copy of the App transport: ghinstallation
+	// writes to it on every token refresh, so sharing one would race.
+	apps := *g.apps
+	itr := ghinstallation.NewFromAppsTransport(&apps, id)
 	itr.BaseURL = g.apps.BaseURL
-	c, err := g.newClient(newETagTransport(itr, 4096))
+	rt := &rateTransport{next: itr, g: g.m.RateLimitRemain.WithLabelValues(strconv.FormatInt(id, 10))}
+	c, err := g.newClient(newETagTransport(rt, 4096))
 	if err != nil {
 		return nil, err
 	}
 	g.clients[id] = c
 	return c, nil
 }
+
+// App is the client acting as the App itself (its JWT): /app routes such as
+// the webhook delivery log.
+func (g *GitHub) App() *github.Client { return g.app }
 
 // BotLogin is the login under which the App's own writes appear ("slug[bot]"),
 // read once from GET /app.

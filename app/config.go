@@ -173,3 +173,46 @@ func touchesConfig(e *github.PushEvent) bool {
 	}
 	return false
 }
+
+// pullConfigCheck validates the configuration file a pull request proposes,
+// when its head moved (or it is first seen) and it changes the file: the
+// countersign/config check run on its head says whether the file it would
+// merge is valid, before anyone merges it. The changed files are those read
+// for the task's contract when they are of this head, else read once.
+func (p *Processor) pullConfigCheck(ctx context.Context, c *github.Client, old, cur *rules.PullRequest) (*rules.Effect, error) {
+	if !cur.Open || cur.Head == "" || (old != nil && old.Head == cur.Head) {
+		return nil, nil
+	}
+	files := cur.Files
+	if cur.CommittersHead != cur.Head {
+		var err error
+		if files, err = p.changedFiles(ctx, c, cur.Repo, cur.Number); err != nil {
+			return nil, err
+		}
+	}
+	if !slices.Contains(files, rules.ConfigPath) {
+		return nil, nil
+	}
+	e := &rules.Effect{Kind: rules.EffectConfigCheck, Repo: cur.Repo, Number: cur.Number, SHA: cur.Head}
+	file, _, _, err := c.Repositories.GetContents(ctx, splitRepo(cur.Repo), repoName(cur.Repo), rules.ConfigPath,
+		&github.RepositoryContentGetOptions{Ref: cur.Head})
+	switch {
+	case isStatus(err, http.StatusNotFound):
+		return e, nil // the pull request removes the file: the defaults are valid
+	case err != nil:
+		return nil, fmt.Errorf("read %s of #%d: %w", rules.ConfigPath, cur.Number, err)
+	}
+	text, err := file.GetContent()
+	if err != nil {
+		e.Problem = fmt.Sprintf("%s: cannot decode the file: %v", rules.ConfigPath, err)
+		return e, nil
+	}
+	if _, err := rules.ParseConfig([]byte(text)); err != nil {
+		e.Problem = err.Error()
+		var ce *rules.ConfigError
+		if errors.As(err, &ce) {
+			e.Line = ce.Line
+		}
+	}
+	return e, nil
+}

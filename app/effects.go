@@ -285,7 +285,7 @@ func classify(err error) error {
 		return err
 	}
 	var er *github.ErrorResponse
-	if errors.As(err, &er) && er.Response != nil {
+	if errors.As(err, &er) && er.Response != nil && !rateLimited(er.Response) {
 		switch er.Response.StatusCode {
 		case http.StatusNotFound, http.StatusGone, http.StatusUnprocessableEntity, http.StatusForbidden:
 			return permanent(err)
@@ -294,7 +294,7 @@ func classify(err error) error {
 	// No installation token: the App was uninstalled (404) or suspended (403).
 	// A 401 (wrong key or app id) is the operator's to fix, so it is retried.
 	var he *ghinstallation.HTTPError
-	if errors.As(err, &he) && he.Response != nil {
+	if errors.As(err, &he) && he.Response != nil && !rateLimited(he.Response) {
 		switch he.Response.StatusCode {
 		case http.StatusNotFound, http.StatusForbidden:
 			return permanent(err)

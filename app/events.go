@@ -42,7 +42,7 @@ func (p *Processor) onIssue(ctx context.Context, d *store.Delivery, e *github.Is
 		if err != nil || !ok {
 			return store.Commit{}, err
 		}
-		return p.onGoalIssue(inst, d, repo, m, issue, rules.GoalEvent{Kind: gk, Actor: e.GetSender().GetLogin(),
+		return p.onGoalIssue(inst, d, repo, m, issue, rules.GoalEvent{Kind: gk, Actor: e.GetSender().GetLogin(), ActorID: e.GetSender().GetID(),
 			At: eventTime(issue.GetUpdatedAt().Time, d), Label: e.GetLabel().GetName()}), nil
 	}
 	return p.decideTask(ctx, inst, d, rules.Event{
@@ -65,7 +65,7 @@ func (p *Processor) onComment(ctx context.Context, d *store.Delivery, e *github.
 	}
 	if !issue.IsPullRequest() {
 		if m, err := p.goalIssue(ctx, repo, issue); err != nil || m != 0 {
-			return p.onGoalIssue(inst, d, repo, m, issue, rules.GoalEvent{Kind: rules.GoalCommented, Actor: cm.GetUser().GetLogin(),
+			return p.onGoalIssue(inst, d, repo, m, issue, rules.GoalEvent{Kind: rules.GoalCommented, Actor: cm.GetUser().GetLogin(), ActorID: cm.GetUser().GetID(),
 				At: eventTime(cm.GetCreatedAt().Time, d), CommentID: cm.GetID(), Commands: cmds}), err
 		}
 	}
@@ -167,7 +167,20 @@ func (p *Processor) pullEvent(ctx context.Context, inst int64, repo string, d *s
 			return store.Commit{}, err
 		}
 	}
-	return p.fanout(ctx, inst, d, old, cur, ev, gate)
+	check, err := p.pullConfigCheck(ctx, c, old, cur)
+	if err != nil {
+		return store.Commit{}, err
+	}
+	w, err := p.fanout(ctx, inst, d, old, cur, ev, gate)
+	if err != nil || check == nil {
+		return w, err
+	}
+	b, err := json.Marshal(outboxEffect{Installation: inst, Delivery: d.ID, Key: d.ID + "/config", At: time.Now().UTC(), Effect: *check})
+	if err != nil {
+		return w, fmt.Errorf("encode effect: %w", err)
+	}
+	w.Effects = append(w.Effects, b)
+	return w, nil
 }
 
 // pullRecord is the record of pull request pr as the webhook shows it. Its

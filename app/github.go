@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -30,6 +31,7 @@ type GitHub struct {
 	base   http.RoundTripper
 	apps   *ghinstallation.AppsTransport
 	app    *github.Client
+	m      *Metrics
 
 	mu       sync.Mutex
 	clients  map[int64]*github.Client
@@ -85,8 +87,8 @@ func NewGitHub(apiURL string, appID int64, key []byte, m *Metrics) (*GitHub, err
 	if err != nil {
 		return nil, fmt.Errorf("github app key: %w", err)
 	}
-	g := &GitHub{apiURL: apiURL, appID: appID, base: base, apps: apps, clients: map[int64]*github.Client{}}
-	if g.app, err = g.newClient(apps); err != nil {
+	g := &GitHub{apiURL: apiURL, appID: appID, base: base, apps: apps, m: m, clients: map[int64]*github.Client{}}
+	if g.app, err = g.newClient(&rateTransport{next: apps, g: m.RateLimitRemain.WithLabelValues("app")}); err != nil {
 		return nil, err
 	}
 	apps.BaseURL = strings.TrimRight(g.app.BaseURL.String(), "/")
@@ -112,7 +114,8 @@ func (g *GitHub) Installation(id int64) (*github.Client, error) {
 	if c, ok := g.clients[id]; ok {
 		return c, nil
 	}
-	c, err := g.newClient(newETagTransport(g.itr(id), 4096))
+	rt := &rateTransport{next: g.itr(id), g: g.m.RateLimitRemain.WithLabelValues(strconv.FormatInt(id, 10))}
+	c, err := g.newClient(newETagTransport(rt, 4096))
 	if err != nil {
 		return nil, err
 	}
@@ -120,12 +123,20 @@ func (g *GitHub) Installation(id int64) (*github.Client, error) {
 	return c, nil
 }
 
+// App is the client acting as the App itself (its JWT): /app routes such as
+// the webhook delivery log.
+func (g *GitHub) App() *github.Client { return g.app }
+
 // itr is installation id's token transport. Call with g.mu held.
 func (g *GitHub) itr(id int64) *ghinstallation.Transport {
 	if t, ok := g.itrs[id]; ok {
 		return t
 	}
-	t := ghinstallation.NewFromAppsTransport(g.apps, id)
+	// Each installation gets its own copy of the App transport: ghinstallation
+	// writes to it on every token refresh, so sharing one would race. Its
+	// REST and GraphQL clients share the installation's token transport.
+	apps := *g.apps
+	t := ghinstallation.NewFromAppsTransport(&apps, id)
 	t.BaseURL = g.apps.BaseURL
 	if g.itrs == nil {
 		g.itrs = map[int64]*ghinstallation.Transport{}

@@ -67,7 +67,7 @@ func (p *Processor) onMilestone(ctx context.Context, d *store.Delivery, e *githu
 	if own, err := p.own(ctx, e.GetSender()); err != nil || own {
 		return store.Commit{}, err
 	}
-	ev := rules.GoalEvent{Kind: kind, Repo: repo, Milestone: m.GetNumber(), Actor: e.GetSender().GetLogin(),
+	ev := rules.GoalEvent{Kind: kind, Repo: repo, Milestone: m.GetNumber(), Actor: e.GetSender().GetLogin(), ActorID: e.GetSender().GetID(),
 		At: eventTime(m.GetUpdatedAt().Time, d), Title: m.GetTitle()}
 	return store.Commit{Enqueue: []store.Delivery{toGoal(inst, d, ev, 0)}}, nil
 }

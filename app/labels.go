@@ -108,7 +108,7 @@ func (p *Processor) onLabel(ctx context.Context, d *store.Delivery, log *slog.Lo
 	}
 	for i, m := range goals {
 		w.Enqueue = append(w.Enqueue, toGoal(inst, d, rules.GoalEvent{Kind: rules.GoalIssueUnlabeled, Repo: repo, Milestone: m,
-			Actor: e.Sender.GetLogin(), At: eventTime(time.Time{}, d), Label: strings.ToLower(lostLabel)}, i))
+			Actor: e.Sender.GetLogin(), ActorID: e.Sender.GetID(), At: eventTime(time.Time{}, d), Label: strings.ToLower(lostLabel)}, i))
 	}
 	return w, nil
 }

@@ -331,3 +331,68 @@ func TestConfiguredVerifiers(t *testing.T) {
 	h.settle()
 	wantState(t, h, n, "verified")
 }
+
+// A pull request that changes the configuration gets the countersign/config
+// check on its head, for the file as it would merge it: failing with the line
+// for a typo, passing once fixed. Pull requests that do not touch the file
+// get none, and the default branch's configuration does not change.
+func TestConfigurationCheckedOnThePullRequestThatChangesIt(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	other, otherSHA := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Docs", Files: []string{"README.md"}})
+	pr, bad := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Stricter CI", Commits: []githubtest.Commit{{
+		Contents: map[string]string{rules.ConfigPath: "leads: [dave]\ncontracts:\n  checks: {unit-tests: [test]}\n"}}}})
+	h.settle()
+	if r := configCheck(h, otherSHA); r.Name != "" {
+		t.Errorf("#%d does not change the configuration, yet has %+v", other, r)
+	}
+	r := configCheck(h, bad)
+	if r.Conclusion != "failure" || !strings.Contains(r.Summary, ":3:12") || !strings.Contains(r.Summary, `did you mean "unit-test"?`) ||
+		!strings.Contains(r.Summary, "countersign config check") {
+		t.Fatalf("invalid configuration on #%d reported %+v", pr, r)
+	}
+	fixed := h.gh.Push(testRepo, pr, githubtest.Commit{Contents: map[string]string{rules.ConfigPath: "leads: [dave]\ncontracts:\n  checks: {unit-test: [test]}\n"}})
+	h.settle()
+	if r := configCheck(h, fixed); r.Conclusion != "success" || !strings.Contains(r.Summary, fmt.Sprintf("once pull request #%d is merged", pr)) {
+		t.Fatalf("fixed configuration on #%d reported %+v", pr, r)
+	}
+	// Not merged: the default branch's configuration (none: carol, an admin, is a lead) stands.
+	n := h.gh.OpenIssue(testRepo, "alice", "Task", "")
+	h.gh.Assign(testRepo, n, "alice", "alice")
+	h.gh.Comment(testRepo, n, "alice", "/start")
+	h.gh.Comment(testRepo, n, "alice", "/submit done")
+	h.gh.Comment(testRepo, n, "bob", "/approve")
+	h.gh.Comment(testRepo, n, "carol", "/skip-verify trivial")
+	h.settle()
+	wantState(t, h, n, "verified")
+}
+
+// /help and near misses are replies like refusals: bounded per person, so
+// that no one can make countersign spam with them.
+func TestHelpAndNearMissesAreBounded(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	h.gh.SetPermission(testRepo, "mallory", "read")
+	n := h.gh.OpenIssue(testRepo, "carol", "Login form", "")
+	h.settle()
+	for i := range 20 {
+		body := "/help"
+		if i%2 == 1 {
+			body = "thanks\n/verfy"
+		}
+		h.gh.Comment(testRepo, n, "mallory", body)
+	}
+	h.settle()
+	comments := botComments(h, n)
+	if len(comments) != 1+3 { // the card and 3 replies
+		t.Fatalf("#%d has %d comments by countersign, want the card and 3 replies", n, len(comments))
+	}
+	var help, nearMiss bool
+	for _, c := range comments {
+		help = help || strings.Contains(c.Body, "the commands you can use here now")
+		nearMiss = nearMiss || strings.Contains(c.Body, "did you mean `/verify`?")
+	}
+	if !help || !nearMiss {
+		t.Errorf("want a /help answer and a near-miss reply among %+v", comments)
+	}
+}

@@ -17,7 +17,7 @@ type Metrics struct {
 	IntakeLatency   prometheus.Histogram     // from request to response on /webhook
 	APICalls        *prometheus.CounterVec   // GitHub API calls by method and status code
 	APIRetries      *prometheus.CounterVec   // GitHub API retries by reason
-	RateLimitRemain prometheus.Gauge         // X-RateLimit-Remaining of the last API answer
+	RateLimitRemain *prometheus.GaugeVec     // X-RateLimit-Remaining of the last API answer, by installation ("app": the App's own calls)
 	QueueDepth      prometheus.GaugeFunc
 	DeadLetters     prometheus.GaugeFunc
 	BuildInfo       *prometheus.GaugeVec // 1, labeled with the binary's version and commit
@@ -36,7 +36,7 @@ func NewMetrics(stats func() (queued, dead int)) *Metrics {
 		}, []string{"event", "outcome"}),
 		Processed: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "countersign_deliveries_processed_total",
-			Help: "Queued deliveries processed, by event and outcome (done, skipped, retried, dead_lettered).",
+			Help: "Queued deliveries processed, by event and outcome (done, retried, waiting: for GitHub, no attempt used; dead_lettered).",
 		}, []string{"event", "outcome"}),
 		ProcessLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "countersign_processing_seconds",
@@ -60,10 +60,10 @@ func NewMetrics(stats func() (queued, dead int)) *Metrics {
 			Name: "countersign_replies_held_total",
 			Help: "Replies not posted because their person already had 3 on that issue or pull request within the hour, by notice kind.",
 		}, []string{"kind"}),
-		RateLimitRemain: prometheus.NewGauge(prometheus.GaugeOpts{
+		RateLimitRemain: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "countersign_github_rate_limit_remaining",
-			Help: "X-RateLimit-Remaining of the latest GitHub API answer.",
-		}),
+			Help: "X-RateLimit-Remaining of the latest GitHub API answer, by installation (\"app\": calls as the App itself); no series until an answer came.",
+		}, []string{"installation"}),
 	}
 	m.QueueDepth = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "countersign_queue_depth",

@@ -74,7 +74,8 @@ const (
 // replyKinds are the notices that answer their actor.
 var replyKinds = map[rules.NoticeKind]bool{
 	rules.NoticeRefused: true, rules.NoticeIgnored: true, rules.NoticeStatus: true,
-	rules.NoticeContradiction: true, rules.NoticeReopened: true,
+	rules.NoticeContradiction: true, rules.NoticeReopened: true, rules.NoticeHelp: true,
+	rules.NoticeGoalRefused: true, rules.NoticeGoalStatus: true,
 }
 
 // replyHeld counts reply oe against its person's share and reports whether it
@@ -146,12 +147,18 @@ const ConfigCheckName = "countersign/config"
 func (x *Executor) configCheck(ctx context.Context, c *github.Client, owner, name string, e rules.Effect) error {
 	out := &github.CheckRunOutput{Title: github.String(rules.ConfigPath + " is valid"),
 		Summary: github.String("countersign uses this configuration from now on.")}
+	if e.Number > 0 {
+		out.Summary = github.String(fmt.Sprintf("countersign will use this configuration once pull request #%d is merged into the default branch.", e.Number))
+	}
 	conclusion := "success"
 	if e.Problem != "" {
 		conclusion = "failure"
 		out.Title = github.String(rules.ConfigPath + " is invalid")
 		out.Summary = github.String("countersign keeps using the last valid configuration (or the defaults) until this is fixed:\n\n" +
 			"```\n" + e.Problem + "\n```")
+		if e.Number > 0 {
+			out.Summary = github.String(fmt.Sprintf("Merged as it is, this file would be refused (countersign would keep the last valid configuration):\n\n```\n%s\n```\n\nCheck it locally with `countersign config check %s`.", e.Problem, rules.ConfigPath))
+		}
 		line := e.Line
 		if line < 1 {
 			line = 1

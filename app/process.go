@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bradleyfalzon/ghinstallation/v2"
+	"github.com/countersign/countersign/app/reconcile"
 	"github.com/countersign/countersign/app/seal"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
@@ -26,6 +27,7 @@ type Processor struct {
 	exec  *Executor
 	keys  *seal.Keys // checks the records read back from GitHub
 	log   *slog.Logger
+	recon *reconcile.Metrics
 }
 
 // outboxEffect is an effect as kept in the store's outbox until applied.
@@ -148,6 +150,10 @@ var handledActions = map[string]bool{
 	"label.edited":          true,
 	"label.deleted":         true,
 	ciEvent + ".":           true,
+	// reconciliation (resync.go)
+	"installation.created": true, "installation.new_permissions_accepted": true, "installation.unsuspend": true,
+	"installation_repositories.added": true,
+	reconcile.ResyncEvent + ".":       true, reconcile.RepairEvent + ".": true,
 }
 
 // decide asks rules what the delivery means. It reads GitHub and the store but
@@ -188,6 +194,8 @@ func (p *Processor) decide(ctx context.Context, d *store.Delivery, log *slog.Log
 			return store.Commit{}, permanent(fmt.Errorf("parse %s: %w", d.Event, err))
 		}
 		return p.decideCI(ctx, cd, d, log)
+	case reconcile.ResyncEvent, reconcile.RepairEvent:
+		return p.decideReconcile(ctx, d, log)
 	case regateEvent:
 		var rd regateDelivery
 		if err := json.Unmarshal(d.Payload, &rd); err != nil {
@@ -226,6 +234,8 @@ func (p *Processor) decide(ctx context.Context, d *store.Delivery, log *slog.Log
 		return p.onCheckSuite(ctx, d, e)
 	case *github.StatusEvent:
 		return p.onStatus(ctx, d, e)
+	case *github.InstallationEvent, *github.InstallationRepositoriesEvent:
+		return p.onInstallation(ctx, d, e, log)
 	}
 	return store.Commit{}, nil
 }
@@ -236,7 +246,8 @@ func (p *Processor) decide(ctx context.Context, d *store.Delivery, log *slog.Log
 func installationGone(err error) bool {
 	var he *ghinstallation.HTTPError
 	return errors.As(err, &he) && he.Response != nil &&
-		(he.Response.StatusCode == http.StatusNotFound || he.Response.StatusCode == http.StatusForbidden)
+		(he.Response.StatusCode == http.StatusNotFound || he.Response.StatusCode == http.StatusForbidden) &&
+		!rateLimited(he.Response)
 }
 
 // own reports whether sender is this App: its writes come back as webhooks and

@@ -18,6 +18,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/countersign/countersign/app/elect"
+	"github.com/countersign/countersign/app/heal"
+	"github.com/countersign/countersign/app/reconcile"
 	"github.com/countersign/countersign/app/seal"
 	"github.com/countersign/countersign/app/store"
 	"github.com/gorilla/mux"
@@ -32,8 +35,12 @@ type Server struct {
 	gh       *GitHub
 	metrics  *Metrics
 	worker   *Worker
+	healer   *heal.Healer
+	owner    string
 	router   *mux.Router
 	stopping atomic.Bool
+	// readyErrors rate-limits the log of failed readiness probes.
+	readyErrors *logLimiter
 }
 
 // OpenStore opens the store the settings name: Redis when RedisURL is set, else
@@ -78,7 +85,7 @@ func New(st Settings, s store.Store, log *slog.Logger) (*Server, error) {
 		// go-github skips signature checks when the secret is empty: never serve so.
 		return nil, errors.New("GITHUB_WEBHOOK_SECRET is empty: deliveries could not be authenticated")
 	}
-	srv := &Server{settings: st, log: log, store: s}
+	srv := &Server{settings: st, log: log, store: s, readyErrors: newLogLimiter(10 * time.Second)}
 	srv.metrics = NewMetrics(func() (int, int) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
@@ -102,11 +109,27 @@ func New(st Settings, s store.Store, log *slog.Logger) (*Server, error) {
 		return nil, fmt.Errorf("record key: %w", err)
 	}
 	exec := &Executor{store: s, gh: gh, log: log, metrics: srv.metrics, keys: keys}
-	proc := &Processor{store: s, gh: gh, exec: exec, keys: keys, log: log}
-	srv.worker = newWorker(s, proc, log, srv.metrics, claimOwner())
+	proc := &Processor{store: s, gh: gh, exec: exec, keys: keys, log: log, recon: reconcile.NewMetrics(srv.metrics.Registry)}
+	srv.owner = claimOwner()
+	srv.worker = newWorker(s, proc, log, srv.metrics, srv.owner)
 	if st.MaxAttempts > 0 {
 		srv.worker.maxAttempts = st.MaxAttempts
 	}
+	if st.GitHubWaitMax > 0 {
+		srv.worker.waitMax = st.GitHubWaitMax
+	}
+	hm := heal.NewMetrics(srv.metrics.Registry, func() time.Time {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		return heal.LastSuccess(ctx, s)
+	})
+	srv.healer = heal.New(s, gh.App().Apps, log.With("component", "heal"), hm, heal.Config{
+		Horizon: st.HealHorizon,
+		Lease: func(ctx context.Context) bool {
+			ok, err := s.Lease(ctx, healLease, srv.owner, elect.TTL)
+			return ok && err == nil
+		},
+	})
 
 	r := mux.NewRouter()
 	r.HandleFunc("/webhook", srv.serveWebhook).Methods(http.MethodPost)
@@ -138,7 +161,9 @@ func (s *Server) serveReady(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	if err := s.store.Ping(ctx); err != nil {
-		s.log.Warn("not ready: store unreachable", "error", err)
+		if ok, suppressed := s.readyErrors.allow(); ok {
+			s.log.Warn("not ready: store unreachable", "error", err, "suppressed", suppressed)
+		}
 		http.Error(w, "store unreachable", http.StatusServiceUnavailable)
 		return
 	}
@@ -164,6 +189,16 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- hs.Serve(ln) }()
 	s.log.Info("countersign serving", "addr", ln.Addr().String(), "github_api", RedactURL(s.settings.APIURL), "workers", s.settings.Workers)
+	// Healing and reconciliation start once deliveries can be taken in.
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		s.healLoop(workCtx)
+	}()
+	go func() {
+		defer wg.Done()
+		s.reconcileLoop(workCtx)
+	}()
 
 	var err error
 	select {
@@ -186,6 +221,63 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 		err = nil
 	}
 	return err
+}
+
+// The named leases that elect the replica doing periodic work.
+const (
+	healLease      = "heal"
+	reconcileLease = "reconcile"
+)
+
+// healLoop runs a heal pass at start-up and every HealInterval, on one
+// replica at a time.
+func (s *Server) healLoop(ctx context.Context) {
+	if s.settings.HealInterval <= 0 {
+		return
+	}
+	log := s.log.With("component", "heal")
+	elect.Loop(ctx, s.store, log, healLease, s.owner, s.settings.HealInterval, func(ctx context.Context) {
+		res, err := s.healer.Pass(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			log.Warn("heal pass failed; trying again at the next", "error", err, "requests", res.Requests, "redelivered", res.Redelivered)
+		case res.Missed > 0 || res.Redelivered > 0 || res.Pending > 0:
+			log.Info("heal pass", "scanned", res.Scanned, "missed", res.Missed, "redelivered", res.Redelivered,
+				"pending", res.Pending, "requests", res.Requests)
+		default:
+			log.Debug("heal pass", "scanned", res.Scanned, "requests", res.Requests)
+		}
+	})
+}
+
+// reconcileLoop queues a resync of every tracked repository at start-up (the
+// tasks touched since the last one, or in the last day) and then every
+// ReconcileInterval, on one replica at a time.
+func (s *Server) reconcileLoop(ctx context.Context) {
+	log := s.log.With("component", "reconcile")
+	why := "start-up"
+	interval := s.settings.ReconcileInterval
+	once := interval <= 0
+	if once {
+		interval = 24 * time.Hour
+	}
+	elect.Loop(ctx, s.store, log, reconcileLease, s.owner, interval, func(ctx context.Context) {
+		if once && why != "start-up" {
+			return
+		}
+		n, err := reconcile.Schedule(ctx, s.store, why, reconcile.StartupWindow, time.Now())
+		if err != nil {
+			if ctx.Err() == nil {
+				log.Warn("resync not scheduled", "error", err, "why", why)
+			}
+			return
+		}
+		if n > 0 {
+			s.worker.Notify()
+		}
+		log.Debug("resyncs queued", "repos", n, "why", why)
+		why = "schedule"
+	})
 }
 
 func claimOwner() string {

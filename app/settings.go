@@ -42,6 +42,15 @@ type Settings struct {
 	// DefaultBodyTimeout); a body that stalls is answered 408. Not an
 	// environment setting: tests shorten it.
 	BodyTimeout time.Duration
+	// HealInterval: how often the App's delivery log is read for missed
+	// deliveries (0: never); HealHorizon: how far back.
+	HealInterval time.Duration
+	HealHorizon  time.Duration
+	// ReconcileInterval: how often tracked tasks' labels are compared with
+	// their records (0: only at start-up, on installation and on demand).
+	ReconcileInterval time.Duration
+	// GitHubWaitMax caps the backoff of a key waiting for GitHub.
+	GitHubWaitMax time.Duration
 }
 
 // DefaultBodyTimeout is how long a delivery's body may take to arrive.
@@ -69,6 +78,10 @@ var settingsTable = []setting{
 	{"COUNTERSIGN_WORKERS", "workers", "8", "how many tasks are processed in parallel"},
 	{"COUNTERSIGN_MAX_ATTEMPTS", "max-attempts", "8", "failed attempts at a delivery before it is dead-lettered"},
 	{"COUNTERSIGN_LOG_LEVEL", "log-level", "info", "debug, info, warn or error"},
+	{"COUNTERSIGN_HEAL_INTERVAL", "heal-interval", "1m", "how often to read the App's delivery log and ask GitHub to redeliver what failed (0: never)"},
+	{"COUNTERSIGN_HEAL_HORIZON", "heal-horizon", "72h", "how far back healing looks (GitHub keeps 72h)"},
+	{"COUNTERSIGN_RECONCILE_INTERVAL", "reconcile-interval", "15m", "how often to compare tracked tasks' labels with their records and repair drift (0: only at start-up, on installation and by `countersign resync`)"},
+	{"COUNTERSIGN_GITHUB_WAIT_MAX", "github-wait-max", "5m", "the longest wait between two tries while GitHub is unreachable or rate limiting (waiting uses no attempt)"},
 }
 
 // SettingsHelp lists every setting, for usage text and the README.
@@ -226,6 +239,31 @@ func ResolveSettings(values map[string]string) (Settings, error) {
 	}
 	if err := st.LogLevel.UnmarshalText([]byte(get("COUNTERSIGN_LOG_LEVEL"))); err != nil {
 		return st, fmt.Errorf("%s: %q is not debug, info, warn or error", name("COUNTERSIGN_LOG_LEVEL"), get("COUNTERSIGN_LOG_LEVEL"))
+	}
+	for _, d := range []struct {
+		env      string
+		to       *time.Duration
+		zero     bool // 0 allowed (off)
+		min, max time.Duration
+	}{
+		{"COUNTERSIGN_HEAL_INTERVAL", &st.HealInterval, true, time.Second, 24 * time.Hour},
+		{"COUNTERSIGN_HEAL_HORIZON", &st.HealHorizon, false, time.Minute, 72 * time.Hour},
+		{"COUNTERSIGN_RECONCILE_INTERVAL", &st.ReconcileInterval, true, time.Second, 7 * 24 * time.Hour},
+		{"COUNTERSIGN_GITHUB_WAIT_MAX", &st.GitHubWaitMax, false, 10 * time.Millisecond, time.Hour},
+	} {
+		v := get(d.env)
+		dur, err := time.ParseDuration(v)
+		if v == "0" {
+			dur, err = 0, nil
+		}
+		if err != nil || (dur == 0 && !d.zero) || (dur != 0 && (dur < d.min || dur > d.max)) {
+			off := ""
+			if d.zero {
+				off = ", or 0 (off)"
+			}
+			return st, fmt.Errorf("%s: %q is not a duration from %v to %v%s", name(d.env), v, d.min, d.max, off)
+		}
+		*d.to = dur
 	}
 	return st, nil
 }

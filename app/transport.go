@@ -10,10 +10,11 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
-// metricsTransport counts GitHub API calls by method and status code and keeps
-// the latest rate-limit figure.
+// metricsTransport counts GitHub API calls by method and status code.
 type metricsTransport struct {
 	next http.RoundTripper
 	m    *Metrics
@@ -24,11 +25,25 @@ func (t *metricsTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	code := "0"
 	if resp != nil {
 		code = strconv.Itoa(resp.StatusCode)
-		if v, err := strconv.Atoi(resp.Header.Get("X-RateLimit-Remaining")); err == nil {
-			t.m.RateLimitRemain.Set(float64(v))
-		}
 	}
 	t.m.APICalls.WithLabelValues(req.Method, code).Inc()
+	return resp, err
+}
+
+// rateTransport keeps one installation's (or the App's) latest rate-limit
+// figure. It sits above the token transport, so it knows whose limit it is.
+type rateTransport struct {
+	next http.RoundTripper
+	g    prometheus.Gauge
+}
+
+func (t *rateTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(req)
+	if resp != nil {
+		if v, err := strconv.Atoi(resp.Header.Get("X-RateLimit-Remaining")); err == nil {
+			t.g.Set(float64(v))
+		}
+	}
 	return resp, err
 }
 

@@ -33,6 +33,9 @@ var handledEvents = map[string]bool{
 	"milestone":           true,
 	"push":                true,
 	"label":               true,
+	// always sent to an App: new repositories to track (resync.go)
+	"installation":              true,
+	"installation_repositories": true,
 }
 
 // envelope is the part of every payload that intake and logs need.

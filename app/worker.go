@@ -31,11 +31,18 @@ type Worker struct {
 	// effectFailures counts consecutive failed attempts at a key's outbox, so
 	// that effects GitHub keeps refusing back off like deliveries do.
 	effectFailures sync.Map // key -> int
+	// waits counts a key's consecutive waits for GitHub (an outage, a rate
+	// limit), which back off up to waitMax and use no attempt.
+	waits   sync.Map // key -> int
+	waitMax time.Duration
+	// claimErrors rate-limits the log of a store that cannot be reached.
+	claimErrors *logLimiter
 }
 
 func newWorker(st store.Store, proc *Processor, log *slog.Logger, m *Metrics, owner string) *Worker {
 	return &Worker{store: st, proc: proc, log: log, m: m, owner: owner, leaseTTL: 30 * time.Second,
-		maxAttempts: 8, poll: 250 * time.Millisecond, notify: make(chan struct{}, 1)}
+		maxAttempts: 8, poll: 250 * time.Millisecond, notify: make(chan struct{}, 1), waitMax: 5 * time.Minute,
+		claimErrors: newLogLimiter(10 * time.Second)}
 }
 
 // Notify wakes an idle worker: a delivery was just queued.
@@ -68,7 +75,9 @@ func (w *Worker) loop(ctx context.Context) {
 		c, err := w.store.Claim(ctx, w.owner, w.leaseTTL)
 		if err != nil {
 			if ctx.Err() == nil {
-				w.log.Error("claim failed", "error", err)
+				if ok, suppressed := w.claimErrors.allow(); ok {
+					w.log.Error("claim failed", "error", err, "suppressed", suppressed)
+				}
 				sleep(ctx, time.Second)
 			}
 			continue
@@ -133,12 +142,25 @@ func (w *Worker) handle(ctx context.Context, c *store.Claim) {
 	if lost.Load() && err != nil {
 		err = store.ErrLeaseLost
 	}
+	end := time.Now() // before the key is released: another worker may take it at once
 	settle := context.WithoutCancel(ctx)
-	if d != nil && c.Delivery == nil { // committed, whatever became of its effects
+	committed := d != nil && c.Delivery == nil // whatever became of its effects
+	outcome := "done"
+	defer func() {
+		if d == nil {
+			return
+		}
+		log.Info("delivery processed", "outcome", outcome, "duration_ms", end.Sub(start).Milliseconds(),
+			"started_ns", start.UnixNano(), "ended_ns", end.UnixNano())
+	}()
+	if committed {
 		w.m.Processed.WithLabelValues(metricEvent(event), "done").Inc()
-		log.Debug("delivery processed", "started_ns", start.UnixNano(), "ended_ns", time.Now().UnixNano())
 	}
+	hint, waiting := githubWait(err, time.Now())
 
+	if !waiting {
+		w.waits.Delete(c.Key)
+	}
 	switch {
 	case err == nil:
 		w.effectFailures.Delete(c.Key)
@@ -149,13 +171,35 @@ func (w *Worker) handle(ctx context.Context, c *store.Claim) {
 			log.Error("release failed", "error", err)
 		}
 	case errors.Is(err, store.ErrLeaseLost):
+		if !committed {
+			outcome = "lease_lost"
+		}
 		log.Warn("lease lost while processing; another worker takes over", "error", err)
+	case waiting: // GitHub is away: the key waits, no attempt is used
+		n, _ := w.waits.Load(c.Key)
+		streak, _ := n.(int)
+		w.waits.Store(c.Key, streak+1)
+		wait := waitDelay(streak, hint, w.waitMax)
+		if !committed {
+			outcome = "waiting"
+			w.m.Processed.WithLabelValues(metricEvent(event), "waiting").Inc()
+		}
+		log.Warn("waiting for GitHub; will try again", "error", err, "retry_in", wait, "waits", streak+1)
+		only := *c
+		only.Delivery = nil
+		if nerr := w.store.Nack(settle, &only, err.Error(), wait); nerr != nil {
+			log.Error("nack failed; releasing the key", "error", nerr)
+			if rerr := w.store.Release(settle, c); rerr != nil && !errors.Is(rerr, store.ErrLeaseLost) {
+				log.Error("release failed", "error", rerr)
+			}
+		}
 	case c.Delivery != nil && !isOutbox(err) && (isPermanent(err) || c.Delivery.Attempts+1 >= w.maxAttempts):
 		if derr := w.store.DeadLetter(settle, c, err.Error()); derr != nil {
 			log.Error("dead-letter failed", "error", derr)
 			break
 		}
 		w.m.Processed.WithLabelValues(metricEvent(event), "dead_lettered").Inc()
+		outcome = "dead_lettered"
 		log.Error("delivery dead-lettered", "error", err, "attempts", c.Delivery.Attempts+1)
 	default:
 		var attempts int
@@ -166,9 +210,13 @@ func (w *Worker) handle(ctx context.Context, c *store.Claim) {
 			only := *c
 			only.Delivery = nil
 			c = &only
+			if !committed {
+				outcome = "deferred" // earlier effects first
+			}
 		} else if c.Delivery != nil {
 			attempts = c.Delivery.Attempts
 			w.m.Processed.WithLabelValues(metricEvent(event), "retried").Inc()
+			outcome = "retried"
 		}
 		wait := retryDelay(attempts)
 		log.Warn("processing failed; will retry", "error", err, "retry_in", wait)

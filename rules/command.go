@@ -1,8 +1,17 @@
 package rules
 
 import (
+	"bytes"
 	"iter"
+	"regexp"
 	"strings"
+	"sync"
+
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/text"
+	"github.com/yuin/goldmark/util"
 )
 
 // CommandName is a slash command's name, lower case, without the slash.
@@ -16,6 +25,7 @@ const (
 	CmdVerify        CommandName = "verify"
 	CmdReject        CommandName = "reject"
 	CmdStatus        CommandName = "status"
+	CmdHelp          CommandName = "help"
 	CmdReopen        CommandName = "reopen"
 	CmdContract      CommandName = "contract"
 	CmdSkipVerify    CommandName = "skip-verify"
@@ -26,7 +36,7 @@ const (
 
 var commandNames = map[CommandName]bool{
 	CmdStart: true, CmdSubmit: true, CmdApprove: true, CmdVerify: true,
-	CmdReject: true, CmdStatus: true, CmdReopen: true, CmdContract: true,
+	CmdReject: true, CmdStatus: true, CmdHelp: true, CmdReopen: true, CmdContract: true,
 	CmdSkipVerify: true, CmdForceComplete: true, CmdVerifyGoal: true, CmdRejectGoal: true,
 }
 
@@ -35,28 +45,175 @@ type Command struct {
 	Name CommandName
 	Args string // the rest of the line after the command word, trimmed ("" if none)
 	Line string // the whole command line as written, trimmed (for quoting in replies)
+	// DidYouMean is set, and Name empty, for an unknown /word close to a
+	// command's name (a typo, as in /verfy): the command it suggests.
+	DidYouMean CommandName
 }
 
-// ParseCommands returns the commands in a comment body, in order.
+// ParseCommands returns the commands in a comment body, in order, and the
+// near misses: an unknown /word close to a command's name is returned as a
+// Command with no Name and DidYouMean set, so that it can be answered.
 //
-// A command is a line that starts, after at most 3 spaces, with a slash and a
-// command's name (in any case), followed by a space, a tab or the end of the
-// line. Lines in fenced code blocks, indented code, block quotes and HTML
-// comments are not commands, nor is any line that begins inside an HTML
-// comment. A comment later on a command's line ends it: Args and Line stop
-// where the comment begins. Arguments are not checked: a command that needs
-// some is returned with the Args it has, possibly none.
+// The body is read as GitHub renders it (CommonMark with GitHub's extensions,
+// parsed by goldmark). A command is a line of a top-level paragraph that
+// starts, after at most 3 spaces, with a slash and a command's name (in any
+// case), followed by a space, a tab or the end of the line. It may follow
+// other text of its paragraph ("LGTM" then "/verify" on the next line). Lines
+// in block quotes (lazy continuation lines included), list items, tables,
+// headings, code blocks and code spans, HTML blocks, HTML comments and inline
+// <pre> elements are not commands. A comment later on a command's line ends
+// it: Args and Line stop where "<!--" begins. Arguments are not checked: a
+// command that needs some is returned with the Args it has, possibly none.
 func ParseCommands(body string) []Command {
+	src := normalizeNewlines(body)
+	if !mayHoldCommand(src) || tooDeep(src) {
+		return nil
+	}
+	p := mdParsers.Get().(parser.Parser)
+	doc := p.Parse(text.NewReader([]byte(src)))
+	mdParsers.Put(p)
 	var cmds []Command
-	for l := range markdownLines(body) {
-		if c, ok := parseCommand(l.lead); ok {
-			cmds = append(cmds, c)
+	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
+		if n.Kind() != ast.KindParagraph {
+			continue // quotes, lists, tables, headings, code, HTML
+		}
+		cmds = paragraphCommands(n, []byte(src), cmds)
+	}
+	return cmds
+}
+
+// mdParsers are goldmark parsers for GitHub's Markdown as far as commands
+// need it: every block (GitHub's tables and footnotes included), and of the
+// inlines those that hide text or make it code (code spans, raw HTML,
+// autolinks). Links and emphasis are left out: they change nothing about
+// where a line starts, and goldmark's link parser takes time quadratic in the
+// length of some paragraphs. A parser is not documented as safe for
+// concurrent use, so each call takes its own.
+var mdParsers = sync.Pool{New: func() any {
+	return parser.NewParser(
+		parser.WithBlockParsers(append(parser.DefaultBlockParsers(),
+			util.Prioritized(extension.NewFootnoteBlockParser(), 999))...),
+		parser.WithInlineParsers(
+			util.Prioritized(parser.NewCodeSpanParser(), 100),
+			util.Prioritized(parser.NewAutoLinkParser(), 300),
+			util.Prioritized(parser.NewRawHTMLParser(), 400)),
+		parser.WithParagraphTransformers(
+			util.Prioritized(extension.NewTableParagraphTransformer(), 200)),
+	)
+}}
+
+// normalizeNewlines makes every line ending (\r\n, \r) a \n.
+func normalizeNewlines(s string) string {
+	if !strings.Contains(s, "\r") {
+		return s
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")
+}
+
+// mayHoldCommand reports whether a line of s starts, after at most 3 spaces,
+// with a slash: every command line does, and most comments have none, so
+// they are not parsed at all.
+func mayHoldCommand(s string) bool {
+	for line := range strings.Lines(s) {
+		if t := strings.TrimLeft(line, " "); len(line)-len(t) <= 3 && strings.HasPrefix(t, "/") {
+			return true
+		}
+	}
+	return false
+}
+
+// MaxNesting is how deeply the lines of a comment may nest block quotes,
+// list items and footnotes (written on the line, as in "> > - x") for it to
+// be read for commands. Parsing deeper nesting takes time quadratic in it, and no one
+// writes it by hand.
+const MaxNesting = 32
+
+// tooDeep reports whether a line of s opens more than MaxNesting block
+// quotes, list items and footnote definitions.
+func tooDeep(s string) bool {
+	for line := range strings.Lines(s) {
+		depth := 0
+		for {
+			t := strings.TrimLeft(line, " \t")
+			switch {
+			case strings.HasPrefix(t, ">"):
+				line = t[1:]
+			case listMarker(t) > 0 && len(t) > listMarker(t) && (t[listMarker(t)] == ' ' || t[listMarker(t)] == '\t'):
+				line = t[listMarker(t):]
+			case strings.HasPrefix(t, "[^") && strings.Contains(t, "]:"):
+				line = t[strings.Index(t, "]:")+2:]
+			default:
+				depth = -1
+			}
+			if depth < 0 {
+				break
+			}
+			if depth++; depth > MaxNesting {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// preTagRE finds <pre> and </pre> tags in inline HTML.
+var preTagRE = regexp.MustCompile(`(?i)<(/?)pre(?:[\s/>]|$)`)
+
+// paragraphCommands appends the commands of paragraph para to cmds: the
+// lines that begin with text of the paragraph itself (not of a code span, a
+// link, emphasis or inline HTML), outside any inline <pre> element.
+func paragraphCommands(para ast.Node, src []byte, cmds []Command) []Command {
+	lines := para.Lines()
+	stops := make(map[int]int, lines.Len()) // line start (after its indent) -> its end
+	for i := 0; i < lines.Len(); i++ {
+		sg := lines.At(i)
+		stops[sg.Start] = sg.Stop
+	}
+	inPre := 0
+	for n := para.FirstChild(); n != nil; n = n.NextSibling() {
+		switch v := n.(type) {
+		case *ast.RawHTML:
+			for i := 0; i < v.Segments.Len(); i++ {
+				sg := v.Segments.At(i)
+				for _, m := range preTagRE.FindAllSubmatch(sg.Value(src), -1) {
+					if len(m[1]) == 0 {
+						inPre++
+					} else if inPre > 0 {
+						inPre--
+					}
+				}
+			}
+		case *ast.Text:
+			stop, ok := stops[v.Segment.Start]
+			if !ok || inPre > 0 || indentBefore(src, v.Segment.Start) > 3 {
+				continue
+			}
+			line := string(src[v.Segment.Start:stop])
+			line = strings.TrimRight(line, "\n")
+			if i := strings.Index(line, "<!--"); i >= 0 {
+				line = line[:i]
+			}
+			if c, ok := parseCommand(line); ok {
+				cmds = append(cmds, c)
+			}
 		}
 	}
 	return cmds
 }
 
-// parseCommand reads line as a command line.
+// indentBefore is the column at which the line holding offset i of src
+// reaches i (tabs stop every 4 columns), or 4 if anything but spaces and
+// tabs comes before it on its line.
+func indentBefore(src []byte, i int) int {
+	start := bytes.LastIndexByte(src[:i], '\n') + 1
+	col, n := indent(string(src[start:i]), 0)
+	if n != i-start {
+		return 4
+	}
+	return col
+}
+
+// parseCommand reads line as a command line: a command, or a near miss.
 func parseCommand(line string) (Command, bool) {
 	s := strings.TrimLeft(line, " ")
 	if len(line)-len(s) > 3 || !strings.HasPrefix(s, "/") {
@@ -66,8 +223,12 @@ func parseCommand(line string) (Command, bool) {
 	if end < 0 {
 		end = len(s)
 	}
-	name := CommandName(lowerASCII(s[1:end]))
+	word := lowerASCII(s[1:end])
+	name := CommandName(word)
 	if !commandNames[name] {
+		if near := nearestCommand(word); near != "" {
+			return Command{DidYouMean: near, Line: strings.TrimSpace(s)}, true
+		}
 		return Command{}, false
 	}
 	return Command{Name: name, Args: strings.TrimSpace(s[end:]), Line: strings.TrimSpace(s)}, true
@@ -92,11 +253,12 @@ func lowerASCII(s string) string {
 	return string(b)
 }
 
-// mdLine is one line of a comment body, read as GitHub renders its Markdown,
-// closely enough to tell what people wrote as text from code and hidden text.
+// mdLine is one line of an issue or pull request body, read closely enough to
+// tell what people wrote as text from fenced code and hidden text: for the
+// contract's words and the closing references, which look at every line's
+// visible text (commands are read with goldmark, see ParseCommands).
 type mdLine struct {
 	code    bool     // in a fenced code block, or one of its fences
-	lead    string   // the line up to its first HTML comment, if it begins outside one; else ""
 	visible []string // the line's non-empty parts outside HTML comments; none when code
 }
 
@@ -139,7 +301,7 @@ func markdownLines(body string) iter.Seq[mdLine] {
 				}
 			}
 			var l mdLine
-			l.lead, l.visible, inComment = uncomment(line, inComment)
+			_, l.visible, inComment = uncomment(line, inComment)
 			if !yield(l) {
 				return
 			}
@@ -275,4 +437,60 @@ func uncomment(line string, open bool) (lead string, visible []string, stillOpen
 		i += j + len("<!") // so that <!--> and <!---> close themselves
 		open = true
 	}
+}
+
+// commandOrder is every command, in the order /help lists them.
+var commandOrder = []CommandName{
+	CmdStart, CmdSubmit, CmdApprove, CmdVerify, CmdReject, CmdStatus, CmdHelp,
+	CmdReopen, CmdContract, CmdSkipVerify, CmdForceComplete, CmdVerifyGoal, CmdRejectGoal,
+}
+
+// nearestCommand returns the command whose name word is a typo of: within
+// one edit (an insertion, a deletion, a substitution or a swap of two
+// neighbours) of its name, or two of a name of 8 characters or more; the
+// closest, the first listed on a tie. (Two edits of a short name reach other
+// bots' commands: /retest is two from /reject.) "" when none is, or word is not a
+// plausible command word (ASCII letters and hyphens, 2 to 24 of them).
+func nearestCommand(word string) CommandName {
+	if len(word) < 2 || len(word) > 24 || strings.Trim(word, "abcdefghijklmnopqrstuvwxyz-") != "" {
+		return ""
+	}
+	best, bestD := CommandName(""), 3
+	for _, name := range commandOrder {
+		limit := 1
+		if len(name) >= 8 {
+			limit = 2
+		}
+		if d := editDistance(word, string(name)); d <= limit && d < bestD {
+			best, bestD = name, d
+		}
+	}
+	return best
+}
+
+// editDistance is the optimal string alignment distance between a and b
+// (Levenshtein's, plus swaps of two neighbouring letters), for short ASCII
+// words.
+func editDistance(a, b string) int {
+	prev2 := make([]int, len(b)+1)
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(b)]
 }

@@ -77,6 +77,12 @@ func (d *decider) command(c Command) {
 		d.forceComplete(c)
 	case CmdContract:
 		d.contract(c)
+	case CmdHelp:
+		d.help()
+	case "":
+		if c.DidYouMean != "" {
+			d.refuse(c, nearMissWhy(c))
+		}
 	case CmdVerifyGoal, CmdRejectGoal:
 		d.refuse(c, fmt.Sprintf("#%d is a task; /%s works on a goal issue (the one labeled `goal` for a milestone)", d.t.Number, c.Name))
 	}

@@ -46,20 +46,25 @@ const (
 
 // Config is a repository's configuration (DESIGN §7). Logins are stored as
 // written (without a leading "@"); compare them with SameLogin.
+//
+// The yaml tags name the file's keys and the doc tags describe them: with
+// the value lists below (separations, trackModes, CheckedActivities, e2e
+// timings) and the login patterns, they are the one description of the file
+// that both ParseConfig and ConfigSchema (the published JSON Schema) follow.
 type Config struct {
-	Leads      []string          `yaml:"leads"`      // logins and "@org/team"
-	Verifiers  []string          `yaml:"verifiers"`  // empty: anyone with write permission
-	Agents     map[string]string `yaml:"agents"`     // bot/agent account -> its pilot's login
-	Separation Separation        `yaml:"separation"` // auto | triple | minimum
-	Tasks      TaskConfig        `yaml:"tasks"`
+	Leads      []string          `yaml:"leads" doc:"Leads: GitHub logins and @org/team slugs. Empty: people with admin or maintain permission."`
+	Verifiers  []string          `yaml:"verifiers" doc:"Who may approve, verify and reject (logins and @org/teams). Empty: anyone with write permission."`
+	Agents     map[string]string `yaml:"agents" doc:"Agent (bot) account -> the login of the person who pilots it; the pilot is a builder whenever the agent is."`
+	Separation Separation        `yaml:"separation" doc:"Which roles must be different people: auto (all three in a team of 3 or more), triple (always all three), minimum (only builder and verifier)."`
+	Tasks      TaskConfig        `yaml:"tasks" doc:"Which issues are tasks."`
+	Escalation EscalationConfig  `yaml:"escalation" doc:"When a task is escalated to the leads."`
+	Contracts  ContractConfig    `yaml:"contracts" doc:"Verification contracts: what must pass before /verify."`
+	Goals      GoalConfig        `yaml:"goals" doc:"Goals (milestones)."`
 	// Pins are the accounts the logins named here (leads, verifiers, pilots,
 	// critics' reviewers) had when the configuration first named them: lower
 	// case login -> user id. Filled by the adapters, never by the file: a
 	// login given up and taken by someone else names no one (DESIGN §1).
-	Pins       map[string]int64 `yaml:"-" json:"pins,omitempty"`
-	Escalation EscalationConfig `yaml:"escalation"`
-	Contracts  ContractConfig   `yaml:"contracts"`
-	Goals      GoalConfig       `yaml:"goals"`
+	Pins map[string]int64 `yaml:"-" json:"pins,omitempty"`
 }
 
 // DefaultMaxPerPR is how many tasks one pull request may close by default.
@@ -67,57 +72,68 @@ const DefaultMaxPerPR = 10
 
 // TaskConfig says which issues are tasks.
 type TaskConfig struct {
-	Track        string   `yaml:"track"`         // all | milestoned | labeled
-	Label        string   `yaml:"label"`         // the label that makes a task when Track is labeled
-	IgnoreLabels []string `yaml:"ignore_labels"` // issues with any of these are never tasks
+	Track        string   `yaml:"track" doc:"all open issues, milestoned ones, or labeled ones (with tasks.label)."`
+	Label        string   `yaml:"label" doc:"The label that makes an issue a task when tasks.track is labeled."`
+	IgnoreLabels []string `yaml:"ignore_labels" doc:"Issues with any of these labels are never tasks."`
 	// MaxPerPR is how many tasks one pull request may close: one that names
 	// more links none of them (and gets one reply).
-	MaxPerPR int `yaml:"max_per_pr"`
+	MaxPerPR int `yaml:"max_per_pr" doc:"How many tasks one pull request may close: one that names more links none of them."`
 }
+
+// trackModes are the values of tasks.track.
+var trackModes = []string{"all", "milestoned", "labeled"}
+
+// separations are the values of separation.
+var separations = []Separation{SeparationAuto, SeparationTriple, SeparationMinimum}
+
+// CheckedActivities are the activities CI checks can count for: the keys of
+// contracts.checks. (Critics are met by reviews, not checks.)
+var CheckedActivities = []string{ActUnitTest, ActTypecheck, ActLint, ActE2E}
 
 // EscalationConfig says when a task is escalated to the leads.
 type EscalationConfig struct {
-	Rejections     int `yaml:"rejections"`
-	FailedAttempts int `yaml:"failed_attempts"`
+	Rejections     int `yaml:"rejections" doc:"Rejections of a task that escalate it."`
+	FailedAttempts int `yaml:"failed_attempts" doc:"Failed verification attempts of a task that escalate it."`
 }
 
 // ContractConfig tunes verification contracts. Its zero value has no words,
 // no rules and not even the default rules: start from DefaultConfig().Contracts.
 type ContractConfig struct {
-	Checks         map[string][]string `yaml:"checks"`         // activity -> CI check names that count for it
-	Contradictions []string            `yaml:"contradictions"` // phrases that contradict a claim of completion
-	Advisory       []string            `yaml:"advisory"`       // words and phrases that make a task advisory
-	Skip           []string            `yaml:"skip"`           // words and phrases that make a task skip (checked first)
+	Checks map[string][]string `yaml:"checks" doc:"Activity (unit-test, typecheck, lint, e2e) -> the check run names and status contexts that count for it ('*' matches any text). Given, it replaces the whole default map."`
+	// Apps pins a check name to the GitHub App (its slug) that must create
+	// its check runs; a run of that name by another App does not count.
+	Apps map[string]string `yaml:"apps" doc:"Check name -> the slug of the GitHub App that must create it, e.g. {test: github-actions}."`
+	// StatusCreators are the logins whose commit statuses count; empty: any
+	// non-builder's.
+	StatusCreators []string `yaml:"status_creators" doc:"Logins whose commit statuses count. Empty: anyone's who is not a builder of the task."`
+	Contradictions []string `yaml:"contradictions" doc:"Phrases that contradict a claim of completion (it is refused)."`
+	Advisory       []string `yaml:"advisory" doc:"Words and phrases that make a task advisory."`
+	Skip           []string `yaml:"skip" doc:"Words and phrases that make a task skip (checked before advisory)."`
 	// Rules are the repository's file rules, applied with the default ones
 	// (rules/contract_rules.yml): a rule whose files are a default rule's
 	// (the same patterns, in any order) replaces it, the others add to them.
-	Rules        []FileRule `yaml:"rules"`
-	DefaultRules bool       `yaml:"default_rules"` // false: only Rules apply
+	Rules        []FileRule `yaml:"rules" doc:"File rules, applied with the default ones; a rule with a default rule's files replaces it."`
+	DefaultRules bool       `yaml:"default_rules" doc:"false: only contracts.rules apply, not the default file rules."`
 	// Critics maps a critic's name to its reviewers (logins and "@org/team"):
 	// an approval by one of them meets its criterion; by anyone's counted
 	// approval when it has none.
-	Critics map[string][]string `yaml:"critics"`
-	// Apps pins the GitHub App that must create a check run for it to count:
-	// check name (`*` for any text, as in checks) -> the App's slug, e.g.
-	// {test: github-actions}. Check runs of other names count from any App
-	// but countersign.
-	Apps map[string]string `yaml:"apps"`
-	// StatusCreators are the logins whose commit statuses count; empty: any
-	// account's but a builder's of the task.
-	StatusCreators []string `yaml:"status_creators"`
+	Critics map[string][]string `yaml:"critics" doc:"Critic name -> its reviewers (logins and @org/teams). A critic with none is met by any counted approval."`
 }
 
 // FileRule says which activities a change to some files calls for.
 type FileRule struct {
-	Files    []string `yaml:"files"`     // doublestar globs, e.g. "**/*.go", "web/**/*.{ts,tsx}"
-	UnitTest bool     `yaml:"unit-test"` // unit tests must pass
-	E2E      string   `yaml:"e2e"`       // "", TimingImmediate or TimingDeferred
-	Critics  []string `yaml:"critics"`   // critics that must approve, e.g. "frontend-critic"
+	Files    []string `yaml:"files" doc:"Glob patterns relative to the repository's root, e.g. **/*.go, web/**/*.{ts,tsx}."`
+	UnitTest bool     `yaml:"unit-test" doc:"Unit tests must pass."`
+	E2E      string   `yaml:"e2e" doc:"End-to-end tests: immediate (block /verify) or deferred (to the goal's integration check)."`
+	Critics  []string `yaml:"critics" doc:"Critics that must approve, e.g. frontend-critic."`
 }
+
+// e2eTimings are the values of a file rule's e2e ("" for none).
+var e2eTimings = []string{"", TimingImmediate, TimingDeferred}
 
 // GoalConfig tunes goals.
 type GoalConfig struct {
-	IntegrationCheck string `yaml:"integration_check"` // must be green on the default branch to close a goal; "" for none
+	IntegrationCheck string `yaml:"integration_check" doc:"A check that must be green on the default branch to confirm a goal; empty for none."`
 }
 
 // DefaultConfig returns the configuration of a repository without a config file.
@@ -221,10 +237,20 @@ func (c Config) Pilot(account string) (string, bool) {
 	return "", false
 }
 
+// The patterns of logins, bot accounts, teams, App slugs and critics' names
+// (in JSON Schema's dialect too).
+const (
+	loginPattern  = `[A-Za-z0-9][A-Za-z0-9-]{0,38}`
+	teamPattern   = `@(` + loginPattern + `)/([A-Za-z0-9][A-Za-z0-9_-]{0,99})`
+	slugPattern   = `[a-z0-9][a-z0-9-]{0,99}`
+	criticPattern = `[A-Za-z0-9][A-Za-z0-9._-]{0,63}`
+)
+
 var (
-	loginRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,38}$`)
-	botRE   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,38}\[bot\]$`)
-	teamRE  = regexp.MustCompile(`^@([A-Za-z0-9][A-Za-z0-9-]{0,38})/([A-Za-z0-9][A-Za-z0-9_-]{0,99})$`)
+	loginRE = regexp.MustCompile(`^` + loginPattern + `$`)
+	botRE   = regexp.MustCompile(`^` + loginPattern + `\[bot\]$`)
+	teamRE  = regexp.MustCompile(`^` + teamPattern + `$`)
+	slugRE  = regexp.MustCompile(`^` + slugPattern + `$`)
 )
 
 // ParseConfig reads a configuration file: the defaults, overlaid by the keys
@@ -297,7 +323,108 @@ func readYAML(data []byte) (body ast.Node, raw rawConfig, err error) {
 	if err := yaml.NodeToValue(body, &raw, yaml.Strict()); err != nil {
 		return nil, raw, yamlError(err)
 	}
+	// The decoder's strict mode lets keys that are not strings (0:, true:)
+	// through: every key is checked against the file's keys again.
+	k := keyChecker{anchors: map[string]ast.Node{}}
+	ast.Walk(&k, body)
+	if err := k.check(body, reflect.TypeOf(raw), 0); err != nil {
+		return nil, raw, err
+	}
 	return body, raw, nil
+}
+
+// keyChecker checks that every mapping read into a struct has only the
+// struct's keys.
+type keyChecker struct {
+	anchors map[string]ast.Node // anchor name -> its value
+}
+
+// Visit collects the anchors (ast.Visitor).
+func (k *keyChecker) Visit(n ast.Node) ast.Visitor {
+	if a, ok := n.(*ast.AnchorNode); ok && a.Name != nil {
+		k.anchors[a.Name.GetToken().Value] = a.Value
+	}
+	return k
+}
+
+// check checks node n, read into a value of type t.
+func (k *keyChecker) check(n ast.Node, t reflect.Type, depth int) *ConfigError {
+	if n == nil || depth > 64 {
+		return nil
+	}
+	n = unwrap(n)
+	if a, ok := n.(*ast.AliasNode); ok {
+		if a.Value == nil {
+			return nil
+		}
+		return k.check(k.anchors[a.Value.GetToken().Value], t, depth+1)
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		m, ok := n.(*ast.MappingNode)
+		if !ok {
+			return nil // the decoder said what is wrong with it
+		}
+		for _, mv := range m.Values {
+			key := keyText(mv.Key)
+			if _, merge := unwrap(mv.Key).(*ast.MergeKeyNode); merge {
+				if err := k.checkMerge(mv.Value, t, depth+1); err != nil {
+					return err
+				}
+				continue
+			}
+			f, ok := fieldByKey(t, key)
+			if _, isString := unwrap(mv.Key).(*ast.StringNode); !ok || !isString {
+				return errorAt(mv.Key.GetToken(), "unknown key "+quote(key))
+			}
+			if err := k.check(mv.Value, f.Type, depth+1); err != nil {
+				return err
+			}
+		}
+	case reflect.Slice:
+		if seq, ok := n.(*ast.SequenceNode); ok {
+			for _, v := range seq.Values {
+				if err := k.check(v, t.Elem(), depth+1); err != nil {
+					return err
+				}
+			}
+		}
+	case reflect.Map:
+		if m, ok := n.(*ast.MappingNode); ok {
+			for _, mv := range m.Values {
+				if err := k.check(mv.Value, t.Elem(), depth+1); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// checkMerge checks the value of a merge key ("<<: *x" or "<<: [*x, *y]").
+func (k *keyChecker) checkMerge(n ast.Node, t reflect.Type, depth int) *ConfigError {
+	if seq, ok := unwrap(n).(*ast.SequenceNode); ok {
+		for _, v := range seq.Values {
+			if err := k.check(v, t, depth+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return k.check(n, t, depth)
+}
+
+// fieldByKey returns the field of struct type t read from key.
+func fieldByKey(t reflect.Type, key string) (reflect.StructField, bool) {
+	for i := 0; i < t.NumField(); i++ {
+		if strings.Split(t.Field(i).Tag.Get("yaml"), ",")[0] == key {
+			return t.Field(i), true
+		}
+	}
+	return reflect.StructField{}, false
 }
 
 // rawConfig is the file as written: nil means "not given, keep the default".
@@ -319,14 +446,14 @@ type rawConfig struct {
 	} `yaml:"escalation"`
 	Contracts *struct {
 		Checks         *map[string][]string `yaml:"checks"`
+		Apps           *map[string]string   `yaml:"apps"`
+		StatusCreators *[]string            `yaml:"status_creators"`
 		Contradictions *[]string            `yaml:"contradictions"`
 		Advisory       *[]string            `yaml:"advisory"`
 		Skip           *[]string            `yaml:"skip"`
 		Rules          *[]FileRule          `yaml:"rules"`
 		DefaultRules   *bool                `yaml:"default_rules"`
 		Critics        *map[string][]string `yaml:"critics"`
-		Apps           *map[string]string   `yaml:"apps"`
-		StatusCreators *[]string            `yaml:"status_creators"`
 	} `yaml:"contracts"`
 	Goals *struct {
 		IntegrationCheck *string `yaml:"integration_check"`
@@ -345,44 +472,45 @@ func (r *rawConfig) apply(c *Config, at locator) error {
 		set(&c.Tasks.Track, t.Track)
 		set(&c.Tasks.Label, t.Label)
 		set(&c.Tasks.IgnoreLabels, t.IgnoreLabels)
-		if t.MaxPerPR != nil {
-			n, ok := wholeNumber(t.MaxPerPR)
-			if !ok {
-				return at.errorf("tasks.max_per_pr must be a whole number, not "+valueWord(t.MaxPerPR), "tasks", "max_per_pr")
-			}
-			c.Tasks.MaxPerPR = n
+		if err := setNumber(&c.Tasks.MaxPerPR, t.MaxPerPR, at, "tasks", "max_per_pr"); err != nil {
+			return err
 		}
 	}
 	if e := r.Escalation; e != nil {
-		for _, f := range []struct {
-			key string
-			v   any
-			dst *int
-		}{{"rejections", e.Rejections, &c.Escalation.Rejections}, {"failed_attempts", e.FailedAttempts, &c.Escalation.FailedAttempts}} {
-			if f.v == nil {
-				continue
-			}
-			n, ok := wholeNumber(f.v)
-			if !ok {
-				return at.errorf(fmt.Sprintf("escalation.%s must be a whole number, not %s", f.key, valueWord(f.v)), "escalation", f.key)
-			}
-			*f.dst = n
+		if err := setNumber(&c.Escalation.Rejections, e.Rejections, at, "escalation", "rejections"); err != nil {
+			return err
+		}
+		if err := setNumber(&c.Escalation.FailedAttempts, e.FailedAttempts, at, "escalation", "failed_attempts"); err != nil {
+			return err
 		}
 	}
 	if k := r.Contracts; k != nil {
 		set(&c.Contracts.Checks, k.Checks)
+		set(&c.Contracts.Apps, k.Apps)
+		set(&c.Contracts.StatusCreators, k.StatusCreators)
 		set(&c.Contracts.Contradictions, k.Contradictions)
 		set(&c.Contracts.Advisory, k.Advisory)
 		set(&c.Contracts.Skip, k.Skip)
 		set(&c.Contracts.Rules, k.Rules)
 		set(&c.Contracts.DefaultRules, k.DefaultRules)
 		set(&c.Contracts.Critics, k.Critics)
-		set(&c.Contracts.Apps, k.Apps)
-		set(&c.Contracts.StatusCreators, k.StatusCreators)
 	}
 	if g := r.Goals; g != nil {
 		set(&c.Goals.IntegrationCheck, g.IntegrationCheck)
 	}
+	return nil
+}
+
+// setNumber sets *dst to v, a whole number, when the file gives one.
+func setNumber(dst *int, v any, at locator, section, key string) error {
+	if v == nil {
+		return nil
+	}
+	n, ok := wholeNumber(v)
+	if !ok {
+		return at.errorf(fmt.Sprintf("%s.%s must be a whole number, not %s", section, key, valueWord(v)), section, key)
+	}
+	*dst = n
 	return nil
 }
 
@@ -420,25 +548,20 @@ func (c *Config) normalize(at locator) error {
 	if c.Agents, err = agents(c.Agents, at); err != nil {
 		return err
 	}
-	switch c.Separation {
-	case SeparationAuto, SeparationTriple, SeparationMinimum:
-	default:
+	if !slices.Contains(separations, c.Separation) {
 		return at.errorf("separation must be auto, triple or minimum, not "+quote(string(c.Separation)), "separation")
 	}
-	switch c.Tasks.Track {
-	case "all", "milestoned":
-	case "labeled":
-		if strings.TrimSpace(c.Tasks.Label) == "" {
-			return at.errorf("tasks.label must name a label when tasks.track is labeled", "tasks", "label")
-		}
-	default:
+	if !slices.Contains(trackModes, c.Tasks.Track) {
 		return at.errorf("tasks.track must be all, milestoned or labeled, not "+quote(c.Tasks.Track), "tasks", "track")
 	}
-	if c.Tasks.IgnoreLabels, err = words(c.Tasks.IgnoreLabels, strings.EqualFold, at, "tasks", "ignore_labels"); err != nil {
-		return err
+	if c.Tasks.Track == "labeled" && strings.TrimSpace(c.Tasks.Label) == "" {
+		return at.errorf("tasks.label must name a label when tasks.track is labeled", "tasks", "label")
 	}
 	if c.Tasks.MaxPerPR < 1 {
 		return at.errorf(fmt.Sprintf("tasks.max_per_pr must be at least 1, not %d", c.Tasks.MaxPerPR), "tasks", "max_per_pr")
+	}
+	if c.Tasks.IgnoreLabels, err = words(c.Tasks.IgnoreLabels, strings.EqualFold, at, "tasks", "ignore_labels"); err != nil {
+		return err
 	}
 	for _, f := range []struct {
 		key string
@@ -457,6 +580,12 @@ func (k *ContractConfig) normalize(at locator) error {
 	if k.Checks, err = checks(k.Checks, at); err != nil {
 		return err
 	}
+	if k.Apps, err = apps(k.Apps, at); err != nil {
+		return err
+	}
+	if k.StatusCreators, err = logins(k.StatusCreators, at, "contracts", "status_creators"); err != nil {
+		return err
+	}
 	if k.Contradictions, err = words(k.Contradictions, strings.EqualFold, at, "contracts", "contradictions"); err != nil {
 		return err
 	}
@@ -469,54 +598,8 @@ func (k *ContractConfig) normalize(at locator) error {
 	if k.Rules, err = fileRules(k.Rules, at, "contracts", "rules"); err != nil {
 		return err
 	}
-	if k.Critics, err = critics(k.Critics, at); err != nil {
-		return err
-	}
-	if k.Apps, err = apps(k.Apps, at); err != nil {
-		return err
-	}
-	k.StatusCreators, err = statusCreators(k.StatusCreators, at)
+	k.Critics, err = critics(k.Critics, at)
 	return err
-}
-
-// appSlugRE is what a GitHub App's slug may be.
-var appSlugRE = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$`)
-
-// apps checks contracts.apps: check name (a pattern, as in checks) -> the
-// slug of the GitHub App that must create it (lower case).
-func apps(m map[string]string, at locator) (map[string]string, error) {
-	var out map[string]string
-	for _, name := range slices.Sorted(maps.Keys(m)) {
-		if strings.TrimSpace(name) == "" {
-			return nil, at.errorf("contracts.apps: a check name is empty", "contracts", "apps")
-		}
-		slug := strings.ToLower(strings.TrimSpace(m[name]))
-		if !appSlugRE.MatchString(slug) {
-			return nil, at.errorf(fmt.Sprintf("contracts.apps: the App of %s must be a GitHub App's slug (e.g. github-actions), not %s", quote(name), quote(m[name])),
-				"contracts", "apps", name)
-		}
-		if out == nil {
-			out = map[string]string{}
-		}
-		out[name] = slug
-	}
-	return out, nil
-}
-
-// statusCreators checks contracts.status_creators: logins (people or
-// [bot] accounts), a leading "@" stripped, duplicates removed.
-func statusCreators(list []string, at locator) ([]string, error) {
-	var out []string
-	for i, e := range list {
-		e = strings.TrimPrefix(strings.TrimSpace(e), "@")
-		if !loginRE.MatchString(e) && !botRE.MatchString(e) {
-			return nil, at.errorf(fmt.Sprintf("contracts.status_creators: %s is not a GitHub login", quote(list[i])), "contracts", "status_creators", i)
-		}
-		if !slices.ContainsFunc(out, func(o string) bool { return SameLogin(o, e) }) {
-			out = append(out, e)
-		}
-	}
-	return out, nil
 }
 
 // sameWords reports whether two advisory or skip entries say the same words,
@@ -526,7 +609,42 @@ func sameWords(a, b string) bool {
 }
 
 // criticRE is what a critic's name may be.
-var criticRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+var criticRE = regexp.MustCompile(`^` + criticPattern + `$`)
+
+// apps checks contracts.apps: check name -> the slug of the GitHub App that
+// must create it.
+func apps(m map[string]string, at locator) (map[string]string, error) {
+	var out map[string]string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if strings.TrimSpace(k) == "" {
+			return nil, at.errorf("contracts.apps: a check name is empty", "contracts", "apps", mapKey(k))
+		}
+		if !slugRE.MatchString(m[k]) {
+			return nil, at.errorf(fmt.Sprintf("contracts.apps.%s: %s is not a GitHub App's slug (lower-case letters, digits and '-', as in its URL)", k, quote(m[k])), "contracts", "apps", k)
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[k] = m[k]
+	}
+	return out, nil
+}
+
+// logins checks and dedups a list of accounts (people or bots, not teams),
+// a leading "@" stripped.
+func logins(list []string, at locator, path ...any) ([]string, error) {
+	var out []string
+	for i, e := range list {
+		e = strings.TrimPrefix(e, "@")
+		if !loginRE.MatchString(e) && !botRE.MatchString(e) {
+			return nil, at.errorf(fmt.Sprintf("%s: %s is not a GitHub login", dotted(path), quote(list[i])), append(slices.Clip(path), i)...)
+		}
+		if !slices.ContainsFunc(out, func(o string) bool { return SameLogin(o, e) }) {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
 
 // critics checks contracts.critics: critic name -> its reviewers (logins and
 // teams, as in leads:), a leading "@" stripped from logins, duplicates removed.
@@ -576,9 +694,7 @@ func fileRules(rules []FileRule, at locator, path ...any) ([]FileRule, error) {
 				files = append(files, f)
 			}
 		}
-		switch r.E2E {
-		case "", TimingImmediate, TimingDeferred:
-		default:
+		if !slices.Contains(e2eTimings, r.E2E) {
 			return nil, at.errorf(fmt.Sprintf("%s: e2e must be immediate or deferred, not %s", where, quote(r.E2E)), append(slices.Clip(rp), "e2e")...)
 		}
 		var names []string
@@ -660,8 +776,12 @@ func agents(m map[string]string, at locator) (map[string]string, error) {
 func checks(m map[string][]string, at locator) (map[string][]string, error) {
 	var out map[string][]string
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		if strings.TrimSpace(k) == "" {
-			return nil, at.errorf("contracts.checks: an activity name is empty", "contracts", "checks", mapKey(k))
+		if !slices.Contains(CheckedActivities, k) {
+			msg := fmt.Sprintf("contracts.checks: %s is not an activity CI checks (%s)", quote(k), strings.Join(CheckedActivities, ", "))
+			if near := nearest(k, CheckedActivities); near != "" {
+				msg += "; did you mean " + quote(near) + "?"
+			}
+			return nil, at.errorf(msg, "contracts", "checks", mapKey(k))
 		}
 		names, err := words(m[k], func(a, b string) bool { return a == b }, at, "contracts", "checks", k)
 		if err != nil {
@@ -875,4 +995,15 @@ func valueWord(v any) string {
 		return fmt.Sprint(v)
 	}
 	return typeWord(reflect.TypeOf(v))
+}
+
+// nearest returns the word of words within two edits of w, if any.
+func nearest(w string, words []string) string {
+	best, bestD := "", 3
+	for _, c := range words {
+		if d := editDistance(strings.ToLower(w), c); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
 }

@@ -16,10 +16,12 @@ var designExample = yml(
 	`verifiers: []            # empty: anyone with write permission`,
 	`agents: {}               # bot account -> its pilot, e.g. {"copilot[bot]": alice}`,
 	`separation: auto         # auto | triple | minimum`,
-	`tasks: {track: all, label: task, ignore_labels: [question]}`,
+	`tasks: {track: all, label: task, ignore_labels: [question], max_per_pr: 10}`,
 	`escalation: {rejections: 2, failed_attempts: 3}`,
 	`contracts:`,
 	`  checks: {unit-test: [test], typecheck: [typecheck], lint: [lint], e2e: [e2e]}`,
+	`  apps: {}               # check name -> the GitHub App slug that must create it, e.g. {test: github-actions}`,
+	`  status_creators: []    # logins whose commit statuses count; empty: any non-builder`,
 	`  contradictions: ["requires manual", "cannot be automated", "could not complete", "needs human", "manual intervention"]`,
 	`goals: {integration_check: ""}`,
 )
@@ -77,6 +79,13 @@ func TestParseConfigOverrides(t *testing.T) {
 		{"leads: logins and teams, @ stripped, duplicates removed",
 			yml(`leads: [alice, "@acme/leads", "@bob", Alice, "ACME-ci[bot]", "@Acme/Leads"]`),
 			func(c *Config) { c.Leads = []string{"alice", "@acme/leads", "bob", "ACME-ci[bot]"} }},
+		{"the keys added with trusted sources",
+			yml("tasks: {max_per_pr: 3}", "contracts:", "  apps: {test: github-actions, 'e2e (*)': circleci-checks}", "  status_creators: ['@jenkins', 'ci[bot]', Jenkins]"),
+			func(c *Config) {
+				c.Tasks.MaxPerPR = 3
+				c.Contracts.Apps = map[string]string{"test": "github-actions", "e2e (*)": "circleci-checks"}
+				c.Contracts.StatusCreators = []string{"jenkins", "ci[bot]"}
+			}},
 		{"verifiers as a block list",
 			yml("verifiers:", "  - carol", "  - '@acme/qa'"),
 			func(c *Config) { c.Verifiers = []string{"carol", "@acme/qa"} }},
@@ -129,7 +138,7 @@ func TestParseConfigOverrides(t *testing.T) {
 				c.Contracts.Critics = map[string][]string{"frontend-critic": {"alice", "@acme/web"}, "data-critic": nil}
 			}},
 		{"contracts.apps and contracts.status_creators",
-			yml("contracts:", "  apps: {test: GitHub-Actions, \"test (*)\": buildkite}", `  status_creators: ["@ci-bot", "jenkins[bot]", CI-Bot]`),
+			yml("contracts:", "  apps: {test: github-actions, \"test (*)\": buildkite}", `  status_creators: ["@ci-bot", "jenkins[bot]", CI-Bot]`),
 			func(c *Config) {
 				c.Contracts.Apps = map[string]string{"test": "github-actions", "test (*)": "buildkite"}
 				c.Contracts.StatusCreators = []string{"ci-bot", "jenkins[bot]"}
@@ -167,6 +176,12 @@ func TestParseConfigErrors(t *testing.T) {
 		{"unknown top-level key", yml("leads: [alice]", "", "separaton: triple"), 3, 1, `unknown key "separaton"`},
 		{"unknown nested key", yml("tasks:", "  track: all", "  labels: [x]"), 3, 3, `unknown key "labels"`},
 		{"keys are case-sensitive", "Leads: [alice]\n", 1, 1, `unknown key "Leads"`},
+		{"a number as a key", yml("leads: [alice]", "0: x"), 2, 1, `unknown key "0"`},
+		{"a boolean as a key", "true: x\n", 1, 1, `unknown key "true"`},
+		{"a number as a nested key", "tasks: {track: all, 10: x}\n", 1, 21, `unknown key "10"`},
+		{"a number as a key in a rule", "contracts: {rules: [{files: [a], unit-test: true, 1: 2}]}\n", 1, 51, `unknown key "1"`},
+		{"an unknown key merged in", "tasks: {<<: {labels: x}}\n", 1, 14, `unknown key "labels"`},
+		{"an unknown key behind an alias", yml("agents: &x {0: a}", "goals: *x"), 1, 13, `unknown key "0"`},
 		{"a list where a list of strings is expected", yml("leads:", "  - alice", "  - [bob]"), 3, 5, "expected a string, not a list"},
 		{"a string where a list is expected", yml("# c", "leads: alice"), 2, 8, "expected a list, not a string"},
 		{"a list where a string is expected", yml("separation: [auto]"), 1, 13, "expected a string, not a list"},
@@ -202,12 +217,22 @@ func TestParseConfigErrors(t *testing.T) {
 		{"agent pilot is a bot", yml("agents:", `  "copilot[bot]": "helper[bot]"`), 2, 19, `pilot of "copilot[bot]" must be a person's GitHub login`},
 		{"agent pilot is a team", yml("agents:", `  ci-bot: "@acme/leads"`), 2, 11, "must be a person's GitHub login"},
 		{"agent listed twice", yml("agents:", "  ci-bot: alice", "  CI-Bot: bob"), 2, 3, `"ci-bot" is listed twice with different pilots`},
-		{"bad app slug", yml("contracts:", "  apps:", "    test: GitHub Actions"), 3, 11, `contracts.apps: the App of "test" must be a GitHub App's slug`},
+		{"bad app slug", yml("contracts:", "  apps:", "    test: GitHub Actions"), 3, 11, `contracts.apps.test: "GitHub Actions" is not a GitHub App's slug`},
 		{"bad status creator", yml("contracts:", "  status_creators: [ci-bot, not a login]"), 2, 29, `contracts.status_creators: "not a login" is not a GitHub login`},
 		{"status creators not a list", yml("contracts:", "  status_creators: ci-bot"), 2, 20, "expected a list"},
 		{"empty contradiction", yml("contracts:", `  contradictions: ["needs human", ""]`), 2, 35, "contracts.contradictions: entries must not be empty"},
 		{"empty check name", yml("contracts:", "  checks:", "    lint: [golangci, '']"), 3, 22, "contracts.checks.lint: entries must not be empty"},
-		{"empty activity name", yml("contracts:", "  checks:", `    "": [test]`), 3, 5, "activity name is empty"},
+		{"empty activity name", yml("contracts:", "  checks:", `    "": [test]`), 3, 5, `contracts.checks: "" is not an activity CI checks`},
+		{"unknown activity (a typo)", "contracts: {checks: {unit-tests: [test]}}\n", 1, 22, `"unit-tests" is not an activity CI checks (unit-test, typecheck, lint, e2e); did you mean "unit-test"?`},
+		{"unknown activity", yml("contracts:", "  checks:", "    lint: [lint]", "    security: [codeql]"), 4, 5, `"security" is not an activity CI checks`},
+		{"critic is no checked activity", yml("contracts:", "  checks: {critic: [review]}"), 2, 12, `"critic" is not an activity`},
+		{"tasks.max_per_pr zero", yml("tasks:", "  max_per_pr: 0"), 2, 15, "tasks.max_per_pr must be at least 1, not 0"},
+		{"tasks.max_per_pr a string", "tasks: {max_per_pr: ten}\n", 1, 21, `tasks.max_per_pr must be a whole number, not "ten"`},
+		{"contracts.apps bad slug", yml("contracts:", "  apps:", "    test: GitHub Actions"), 3, 11, `contracts.apps.test: "GitHub Actions" is not a GitHub App's slug`},
+		{"contracts.apps empty check name", yml("contracts:", "  apps: {'': github-actions}"), 2, 10, "contracts.apps: a check name is empty"},
+		{"contracts.apps not a mapping", yml("contracts:", "  apps: [github-actions]"), 2, 9, "expected a mapping, not a list"},
+		{"contracts.status_creators a team", yml("contracts:", "  status_creators: [ci-bot, '@acme/ci']"), 2, 29, `contracts.status_creators: "@acme/ci" is not a GitHub login`},
+		{"contracts.status_creators not a list", yml("contracts:", "  status_creators: ci-bot"), 2, 20, "expected a list, not a string"},
 		{"empty advisory word", yml("contracts:", "  advisory:", "    - spike", "    - ' '"), 4, 7, "contracts.advisory: entries must not be empty"},
 		{"empty skip word", "contracts: {skip: ['']}\n", 1, 20, "contracts.skip: entries must not be empty"},
 		{"rules not a list", yml("contracts:", "  rules: {files: [a]}"), 2, 10, "expected a list, not a mapping"},
@@ -300,6 +325,7 @@ func FuzzParseConfig(f *testing.F) {
 		"  default_rules: false", "  critics: {c: ['@d', '@o/t'], e: []}")))
 	f.Add([]byte("leads: !!str x\ntasks: !!map {track: !!str all}\n"))
 	f.Add([]byte("tasks: &t {track: all}\ngoals: {<<: *t}\nleads: [? a]\n"))
+	f.Add([]byte("tasks: {max_per_pr: 3}\ncontracts: {apps: {test: github-actions}, status_creators: ['@ci[bot]', ci]}\n0: x\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := ParseConfig(data)
 		if err != nil {

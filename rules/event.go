@@ -207,6 +207,7 @@ const (
 	NoticeReopened   NoticeKind = "reopened"   // a close of an unverified task was undone
 	NoticeRegression NoticeKind = "regression" // /reopen of a verified task
 	NoticeStatus     NoticeKind = "status"     // /status
+	NoticeHelp       NoticeKind = "help"       // /help
 	// NoticeFailed: a criterion failed on work in review or completed: a
 	// failed attempt, back to in-progress.
 	NoticeFailed NoticeKind = "failed"
@@ -244,6 +245,8 @@ type Notice struct {
 	Failures []Failure `json:"failures,omitempty"`
 	// ByFailures: an escalation for failed attempts, not rejections.
 	ByFailures bool `json:"by_failures,omitempty"`
+	// Help is every command, and whether the actor may use it now (help).
+	Help []HelpEntry `json:"help,omitempty"`
 }
 
 // Refusal is one refused command: as written, and why it changed nothing.

@@ -488,7 +488,7 @@ func (d *goalDecider) note(why string) {
 func (d *goalDecider) notice(n Notice) {
 	n.Task = d.g.Issue
 	if n.Actor == "" {
-		n.Actor = d.ev.Actor
+		n.Actor, n.ActorID = d.ev.Actor, d.ev.ActorID
 	}
 	d.notices = append(d.notices, Effect{Kind: EffectGoalNotice, Repo: d.g.Repo, Number: d.g.Milestone, Notice: &n})
 }
@@ -775,18 +775,29 @@ func (d *goalDecider) commented() {
 		cmds = cmds[:MaxCommands]
 	}
 	for _, c := range cmds {
-		switch c.Name {
-		case CmdVerifyGoal:
-			d.verifyGoal(c)
-		case CmdRejectGoal:
-			d.rejectGoal(c)
-		case CmdStatus:
-			if !slices.ContainsFunc(d.notices, func(e Effect) bool { return e.Notice.Kind == NoticeGoalStatus }) {
-				d.notice(Notice{Kind: NoticeGoalStatus, Reason: GoalSummary(d.g)})
-			}
-		default:
-			d.refuse(c, fmt.Sprintf("/%s works on a task; this is the goal issue of a milestone, where only `/verify-goal`, `/reject-goal` (leads) and `/status` work.", c.Name))
+		d.command(c)
+	}
+}
+
+// command acts on one command on the goal issue.
+func (d *goalDecider) command(c Command) {
+	switch c.Name {
+	case CmdVerifyGoal:
+		d.verifyGoal(c)
+	case CmdRejectGoal:
+		d.rejectGoal(c)
+	case CmdStatus:
+		if !slices.ContainsFunc(d.notices, func(e Effect) bool { return e.Notice.Kind == NoticeGoalStatus }) {
+			d.notice(Notice{Kind: NoticeGoalStatus, Reason: GoalSummary(d.g)})
 		}
+	case CmdHelp:
+		d.help()
+	case "":
+		if c.DidYouMean != "" {
+			d.refuse(c, nearMissWhy(c))
+		}
+	default:
+		d.refuse(c, fmt.Sprintf("/%s works on a task; this is the goal issue of a milestone, where only `/verify-goal`, `/reject-goal` (leads), `/status` and `/help` work.", c.Name))
 	}
 }
 

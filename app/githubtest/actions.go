@@ -2,6 +2,8 @@ package githubtest
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -30,6 +32,10 @@ type Commit struct {
 	Message        string // default: the PR title
 	// Files are paths the commit touches; they join the PR's changed files.
 	Files []string
+	// Contents are files the commit writes (path -> content): they join the
+	// PR's changed files, and the contents API serves them at this commit and
+	// its descendants on the PR.
+	Contents map[string]string
 }
 
 // PROptions describes a pull request for OpenPR.
@@ -314,6 +320,16 @@ func (s *Server) addPRCommits(rp *repoState, is *issueState, commits []Commit) {
 		cm.email, cm.committer, cm.committerMail = c.AuthorEmail, c.Committer, c.CommitterEmail
 		for _, f := range c.Files {
 			s.addPRFile(rp, pr, f, "")
+		}
+		if pc := rp.commits[parent]; pc != nil && len(pc.files) > 0 || len(c.Contents) > 0 {
+			cm.files = map[string]string{}
+			if pc != nil {
+				maps.Copy(cm.files, pc.files)
+			}
+			for _, f := range slices.Sorted(maps.Keys(c.Contents)) {
+				cm.files[strings.Trim(f, "/")] = c.Contents[f]
+				s.addPRFile(rp, pr, strings.Trim(f, "/"), "")
+			}
 		}
 		pr.commits = append(pr.commits, cm)
 		parent = cm.sha

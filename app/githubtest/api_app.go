@@ -28,6 +28,9 @@ func (s *Server) appRoutes(h routeFunc) {
 	h("GET", "/users/{user}", authNone, s.getUser)
 	h("GET", "/installation/repositories", authToken, s.listInstallationRepos)
 	h("GET", "/rate_limit", authNone, s.getRateLimit)
+	h("GET", "/app/hook/deliveries", authJWT, s.listHookDeliveries)
+	h("GET", "/app/hook/deliveries/{id:[0-9]+}", authJWT, s.getHookDelivery)
+	h("POST", "/app/hook/deliveries/{id:[0-9]+}/attempts", authJWT, s.redeliverHookDelivery)
 }
 
 // checkJWT verifies an app JWT like GitHub: RS256 signed with the App key,

@@ -160,16 +160,34 @@ func (s *Server) getTeamMembership(c *apiCall) {
 }
 
 // getContents serves the default branch's files. Any known commit sha or
-// branch resolves to the default branch's current files.
+// branch resolves to the default branch's current files, over which a pull
+// request's commit lays the files its branch wrote (Commit.Contents).
 func (s *Server) getContents(c *apiCall) {
 	rp := c.repo
+	p := strings.Trim(c.vars["path"], "/")
 	if ref := c.r.URL.Query().Get("ref"); ref != "" {
-		if _, ok := s.resolveRef(rp, ref); !ok {
+		sha, ok := s.resolveRef(rp, ref)
+		if !ok {
 			c.notFound() // GitHub: "No commit found for the ref ..."
 			return
 		}
+		if cm := rp.commits[sha]; cm != nil {
+			if content, ok := cm.files[p]; ok && p != "" {
+				full := rp.fullName()
+				sum := blobSHA(content)
+				c.json(http.StatusOK, &github.RepositoryContent{
+					Type: ptr("file"), Name: ptr(path.Base(p)), Path: ptr(p), SHA: ptr(sum), Size: ptr(len(content)),
+					URL:         ptr(s.apiURL("repos/" + full + "/contents/" + p + "?ref=" + sha)),
+					HTMLURL:     ptr(s.webURL(full + "/blob/" + sha + "/" + p)),
+					GitURL:      ptr(s.apiURL("repos/" + full + "/git/blobs/" + sum)),
+					DownloadURL: ptr("https://raw.githubusercontent.com/" + full + "/" + sha + "/" + p),
+					Encoding:    ptr("base64"),
+					Content:     ptr(wrapBase64(base64.StdEncoding.EncodeToString([]byte(content)))),
+				})
+				return
+			}
+		}
 	}
-	p := strings.Trim(c.vars["path"], "/")
 	full := rp.fullName()
 	entry := func(p, typ string, size int, sha string) *github.RepositoryContent {
 		rc := &github.RepositoryContent{

@@ -1343,3 +1343,109 @@ func FuzzParseGQL(f *testing.F) {
 		parseGQL(q) // must not panic or hang
 	})
 }
+
+func TestHookDeliveryLog(t *testing.T) {
+	e := newEnv(t)
+	atr, err := ghinstallation.NewAppsTransport(http.DefaultTransport, e.s.AppID(), e.s.PrivateKeyPEM())
+	if err != nil {
+		t.Fatal(err)
+	}
+	app, err := github.NewClient(&http.Client{Transport: atr}).WithEnterpriseURLs(e.s.URL(), e.s.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := e.s.OpenIssue(repoName, "alice", "Log me", "") // 1: OK
+	e.s.SetWebhookFault(1, HookUnavailable, func(event, action string) bool { return event == "issue_comment" })
+	e.s.Comment(repoName, n, "alice", "503'd")  // 2: 503, not received
+	e.s.Comment(repoName, n, "alice", "passes") // 3: OK
+	e.s.SetWebhookFault(1, HookTimeout, nil)
+	e.s.Comment(repoName, n, "alice", "lost") // 4: timed out
+	e.wait()
+	e.s.SetBotDown(true)
+	e.s.Comment(repoName, n, "alice", "down") // 5: cannot connect
+	e.wait()
+	e.s.SetBotDown(false)
+	e.wait()
+	if got := kinds(e.hooks.all()); len(got) != 2 {
+		t.Fatalf("received %v; want the two unfaulted ones", got)
+	}
+
+	// Newest first, cursor pagination through Link.
+	var all []*github.HookDelivery
+	opt := &github.ListCursorOptions{PerPage: 2}
+	pages := 0
+	for {
+		ds, resp, err := app.Apps.ListHookDeliveries(e.ctx, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages++
+		all = append(all, ds...)
+		if resp.Cursor == "" {
+			break
+		}
+		opt.Cursor = resp.Cursor
+	}
+	if pages != 3 || len(all) != 5 {
+		t.Fatalf("%d pages, %d deliveries; want 3, 5", pages, len(all))
+	}
+	type row struct {
+		id     int64
+		status string
+		code   int
+	}
+	var got []row
+	for _, d := range all {
+		got = append(got, row{d.GetID(), d.GetStatus(), d.GetStatusCode()})
+		if d.GetInstallationID() != instID || d.GetRepositoryID() == 0 || d.GetGUID() == "" || d.GetDeliveredAt().IsZero() {
+			t.Errorf("delivery %+v lacks fields", d)
+		}
+	}
+	want := []row{{5, "failed to connect to host", 0}, {4, "timed out", 0}, {3, "OK", 202}, {2, "Invalid HTTP Response: 503", 503}, {1, "OK", 202}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("log %v; want %v", got, want)
+	}
+	if all[4].GetEvent() != "issues" || all[4].GetAction() != "opened" || all[3].GetEvent() != "issue_comment" {
+		t.Fatalf("events %s.%s, %s", all[4].GetEvent(), all[4].GetAction(), all[3].GetEvent())
+	}
+
+	// Redelivery: 202, the same body with the same guid, logged as a new entry.
+	failed := all[3]
+	if _, resp, err := app.Apps.RedeliverHookDelivery(e.ctx, failed.GetID()); err != nil && resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("redeliver: %v", err)
+	}
+	e.wait()
+	hs := e.hooks.all()
+	if last := hs[len(hs)-1]; last.ID != failed.GetGUID() || !strings.Contains(string(last.Raw), "503'd") {
+		t.Fatalf("redelivered %s %s; want guid %s", last.ID, last.Raw, failed.GetGUID())
+	}
+	ds, _, err := app.Apps.ListHookDeliveries(e.ctx, &github.ListCursorOptions{PerPage: 1})
+	if err != nil || len(ds) != 1 || ds[0].GetID() != 6 || !ds[0].GetRedelivery() || ds[0].GetGUID() != failed.GetGUID() || ds[0].GetStatus() != "OK" {
+		t.Fatalf("newest after redelivery %+v, %v", ds, err)
+	}
+	one, _, err := app.Apps.GetHookDelivery(e.ctx, 2)
+	if err != nil || one.GetGUID() != failed.GetGUID() || one.Request == nil || one.Request.RawPayload == nil || len(*one.Request.RawPayload) == 0 {
+		t.Fatalf("get delivery 2: %+v, %v", one, err)
+	}
+	if _, _, err := app.Apps.RedeliverHookDelivery(e.ctx, 99); statusOf(err) != http.StatusNotFound {
+		t.Fatalf("redeliver unknown: %v; want 404", err)
+	}
+	// App JWT only.
+	if resp, _ := e.raw("GET", "/app/hook/deliveries", "token "+e.token(), nil, nil); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("installation token on /app/hook/deliveries: %d; want 401", resp.StatusCode)
+	}
+	if resp, _ := e.raw("GET", "/app/hook/deliveries?cursor=junk", "Bearer "+e.appJWT(sharedKey(t), e.s.AppID(), time.Now(), time.Now().Add(time.Minute)), nil, nil); resp.StatusCode != http.StatusUnprocessableEntity {
+		t.Fatalf("bad cursor: %d; want 422", resp.StatusCode)
+	}
+
+	// An outage fails every call until lifted.
+	e.s.SetOutage(http.StatusServiceUnavailable, nil)
+	if _, _, err := app.Apps.ListHookDeliveries(e.ctx, nil); statusOf(err) != http.StatusServiceUnavailable {
+		t.Fatalf("during outage: %v", err)
+	}
+	e.s.SetOutage(0, nil)
+	if _, _, err := app.Apps.ListHookDeliveries(e.ctx, nil); err != nil {
+		t.Fatalf("after outage: %v", err)
+	}
+	e.noErr()
+}

@@ -104,6 +104,7 @@ type Server struct {
 	tokens        map[string]*tokenState
 	rate          map[int64]*rateState
 	faults        []*fault
+	outage        *fault // every call fails so while set (SetOutage)
 	requests      []Request
 	manifestApps  []*ManifestApp
 	errs          []error
@@ -119,6 +120,10 @@ type Server struct {
 	deliveries []*delivery
 	enqueued   int
 	processed  int
+	hookFaults []*hookFault // SetWebhookFault
+	botDown    bool         // SetBotDown
+	logSeq     int64        // ids of the App's delivery log
+	hookLog    []*delivery  // attempted deliveries, oldest first (the App's delivery log)
 	hookClient *http.Client
 	closeCtx   context.Context
 	cancel     context.CancelFunc
@@ -422,6 +427,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) takeFault(method, path string) *fault {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.outage != nil {
+		return s.outage
+	}
 	for i, f := range s.faults {
 		if f.match != nil && !safeMatch(f.match, method, path) {
 			continue

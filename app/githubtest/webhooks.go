@@ -36,12 +36,20 @@ type SentWebhook struct {
 	Status     int
 	Error      string
 	Dropped    bool // discarded because of DropWebhooks(true)
-	Redelivery bool // created by Redeliver
+	Redelivery bool // created by Redeliver or POST /app/hook/deliveries/{id}/attempts
 	Pending    bool // still queued
+	// LogID is the delivery's id in the App's delivery log (GET
+	// /app/hook/deliveries); 0 until it was attempted. Each attempt (a
+	// redelivery too) is a new entry, with the same ID (guid).
+	LogID int64
+	// Fault is the injected failure (SetWebhookFault, SetBotDown), if any.
+	Fault string
 }
 
 type delivery struct {
 	SentWebhook
+	duration time.Duration
+	fault    string // the SetWebhookFault it met when queued
 }
 
 // SetWebhook sets where webhooks are POSTed and the secret for their
@@ -121,6 +129,7 @@ func (s *Server) Redeliver(deliveryID string) error {
 				ID: d.ID, Event: d.Event, Action: d.Action, Sender: d.Sender, SenderType: d.SenderType,
 				Repo: d.Repo, Payload: d.Payload, Queued: time.Now(), Redelivery: true, Pending: true,
 			}}
+			nd.fault = s.takeHookFault(nd)
 			s.deliveries = append(s.deliveries, nd)
 			s.queue = append(s.queue, nd)
 			s.enqueued++
@@ -164,6 +173,7 @@ func (s *Server) emit(rp *repoState, event, action, sender string, payload any) 
 		return
 	}
 	d.Pending = true
+	d.fault = s.takeHookFault(d)
 	s.queue = append(s.queue, d)
 	s.enqueued++
 	s.wcond.Broadcast()
@@ -188,7 +198,20 @@ func (s *Server) sendLoop() {
 		s.wmu.Unlock()
 
 		status, errText := 0, ""
-		if url != "" {
+		start := time.Now()
+		s.wmu.Lock()
+		fault := d.fault
+		if s.botDown {
+			fault = "failed to connect to host"
+		}
+		s.wmu.Unlock()
+		switch {
+		case url == "":
+		case fault != "":
+			status, errText = faultResult(fault)
+			d.Fault = fault
+			s.logf("webhook %s %s.%s: %s", d.ID, d.Event, d.Action, fault)
+		default:
 			status, errText = s.post(d, url, secret)
 		}
 
@@ -198,6 +221,10 @@ func (s *Server) sendLoop() {
 		d.Pending = false
 		if url != "" {
 			d.Sent = time.Now()
+			d.duration = d.Sent.Sub(start)
+			s.logSeq++
+			d.LogID = s.logSeq
+			s.hookLog = append(s.hookLog, d)
 		}
 		s.processed++
 		s.wcond.Broadcast()

@@ -58,13 +58,14 @@ var (
 	bktOutbox  = []byte("outbox")
 	bktSeen    = []byte("seen")
 	bktSeenExp = []byte("seenexp")
+	bktLeases  = []byte("leases")
 	bktDead    = []byte("dead")
 	bktDeadID  = []byte("deadid")
 	bktRecords = []byte("records")
 	bktStats   = []byte("stats")
 	bktCounter = []byte("counters")
 
-	allBuckets = [][]byte{bktMeta, bktReady, bktQueue, bktOutbox, bktSeen, bktSeenExp, bktDead, bktDeadID, bktRecords, bktStats, bktCounter}
+	allBuckets = [][]byte{bktMeta, bktReady, bktQueue, bktOutbox, bktSeen, bktSeenExp, bktDead, bktDeadID, bktRecords, bktStats, bktCounter, bktLeases}
 
 	statQueued = []byte("queued")
 	statKeys   = []byte("keys")
@@ -125,6 +126,13 @@ func OpenBolt(path string) (*Bolt, error) {
 // releaseStaleLeases drops every lease found at open: we hold the file lock, so
 // their holders are dead. Their keys become claimable at once.
 func (b *Bolt) releaseStaleLeases(tx *bolt.Tx) error {
+	// Named leases (Lease) too: their holders are dead.
+	if err := tx.DeleteBucket(bktLeases); err != nil && !errors.Is(err, bolt.ErrBucketNotFound) {
+		return err
+	}
+	if _, err := tx.CreateBucket(bktLeases); err != nil {
+		return err
+	}
 	var keys []string
 	err := tx.Bucket(bktMeta).ForEach(func(k, v []byte) error {
 		var m keyMeta
@@ -1085,4 +1093,55 @@ func (b *Bolt) Close() error {
 		}
 	})
 	return b.closeErr
+}
+
+// Seen implements Store.
+func (b *Bolt) Seen(ctx context.Context, id string) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	if checkName("delivery id", id) != nil {
+		return false, nil
+	}
+	var seen bool
+	err := b.db.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bktSeen).Get([]byte(id))
+		seen = len(v) == 8 && b.now().UnixNano()-int64(binary.BigEndian.Uint64(v)) < int64(b.seenTTL)
+		return nil
+	})
+	if err != nil {
+		return false, wrapBolt(fmt.Sprintf("seen %q", id), err)
+	}
+	return seen, nil
+}
+
+// Lease implements Store. A lease is kept as owner NUL be64(expiry ns).
+func (b *Bolt) Lease(ctx context.Context, name, owner string, ttl time.Duration) (bool, error) {
+	if err := checkName("lease name", name); err != nil {
+		return false, err
+	}
+	if err := checkName("lease owner", owner); err != nil {
+		return false, err
+	}
+	if ttl <= 0 || ttl > maxDuration {
+		return false, invalidf("lease ttl %v out of range", ttl)
+	}
+	var got bool
+	err := b.update(ctx, func(tx *bolt.Tx) error {
+		bk := tx.Bucket(bktLeases)
+		now := b.now().UnixNano()
+		if v := bk.Get([]byte(name)); len(v) > 8 {
+			holder, exp := string(v[:len(v)-9]), int64(binary.BigEndian.Uint64(v[len(v)-8:]))
+			if holder != owner && exp > now {
+				return nil
+			}
+		}
+		got = true
+		v := append([]byte(owner+"\x00"), be64(uint64(now+int64(ttl)))...)
+		return bk.Put([]byte(name), v)
+	})
+	if err != nil {
+		return false, wrapBolt(fmt.Sprintf("lease %q", name), err)
+	}
+	return got, nil
 }

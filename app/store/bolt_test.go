@@ -80,6 +80,9 @@ func TestBoltRestartReleasesLeases(t *testing.T) {
 			t.Fatalf("Claim = %v, %v", c, err)
 		}
 	}
+	if ok, err := s.Lease(ctx, "heal", "dead", time.Hour); err != nil || !ok {
+		t.Fatalf("Lease = %v, %v", ok, err)
+	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -92,6 +95,10 @@ func TestBoltRestartReleasesLeases(t *testing.T) {
 	}
 	if st, err := s.Stats(ctx); err != nil || st != (store.Stats{Queued: 2, Keys: 2}) {
 		t.Fatalf("Stats = %+v, %v", st, err)
+	}
+	// Named leases too: the restarted process heals at once.
+	if ok, err := s.Lease(ctx, "heal", "new", time.Minute); err != nil || !ok {
+		t.Fatalf("Lease after restart = %v, %v; want it at once", ok, err)
 	}
 }
 

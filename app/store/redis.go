@@ -36,6 +36,7 @@ const DefaultRedisPrefix = "countersign:"
 //	P seen:<id>      STRING with a TTL of SeenTTL
 //	P dlq            ZSET  delivery id -> sequence;  P dlqdata HASH id -> JSON;  P dlqseq
 //	P rec            HASH  record key -> value;  P recidx ZSET (all scores 0) for Scan
+//	P elect:<name>   STRING a named lease's owner, expiring with the lease (Lease)
 //
 // All keys are reached through the prefix passed as the scripts' only KEYS
 // entry; on Redis Cluster use a prefix with a hash tag, e.g. "{countersign}:",
@@ -740,4 +741,43 @@ func (r *Redis) Close() error {
 		}
 	})
 	return r.closeErr
+}
+
+// Seen implements Store.
+func (r *Redis) Seen(ctx context.Context, id string) (bool, error) {
+	if checkName("delivery id", id) != nil {
+		return false, nil
+	}
+	n, err := r.c.Exists(ctx, r.prefix+"seen:"+id).Result()
+	if err != nil {
+		return false, wrapRedis(fmt.Sprintf("seen %q", id), err)
+	}
+	return n == 1, nil
+}
+
+// luaLease takes or extends a named lease. ARGV: name, owner, ttl_ms.
+var luaLease = script(`
+local k = P .. 'elect:' .. ARGV[1]
+local cur = redis.call('GET', k)
+if cur and cur ~= ARGV[2] then return 0 end
+redis.call('SET', k, ARGV[2], 'PX', tonumber(ARGV[3]))
+return 1
+`)
+
+// Lease implements Store.
+func (r *Redis) Lease(ctx context.Context, name, owner string, ttl time.Duration) (bool, error) {
+	if err := checkName("lease name", name); err != nil {
+		return false, err
+	}
+	if err := checkName("lease owner", owner); err != nil {
+		return false, err
+	}
+	if ttl <= 0 || ttl > maxDuration {
+		return false, invalidf("lease ttl %v out of range", ttl)
+	}
+	n, err := r.run(ctx, luaLease, name, owner, max(ttl.Milliseconds(), 1)).Int64()
+	if err != nil {
+		return false, wrapRedis(fmt.Sprintf("lease %q", name), err)
+	}
+	return n == 1, nil
 }

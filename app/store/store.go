@@ -131,6 +131,16 @@ type Store interface {
 	// (Get and Scan do not see them).
 	Count(ctx context.Context, key string, window time.Duration) (int64, error)
 
+	// Seen reports whether delivery id was accepted (or enqueued by a Commit)
+	// within SeenTTL: the de-duplication Accept applies.
+	Seen(ctx context.Context, id string) (bool, error)
+
+	// Lease takes the named lease for owner for ttl, or extends it when owner
+	// already holds it. It returns false (and a nil error) while someone else
+	// holds it. Leases elect one replica for periodic work (healing,
+	// reconciliation); they are independent of the keys' leases.
+	Lease(ctx context.Context, name, owner string, ttl time.Duration) (bool, error)
+
 	// Stats reports queue depths, for metrics and readiness.
 	Stats(ctx context.Context) (Stats, error)
 	// Ping checks the store is reachable and writable.

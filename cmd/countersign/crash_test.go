@@ -22,13 +22,13 @@ import (
 
 // bot is one `countersign serve` process.
 type bot struct {
-	t    *testing.T
+	t    testing.TB
 	cmd  *exec.Cmd
 	addr string
 	logs *os.File
 }
 
-func startBot(t *testing.T, gh *githubtest.Server, dataPath, addr, logPath string, extraEnv ...string) *bot {
+func startBot(t testing.TB, gh *githubtest.Server, dataPath, addr, logPath string, extraEnv ...string) *bot {
 	t.Helper()
 	logs, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {

@@ -38,7 +38,7 @@ func command(ctx context.Context, env []string, args ...string) *exec.Cmd {
 	return cmd
 }
 
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -112,8 +112,9 @@ func TestTwoReplicasOnRedis(t *testing.T) {
 				Delivery string `json:"delivery"`
 				Started  int64  `json:"started_ns"`
 				Ended    int64  `json:"ended_ns"`
+				Outcome  string `json:"outcome"`
 			}
-			if json.Unmarshal(sc.Bytes(), &l) != nil || l.Msg != "delivery processed" {
+			if json.Unmarshal(sc.Bytes(), &l) != nil || l.Msg != "delivery processed" || l.Outcome != "done" {
 				continue
 			}
 			done[l.Key] = append(done[l.Key], span{l.Delivery, l.Started, l.Ended, i})

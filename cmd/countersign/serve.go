@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/countersign/countersign/app"
+	"github.com/countersign/countersign/app/store"
 )
 
 func init() { addCommand(newServe) }
@@ -72,6 +73,9 @@ func serve(c *cli, st app.Settings) error {
 	if err != nil {
 		return failed(err)
 	}
+	// From now on go-redis's own lines go to the log, rate-limited (a store
+	// that cannot be opened is reported in one line above).
+	store.SetRedisLogger(log, 10*time.Second)
 	srv, err := app.New(st, s, log)
 	if err != nil {
 		s.Close()

@@ -75,6 +75,8 @@ func Run(t *testing.T, open Opener, opts ...Option) {
 		{"Nack", testNack},
 		{"DeadLetterAndRetry", testDeadLetter},
 		{"Records", testRecords},
+		{"Seen", testSeen},
+		{"NamedLease", testNamedLease},
 		{"Counters", testCounters},
 		{"Stats", testStats},
 		{"Ping", testPing},
@@ -93,6 +95,53 @@ func Run(t *testing.T, open Opener, opts ...Option) {
 			t.Parallel()
 			testReopen(t, cfg.reopen)
 		})
+	}
+}
+
+func testSeen(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	for _, id := range []string{"s1", "s2", ""} {
+		if ok, err := s.Seen(ctx, id); err != nil || ok {
+			t.Fatalf("Seen(%q) before any delivery = %v, %v; want false, nil", id, ok, err)
+		}
+	}
+	accept(t, s, del("s1", "o/r#1"))
+	c := claimKey(t, s, longTTL, "o/r#1", "s1")
+	must(t, "Commit", s.Commit(ctx, c, store.Commit{Enqueue: []store.Delivery{del("s2", "o/r#2")}}))
+	must(t, "Release", s.Release(ctx, c))
+	for _, id := range []string{"s1", "s2"} {
+		if ok, err := s.Seen(ctx, id); err != nil || !ok {
+			t.Errorf("Seen(%q) after it was accepted = %v, %v; want true, nil", id, ok, err)
+		}
+	}
+	if ok, err := s.Seen(ctx, "s3"); err != nil || ok {
+		t.Errorf("Seen(s3) = %v, %v; want false, nil", ok, err)
+	}
+}
+
+func testNamedLease(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	take := func(name, owner string, ttl time.Duration, want bool) {
+		t.Helper()
+		got, err := s.Lease(ctx, name, owner, ttl)
+		if err != nil || got != want {
+			t.Fatalf("Lease(%s, %s) = %v, %v; want %v, nil", name, owner, got, err, want)
+		}
+	}
+	take("heal", "a", 300*time.Millisecond, true)
+	take("heal", "b", time.Minute, false)
+	take("heal", "a", 300*time.Millisecond, true) // renewed by its holder
+	take("other", "b", time.Minute, true)         // names are independent
+	time.Sleep(400 * time.Millisecond)
+	take("heal", "b", time.Minute, true) // expired: someone else may take it
+	take("heal", "a", time.Minute, false)
+	for _, bad := range []struct {
+		name, owner string
+		ttl         time.Duration
+	}{{"", "a", time.Second}, {"x", "", time.Second}, {"x", "a", 0}, {"x", "a", -time.Second}} {
+		if _, err := s.Lease(ctx, bad.name, bad.owner, bad.ttl); err == nil {
+			t.Errorf("Lease(%q, %q, %v) = nil error; want one", bad.name, bad.owner, bad.ttl)
+		}
 	}
 }
 

@@ -17,13 +17,13 @@ const EvidenceSchema = "countersign.proofpack/v1"
 // request closes, and `countersign proofpack` prints it as JSON. It is worked
 // out from the task's record alone.
 type Evidence struct {
-	Schema   string `json:"schema"`
-	Repo     string `json:"repo"`
-	Task     int    `json:"task"`
-	Title    string `json:"title"`
-	State    State  `json:"state"`
-	Attempt  int    `json:"attempt"`
-	Closed   bool   `json:"closed"`
+	Schema   string            `json:"schema"`
+	Repo     string            `json:"repo"`
+	Task     int               `json:"task"`
+	Title    string            `json:"title"`
+	State    State             `json:"state"`
+	Attempt  int               `json:"attempt"`
+	Closed   bool              `json:"closed"`
 	Contract *EvidenceContract `json:"contract,omitempty"`
 	// Card is the URL of the task card (filled in by the adapters).
 	Card         string             `json:"card,omitempty"`

@@ -16,7 +16,9 @@ import (
 // alice (with bob as co-author), rejected once by dave, fixed, approved by
 // carol, its contract passed by GitHub Actions, verified by dave.
 func exampleTask() *rules.Task {
-	at := func(min int) time.Time { return time.Date(2025, 5, 6, 9, 0, 0, 0, time.UTC).Add(time.Duration(min) * time.Minute) }
+	at := func(min int) time.Time {
+		return time.Date(2025, 5, 6, 9, 0, 0, 0, time.UTC).Add(time.Duration(min) * time.Minute)
+	}
 	alice, bob, carol, dave := rules.User{ID: 101, Login: "alice"}, rules.User{ID: 102, Login: "bob"},
 		rules.User{ID: 103, Login: "carol"}, rules.User{ID: 104, Login: "dave"}
 	head := "502e4017c1d3f4b5a6978877665544332211aabb"

@@ -221,7 +221,26 @@ func (x *Executor) syncCard(ctx context.Context, c *github.Client, owner, name s
 			return fmt.Errorf("remember card id: %w", err)
 		}
 	}
+	if u := current.GetHTMLURL(); u != "" {
+		if known, _ := x.cardURL(ctx, e.Repo, e.Number); known != u {
+			if err := x.store.Put(ctx, cardURLKey(e.Repo, e.Number), []byte(u)); err != nil {
+				return fmt.Errorf("remember card url: %w", err)
+			}
+		}
+	}
 	return nil
+}
+
+func cardURLKey(repo string, n int) string { return "card-url/" + rules.TaskKey(repo, n) }
+
+// cardURL is the web address of task n's card, as GitHub gave it ("" if the
+// card was not written yet).
+func (x *Executor) cardURL(ctx context.Context, repo string, n int) (string, error) {
+	b, err := x.store.Get(ctx, cardURLKey(repo, n))
+	if errors.Is(err, store.ErrNotFound) {
+		return "", nil
+	}
+	return string(b), err
 }
 
 // findCard looks through the comments for the bot's task card.

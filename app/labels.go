@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/countersign/countersign/app/reconcile"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
 	"github.com/google/go-github/v60/github"
@@ -19,23 +20,8 @@ import (
 // The labels countersign owns are repository labels: renaming one (say
 // state:in-progress to state:verified) would change the state every task
 // seems to be in, and deleting one would take it off every task at once.
-// Both are undone (rules.LabelRepair); the tasks that lost a deleted label
-// get it back from their records.
-
-// repairEvent is the internal event that puts a task's owned labels back as
-// its record says, decided under the task's key.
-const repairEvent = "countersign.repair"
-
-// repairDelivery is the payload of a repairEvent delivery.
-type repairDelivery struct {
-	Installation int64  `json:"installation"`
-	Repo         string `json:"repo"`
-	Number       int    `json:"number"`
-	Why          string `json:"why"`
-	// Strip is a label to take off the task besides: the name an owned label
-	// was renamed to, in case renaming it back fails (its name was taken).
-	Strip string `json:"strip,omitempty"`
-}
+// Both are undone (rules.LabelRepair); the tasks that lost the label get it
+// back from their records (a reconcile.Repair under each task's key).
 
 // labelPayload is the part of a label webhook countersign reads (go-github's
 // LabelEvent has no changes.name).
@@ -99,8 +85,8 @@ func (p *Processor) onLabel(ctx context.Context, d *store.Delivery, log *slog.Lo
 	}
 	why := fmt.Sprintf("label %s %s by @%s: put back", strings.ToLower(lostLabel), map[string]string{"deleted": "deleted", "edited": "renamed"}[e.Action], e.Sender.GetLogin())
 	for _, n := range lost {
-		w.Enqueue = append(w.Enqueue, derived(fmt.Sprintf("%s/repair/%d", d.ID, n), repairEvent, rules.TaskKey(repo, n),
-			repairDelivery{Installation: inst, Repo: repo, Number: n, Why: why, Strip: strip}))
+		w.Enqueue = append(w.Enqueue, reconcile.NewRepair(reconcile.Repair{Installation: inst, Repo: repo, Number: n, Why: why, Strip: strip},
+			fmt.Sprintf("%s/repair/%d", d.ID, n), time.Now()))
 	}
 	goals, err := p.goalsCarrying(ctx, repo, lostLabel)
 	if err != nil {
@@ -162,19 +148,6 @@ func (p *Processor) tasksCarrying(ctx context.Context, repo, label string) ([]in
 		}
 	}
 	return out, nil
-}
-
-// decideRepair puts a task's owned labels back as its record says.
-func (p *Processor) decideRepair(ctx context.Context, rd repairDelivery, d *store.Delivery) (store.Commit, error) {
-	t, err := loadTask(ctx, p.store, rd.Repo, rd.Number)
-	if err != nil || t == nil {
-		return store.Commit{}, err
-	}
-	e := rules.Effect{Kind: rules.EffectSyncLabels, Repo: t.Repo, Number: t.Number, Labels: t.Labels()}
-	if rd.Strip != "" {
-		e.Remove = []string{rd.Strip}
-	}
-	return p.commitFor(rd.Installation, d, nil, []rules.Effect{e})
 }
 
 // renameLabel renames repository label e.Label back to e.RenameTo, with the

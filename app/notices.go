@@ -136,8 +136,32 @@ func (x *Executor) verificationCheck(ctx context.Context, c *github.Client, owne
 	if err != nil {
 		return permanent(err)
 	}
-	return x.upsertCheck(ctx, c, owner, name, rules.CheckName, e.SHA, e.Check.Status, e.Check.Conclusion,
-		&github.CheckRunOutput{Title: github.String(strings.TrimSpace(title)), Summary: github.String(summary)})
+	// The evidence links each task's card; the run's details link the card of
+	// the first task still waiting (else the first task's).
+	check := *e.Check
+	check.Tasks = append([]rules.CheckTask(nil), e.Check.Tasks...)
+	details, detailsWaiting := "", false
+	for i := range check.Tasks {
+		ct := &check.Tasks[i]
+		u, err := x.cardURL(ctx, e.Repo, ct.Number)
+		if err != nil {
+			return err
+		}
+		if ct.Evidence != nil {
+			ev := *ct.Evidence
+			ev.Card = u
+			ct.Evidence = &ev
+		}
+		if u != "" && (details == "" || ct.State != rules.Verified && !detailsWaiting) {
+			details, detailsWaiting = u, ct.State != rules.Verified
+		}
+	}
+	text, err := templates.CheckText(check)
+	if err != nil {
+		return permanent(err)
+	}
+	return x.upsertCheck(ctx, c, owner, name, rules.CheckName, e.SHA, e.Check.Status, e.Check.Conclusion, details,
+		&github.CheckRunOutput{Title: github.String(strings.TrimSpace(title)), Summary: github.String(summary), Text: github.String(text)})
 }
 
 // ConfigCheckName is the check run that reports a pushed configuration's validity.
@@ -166,7 +190,7 @@ func (x *Executor) configCheck(ctx context.Context, c *github.Client, owner, nam
 		out.Annotations = []*github.CheckRunAnnotation{{Path: github.String(rules.ConfigPath), StartLine: github.Int(line),
 			EndLine: github.Int(line), AnnotationLevel: github.String("failure"), Message: github.String(e.Problem)}}
 	}
-	return x.upsertCheck(ctx, c, owner, name, ConfigCheckName, e.SHA, "completed", conclusion, out)
+	return x.upsertCheck(ctx, c, owner, name, ConfigCheckName, e.SHA, "completed", conclusion, "", out)
 }
 
 // checkRunRecord is what countersign remembers of the check run it wrote
@@ -182,9 +206,9 @@ type checkRunRecord struct {
 // name) is updated while in progress; a completed run cannot change on GitHub,
 // so a change after completion is a new run, which branch protection reads as
 // the latest. Saying the same again writes nothing.
-func (x *Executor) upsertCheck(ctx context.Context, c *github.Client, owner, name, checkName, sha, status, conclusion string, out *github.CheckRunOutput) error {
+func (x *Executor) upsertCheck(ctx context.Context, c *github.Client, owner, name, checkName, sha, status, conclusion, details string, out *github.CheckRunOutput) error {
 	idKey := "checkrun/" + owner + "/" + name + "/" + checkName + "@" + sha
-	digest := fmt.Sprintf("%x", sha256.Sum256([]byte(status+"\x00"+conclusion+"\x00"+out.GetTitle()+"\x00"+out.GetSummary())))
+	digest := fmt.Sprintf("%x", sha256.Sum256([]byte(status+"\x00"+conclusion+"\x00"+details+"\x00"+out.GetTitle()+"\x00"+out.GetSummary()+"\x00"+out.GetText())))
 	var rec checkRunRecord
 	if _, err := loadRecord(ctx, x.store, idKey, &rec); err != nil {
 		return err
@@ -212,7 +236,7 @@ func (x *Executor) upsertCheck(ctx context.Context, c *github.Client, owner, nam
 	written := false
 	if rec.ID != 0 && !rec.Completed {
 		_, _, err := c.Checks.UpdateCheckRun(ctx, owner, name, rec.ID, github.UpdateCheckRunOptions{
-			Name: checkName, Status: github.String(status), Conclusion: conc, Output: out})
+			Name: checkName, Status: github.String(status), Conclusion: conc, Output: out, DetailsURL: optional(details)})
 		switch {
 		case err == nil:
 			written = true
@@ -222,7 +246,7 @@ func (x *Executor) upsertCheck(ctx context.Context, c *github.Client, owner, nam
 	}
 	if !written {
 		run, _, err := c.Checks.CreateCheckRun(ctx, owner, name, github.CreateCheckRunOptions{
-			Name: checkName, HeadSHA: sha, Status: github.String(status), Conclusion: conc, Output: out})
+			Name: checkName, HeadSHA: sha, Status: github.String(status), Conclusion: conc, Output: out, DetailsURL: optional(details)})
 		if err != nil {
 			return fmt.Errorf("create check run: %w", err)
 		}
@@ -237,4 +261,12 @@ func (x *Executor) upsertCheck(ctx context.Context, c *github.Client, owner, nam
 		return fmt.Errorf("remember check run: %w", err)
 	}
 	return nil
+}
+
+// optional is s as an optional API field: nil when empty.
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }

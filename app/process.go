@@ -145,7 +145,6 @@ var handledActions = map[string]bool{
 	"status.":               true,
 	taskEvent + ".":         true,
 	checkEvent + ".":        true,
-	repairEvent + ".":       true,
 	regateEvent + ".":       true,
 	"label.edited":          true,
 	"label.deleted":         true,
@@ -202,12 +201,6 @@ func (p *Processor) decide(ctx context.Context, d *store.Delivery, log *slog.Log
 			return store.Commit{}, permanent(fmt.Errorf("parse %s: %w", d.Event, err))
 		}
 		return p.decideRegate(ctx, rd, d, log)
-	case repairEvent:
-		var rd repairDelivery
-		if err := json.Unmarshal(d.Payload, &rd); err != nil {
-			return store.Commit{}, permanent(fmt.Errorf("parse %s: %w", d.Event, err))
-		}
-		return p.decideRepair(ctx, rd, d)
 	case "label":
 		return p.onLabel(ctx, d, log)
 	}

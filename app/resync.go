@@ -146,7 +146,11 @@ func (p *Processor) repair(ctx context.Context, d *store.Delivery, r reconcile.R
 		return store.Commit{}, err
 	}
 	want := task.Labels()
-	w, err := p.commitFor(r.Installation, d, nil, []rules.Effect{{Kind: rules.EffectSyncLabels, Repo: r.Repo, Number: r.Number, Labels: want}})
+	e := rules.Effect{Kind: rules.EffectSyncLabels, Repo: r.Repo, Number: r.Number, Labels: want}
+	if r.Strip != "" {
+		e.Remove = []string{r.Strip}
+	}
+	w, err := p.commitFor(r.Installation, d, nil, []rules.Effect{e})
 	if err != nil {
 		return w, err
 	}
@@ -157,7 +161,7 @@ func (p *Processor) repair(ctx context.Context, d *store.Delivery, r reconcile.R
 	if p.recon != nil {
 		p.recon.Repairs.WithLabelValues("labels").Inc()
 	}
-	log.Info("label drift repaired", "task", task.Key(), "had", r.Had, "want", want)
+	log.Info("label drift repaired", "task", task.Key(), "had", r.Had, "want", want, "why", r.Why)
 	return w, nil
 }
 

@@ -22,6 +22,8 @@ type CheckTask struct {
 	Missing    string `json:"missing,omitempty"`
 	Unverified bool   `json:"unverified,omitempty"`
 	Forced     bool   `json:"forced,omitempty"`
+	// Evidence is the task's evidence chain (nil: not a task).
+	Evidence *Evidence `json:"evidence,omitempty"`
 }
 
 // CheckFor works out the check of pull request pr from the records of the
@@ -48,6 +50,8 @@ func CheckFor(pr *PullRequest, tasks []*Task) Check {
 		if t.Failing {
 			ct.Reason = failingReason(t)
 		}
+		ev := EvidenceOf(t)
+		ct.Evidence = &ev
 		lp := t.pr(pr.Number)
 		switch {
 		case lp == nil || lp.Head != pr.Head || !(lp.Open || lp.Merged):

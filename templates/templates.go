@@ -52,6 +52,12 @@ var all = template.Must(template.New("").Funcs(template.FuncMap{
 		return strings.Join(out, ", ")
 	},
 	"inc": func(n int) int { return n + 1 },
+	"short": func(sha string) string { // a commit's short sha
+		if len(sha) > 7 {
+			return sha[:7]
+		}
+		return sha
+	},
 	"last": func(n int, list any) any { // the last n elements of a slice
 		v := reflect.ValueOf(list)
 		if v.Kind() != reflect.Slice || v.Len() <= n {
@@ -179,3 +185,30 @@ func NoticeMarker(key string) string {
 // noMention keeps quoted text from @-mentioning anyone (a zero-width space
 // after each "@"): a command or reason quoted back must not notify a team.
 func noMention(s string) string { return strings.ReplaceAll(s, "@", "@\u200b") }
+
+// MaxCheckText is the most a check run's output text may hold (GitHub
+// refuses more than 65,535 characters).
+const MaxCheckText = 65535
+
+// CheckText is the text of the verification check run: the evidence chain of
+// each task it covers, cut (at a line) to fit GitHub's limit with a pointer
+// to the task cards, which hold everything.
+func CheckText(c rules.Check) (string, error) {
+	text, err := Render("check-text", c)
+	if err != nil {
+		return "", err
+	}
+	return fitText(text, MaxCheckText, "\n\n… cut to fit the check run: each task's card holds its whole evidence.\n"), nil
+}
+
+// fitText cuts text at a line so that it and tail fit in max bytes.
+func fitText(text string, max int, tail string) string {
+	if len(text) <= max {
+		return text
+	}
+	cut := text[:max-len(tail)]
+	if i := strings.LastIndexByte(cut, '\n'); i > 0 {
+		cut = cut[:i]
+	}
+	return strings.ToValidUTF8(cut, "") + tail
+}

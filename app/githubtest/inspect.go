@@ -207,6 +207,7 @@ type CommentView struct {
 	ID        int64
 	User      string
 	Body      string
+	HTMLURL   string // its address on the web, as the API gives it
 	CreatedAt time.Time
 	UpdatedAt time.Time
 }
@@ -285,7 +286,8 @@ func labelNames(ls []*labelState) []string {
 func (s *Server) commentViews(rp *repoState, is *issueState) []CommentView {
 	out := []CommentView{}
 	for _, cm := range s.issueComments(rp, is) {
-		out = append(out, CommentView{ID: cm.id, User: cm.user, Body: cm.body, CreatedAt: cm.createdAt, UpdatedAt: cm.updatedAt})
+		out = append(out, CommentView{ID: cm.id, User: cm.user, Body: cm.body, HTMLURL: s.ghComment(rp, cm).GetHTMLURL(),
+			CreatedAt: cm.createdAt, UpdatedAt: cm.updatedAt})
 	}
 	return out
 }

@@ -65,6 +65,10 @@ type Repair struct {
 	Repo         string   `json:"repo"`
 	Number       int      `json:"number"`
 	Had          []string `json:"had"` // the owned labels found on GitHub
+	// Strip is a label to take off the task besides: the name an owned label
+	// was renamed to, in case renaming it back fails (its name was taken).
+	Strip string `json:"strip,omitempty"`
+	Why   string `json:"why,omitempty"`
 }
 
 // RepoRecord is what is known of a tracked repository.

@@ -21,7 +21,6 @@ import (
 	"github.com/countersign/countersign/app/elect"
 	"github.com/countersign/countersign/app/heal"
 	"github.com/countersign/countersign/app/reconcile"
-	"github.com/countersign/countersign/app/seal"
 	"github.com/countersign/countersign/app/store"
 	"github.com/gorilla/mux"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -100,13 +99,9 @@ func New(st Settings, s store.Store, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	srv.gh = gh
-	material := st.RecordKey
-	if len(material) == 0 {
-		material = st.WebhookSecret
-	}
-	keys, err := seal.New(material, st.RecordKeyPrevious)
+	keys, err := recordKeys(st)
 	if err != nil {
-		return nil, fmt.Errorf("record key: %w", err)
+		return nil, err
 	}
 	exec := &Executor{store: s, gh: gh, log: log, metrics: srv.metrics, keys: keys}
 	proc := &Processor{store: s, gh: gh, exec: exec, keys: keys, log: log, recon: reconcile.NewMetrics(srv.metrics.Registry)}

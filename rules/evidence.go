@@ -26,7 +26,10 @@ type Evidence struct {
 	Closed   bool              `json:"closed"`
 	Contract *EvidenceContract `json:"contract,omitempty"`
 	// Card is the URL of the task card (filled in by the adapters).
-	Card         string             `json:"card,omitempty"`
+	Card string `json:"card,omitempty"`
+	// Source says where the record came from, for an audit (filled in by the
+	// adapters): "store", or "card" (its signature verified).
+	Source       string             `json:"source,omitempty"`
 	Builders     []Member           `json:"builders"`
 	Approvals    []EvidenceApproval `json:"approvals"`
 	Verification *EvidenceVerdict   `json:"verification,omitempty"`

@@ -2,6 +2,8 @@ package app
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -84,16 +86,73 @@ func (x *Executor) Apply(ctx context.Context, oe outboxEffect, leftover bool) er
 
 // syncLabels makes the issue carry exactly e.Labels among the labels
 // countersign owns; other labels are left alone.
+//
+// It trusts the labels it recorded setting (labelViewKey) rather than reading
+// the issue's labels again: people's changes to owned labels come as
+// labeled/unlabeled webhooks, which drop the record (onIssue), as do repairs
+// and a resync's drift; then the issue's labels are read. Applied twice (a
+// crash before the record was updated), it adds what is there already and
+// removes what is gone (a 404): nothing changes twice.
 func (x *Executor) syncLabels(ctx context.Context, c *github.Client, owner, name string, e rules.Effect) error {
-	return x.syncOwnedLabels(ctx, c, owner, name, e.Number, e.Labels, rules.TaskOwned, e.Remove...)
+	key := labelViewKey(e.Repo, e.Number)
+	var view []string
+	known := false
+	if len(e.Remove) == 0 { // stripping a label countersign does not own: look
+		var err error
+		if known, err = loadRecord(ctx, x.store, key, &view); err != nil {
+			return err
+		}
+	}
+	var current []string
+	if known {
+		current = view
+	}
+	if err := x.syncOwnedLabelsFrom(ctx, c, owner, name, e.Number, current, !known, e.Labels, rules.TaskOwned, e.Remove...); err != nil {
+		return err
+	}
+	if known && sameFold(view, e.Labels) {
+		return nil
+	}
+	b, err := json.Marshal(e.Labels)
+	if err != nil {
+		return fmt.Errorf("encode label record: %w", err)
+	}
+	if err := x.store.Put(ctx, key, b); err != nil {
+		return fmt.Errorf("remember labels: %w", err)
+	}
+	return nil
+}
+
+// labelViewKey records the owned labels countersign last set on issue n.
+func labelViewKey(repo string, n int) string { return "labels/" + rules.TaskKey(repo, n) }
+
+// sameFold reports whether a and b hold the same labels, case-insensitively.
+func sameFold(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, l := range a {
+		if !containsFold(b, l) {
+			return false
+		}
+	}
+	return true
 }
 
 // syncOwnedLabels makes issue n carry exactly labels among those owned says
 // countersign owns.
 func (x *Executor) syncOwnedLabels(ctx context.Context, c *github.Client, owner, name string, n int, labels []string, owned func(string) bool, also ...string) error {
-	current, err := x.issueLabels(ctx, c, owner, name, n)
-	if err != nil {
-		return err
+	return x.syncOwnedLabelsFrom(ctx, c, owner, name, n, nil, true, labels, owned, also...)
+}
+
+// syncOwnedLabelsFrom is syncOwnedLabels from current, the labels issue n
+// carries, or from the issue's labels as GitHub has them when read is true.
+func (x *Executor) syncOwnedLabelsFrom(ctx context.Context, c *github.Client, owner, name string, n int, current []string, read bool, labels []string, owned func(string) bool, also ...string) error {
+	if read {
+		var err error
+		if current, err = x.issueLabels(ctx, c, owner, name, n); err != nil {
+			return err
+		}
 	}
 	var add, remove []string
 	for _, l := range labels {
@@ -147,25 +206,57 @@ func (x *Executor) issueLabels(ctx context.Context, c *github.Client, owner, nam
 }
 
 // ensureLabel creates one of countersign's labels in the repository, with its
-// colour and description, unless it exists.
+// colour and description, unless it was made (or found) before: that is
+// remembered in the store, so a label is created once per repository and
+// never looked up again. Creating is tried at once (422: it exists).
 func (x *Executor) ensureLabel(ctx context.Context, c *github.Client, owner, name, label string) error {
-	key := owner + "/" + name + "\x00" + label
+	key := madeLabelKey(owner+"/"+name, label)
 	if _, ok := x.labels.Load(key); ok {
 		return nil
 	}
-	_, _, err := c.Issues.GetLabel(ctx, owner, name, url.PathEscape(label))
-	if isStatus(err, http.StatusNotFound) {
-		spec, _ := rules.Spec(label)
-		_, _, err = c.Issues.CreateLabel(ctx, owner, name, &github.Label{
-			Name: github.String(label), Color: github.String(spec.Color), Description: github.String(spec.Description)})
-		if isStatus(err, http.StatusUnprocessableEntity) { // created meanwhile
-			err = nil
-		}
+	if b, err := x.store.Get(ctx, key); err == nil && string(b) == labelMade {
+		x.labels.Store(key, struct{}{})
+		return nil
+	} else if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("read %s: %w", key, err)
+	}
+	spec, _ := rules.Spec(label)
+	_, _, err := c.Issues.CreateLabel(ctx, owner, name, &github.Label{
+		Name: github.String(label), Color: github.String(spec.Color), Description: github.String(spec.Description)})
+	if isStatus(err, http.StatusUnprocessableEntity) { // it exists
+		err = nil
 	}
 	if err != nil {
 		return fmt.Errorf("ensure label %s: %w", label, err)
 	}
+	if err := x.store.Put(ctx, key, []byte(labelMade)); err != nil {
+		return fmt.Errorf("remember label %s: %w", label, err)
+	}
 	x.labels.Store(key, struct{}{})
+	return nil
+}
+
+// The values of a madeLabelKey record (the store has no deletion outside a
+// claim's commit).
+const (
+	labelMade = "made"
+	labelGone = "gone"
+)
+
+// madeLabelKey records that repo has label (case-insensitive, as GitHub
+// compares label names).
+func madeLabelKey(repo, label string) string {
+	return "label-made/" + repo + "\x00" + strings.ToLower(label)
+}
+
+// forgetLabel drops what countersign knows of repo's label: it was renamed
+// or deleted, so it must be created again when next needed.
+func (x *Executor) forgetLabel(ctx context.Context, repo, label string) error {
+	key := madeLabelKey(repo, label)
+	x.labels.Delete(key)
+	if err := x.store.Put(ctx, key, []byte(labelGone)); err != nil {
+		return fmt.Errorf("forget label %s: %w", label, err)
+	}
 	return nil
 }
 
@@ -189,6 +280,32 @@ func (x *Executor) syncCard(ctx context.Context, c *github.Client, owner, name s
 		id, _ = strconv.ParseInt(string(b), 10, 64)
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("read card id: %w", err)
+	}
+
+	// The card's text as countersign last wrote it (a digest): the card is
+	// not read back. Saying the same again writes nothing; a new text is
+	// written over the card at once (a 404: it was deleted, find or post
+	// another). Applied twice after a crash, the same text is written twice.
+	digestKey := "card-digest/" + rules.TaskKey(e.Repo, e.Number)
+	digest := fmt.Sprintf("%x", sha256.Sum256([]byte(body)))
+	if id != 0 {
+		last, err := x.store.Get(ctx, digestKey)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("read card digest: %w", err)
+		}
+		if err == nil && string(last) == digest+"@"+strconv.FormatInt(id, 10) {
+			return nil
+		}
+		if err == nil { // known, and its text changes: edit it without reading it
+			edited, _, err := c.Issues.EditComment(ctx, owner, name, id, &github.IssueComment{Body: github.String(body)})
+			switch {
+			case err == nil:
+				return x.cardWritten(ctx, e, edited, id, digestKey, digest)
+			case !isStatus(err, http.StatusNotFound):
+				return fmt.Errorf("edit card: %w", err)
+			}
+			id = 0 // deleted: find or post another
+		}
 	}
 
 	var current *github.IssueComment
@@ -216,6 +333,13 @@ func (x *Executor) syncCard(ctx context.Context, c *github.Client, owner, name s
 			return fmt.Errorf("edit card: %w", err)
 		}
 	}
+	return x.cardWritten(ctx, e, current, id, digestKey, digest)
+}
+
+// cardWritten remembers the card countersign wrote for e's task: its id (if
+// it is not id), its address, and the digest of its text.
+func (x *Executor) cardWritten(ctx context.Context, e rules.Effect, current *github.IssueComment, id int64, digestKey, digest string) error {
+	idKey := "card/" + rules.TaskKey(e.Repo, e.Number)
 	if current.GetID() != id {
 		if err := x.store.Put(ctx, idKey, []byte(strconv.FormatInt(current.GetID(), 10))); err != nil {
 			return fmt.Errorf("remember card id: %w", err)
@@ -227,6 +351,9 @@ func (x *Executor) syncCard(ctx context.Context, c *github.Client, owner, name s
 				return fmt.Errorf("remember card url: %w", err)
 			}
 		}
+	}
+	if err := x.store.Put(ctx, digestKey, []byte(digest+"@"+strconv.FormatInt(current.GetID(), 10))); err != nil {
+		return fmt.Errorf("remember card text: %w", err)
 	}
 	return nil
 }

@@ -37,6 +37,20 @@ func (p *Processor) onIssue(ctx context.Context, d *store.Delivery, e *github.Is
 	if own, err := p.own(ctx, e.GetSender()); err != nil || own {
 		return store.Commit{}, err
 	}
+	w, err := p.onPeoplesIssue(ctx, d, e, inst, repo, issue, kind, log)
+	if err == nil && (kind == rules.IssueLabeled || kind == rules.IssueUnlabeled) && rules.Owned(e.GetLabel().GetName()) {
+		// Someone changed a label countersign owns: the labels it recorded
+		// setting are no longer what the issue carries. The next sync reads them.
+		if w.Records == nil {
+			w.Records = map[string][]byte{}
+		}
+		w.Records[labelViewKey(repo, issue.GetNumber())] = nil
+	}
+	return w, err
+}
+
+// onPeoplesIssue decides an issues event someone (not countersign) caused.
+func (p *Processor) onPeoplesIssue(ctx context.Context, d *store.Delivery, e *github.IssuesEvent, inst int64, repo string, issue *github.Issue, kind rules.EventKind, log *slog.Logger) (store.Commit, error) {
 	if m, err := p.goalIssue(ctx, repo, issue); err != nil || m != 0 {
 		gk, ok := goalIssueKinds[e.GetAction()]
 		if err != nil || !ok {

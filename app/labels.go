@@ -164,12 +164,13 @@ func (x *Executor) renameLabel(ctx context.Context, c *github.Client, owner, nam
 	if err != nil {
 		return fmt.Errorf("rename label %s back to %s: %w", e.Label, e.RenameTo, err)
 	}
-	x.labels.Delete(owner + "/" + name + "\x00" + e.Label)
-	return nil
+	return x.forgetLabel(ctx, e.Repo, e.Label)
 }
 
 // createLabel creates a deleted owned label again.
 func (x *Executor) createLabel(ctx context.Context, c *github.Client, owner, name string, e rules.Effect) error {
-	x.labels.Delete(owner + "/" + name + "\x00" + e.Label)
+	if err := x.forgetLabel(ctx, e.Repo, e.Label); err != nil {
+		return err
+	}
 	return x.ensureLabel(ctx, c, owner, name, e.Label)
 }

@@ -1,0 +1,199 @@
+package app_test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/countersign/countersign/app/githubtest"
+)
+
+// The cost report (DESIGN §9): what each transition costs in GitHub requests,
+// on a fresh repository, counted by the fake GitHub. Run it with
+//
+//	go test ./app -run TestCostReport -v
+//
+// and it prints one table per flow (requests, GET 200, GET 304, other reads,
+// writes). The budgets DESIGN §9 sets are asserted: counts are deterministic.
+
+// cost is what one step cost.
+type cost struct {
+	step                       string
+	requests, ok, notModified  int
+	otherReads, writes, tokens int
+	detail                     []string
+}
+
+func measure(step string, reqs []githubtest.Request) cost {
+	c := cost{step: step}
+	for _, r := range reqs {
+		if strings.HasSuffix(r.Path, "/access_tokens") {
+			// An installation token is minted with the App's JWT: it is
+			// not charged to the installation's budget. Counted apart.
+			c.tokens++
+			continue
+		}
+		c.requests++
+		c.detail = append(c.detail, fmt.Sprintf("%s %s %d", r.Method, r.Path, r.Status))
+		switch {
+		case isWrite(r):
+			c.writes++
+		case r.Status == http.StatusNotModified:
+			c.notModified++
+		case r.Status == http.StatusOK:
+			c.ok++
+		default:
+			c.otherReads++
+		}
+	}
+	return c
+}
+
+// costTable runs steps one after another, each settled, and returns what each
+// cost and the total.
+type costStep struct {
+	name string
+	act  func()
+}
+
+func runCosts(t *testing.T, h *harness, title string, steps []costStep) (rows []cost, total cost) {
+	t.Helper()
+	total.step = "total"
+	for _, s := range steps {
+		h.gh.ResetRequests()
+		s.act()
+		h.settle()
+		c := measure(s.name, h.gh.Requests())
+		rows = append(rows, c)
+		total.requests += c.requests
+		total.ok += c.ok
+		total.notModified += c.notModified
+		total.otherReads += c.otherReads
+		total.writes += c.writes
+		total.tokens += c.tokens
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n%s\n| transition | requests | GET 200 | GET 304 | other reads | writes |\n|---|---|---|---|---|---|\n", title)
+	for _, c := range append(rows, total) {
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d |\n", c.step, c.requests, c.ok, c.notModified, c.otherReads, c.writes)
+	}
+	t.Log(b.String())
+	if testing.Verbose() {
+		for _, c := range rows {
+			t.Logf("%s:\n    %s", c.step, strings.Join(c.detail, "\n    "))
+		}
+	}
+	return rows, total
+}
+
+func TestCostReport(t *testing.T) {
+	t.Run("happy path", func(t *testing.T) {
+		h := newHarness(t)
+		team(h)
+		var n, pr int
+		var sha string
+		_, total := runCosts(t, h, "happy path, fresh repository", []costStep{
+			{"opened → pending", func() { n = h.gh.OpenIssue(testRepo, "carol", "Create login form component", "") }},
+			{"assigned", func() { h.gh.Assign(testRepo, n, "carol", "alice") }},
+			{"draft PR + CI → in-progress", func() {
+				pr, sha = h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Login form", Body: fmt.Sprintf("Fixes #%d", n), Draft: true})
+				ciPasses(h, sha)
+			}},
+			{"ready → review", func() { h.gh.ReadyForReview(testRepo, pr, "alice") }},
+			{"approved → completed", func() { h.gh.Review(testRepo, pr, "carol", "APPROVED", "") }},
+			{"/verify → verified", func() { h.gh.Comment(testRepo, n, "bob", "/verify works") }},
+		})
+		wantState(t, h, n, "verified")
+		wantCheck(t, h, sha, "success")
+		if total.requests > 40 || total.writes > 28 {
+			t.Errorf("the happy path costs %d requests (%d writes), DESIGN §9 allows 40 (28 writes)", total.requests, total.writes)
+		}
+	})
+
+	t.Run("rejection round", func(t *testing.T) {
+		h := newHarness(t)
+		team(h)
+		n := h.gh.OpenIssue(testRepo, "carol", "Create login form component", "")
+		h.gh.Assign(testRepo, n, "carol", "alice")
+		pr, sha := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Login form", Body: fmt.Sprintf("Fixes #%d", n)})
+		ciPasses(h, sha)
+		h.gh.Review(testRepo, pr, "carol", "APPROVED", "")
+		h.settle()
+		wantState(t, h, n, "completed")
+		var next string
+		runCosts(t, h, "a rejection round", []costStep{
+			{"/reject → in-progress", func() { h.gh.Comment(testRepo, n, "bob", "/reject the form does not submit") }},
+			{"new commits + CI → review", func() {
+				next = h.gh.Push(testRepo, pr, githubtest.Commit{Message: "fix submit"})
+				ciPasses(h, next)
+			}},
+			{"approved → completed", func() { h.gh.Review(testRepo, pr, "carol", "APPROVED", "") }},
+			{"/verify → verified", func() { h.gh.Comment(testRepo, n, "bob", "/verify submits now") }},
+		})
+		wantState(t, h, n, "verified")
+		wantCheck(t, h, next, "success")
+	})
+
+	t.Run("CI feedback", func(t *testing.T) {
+		h := newHarness(t)
+		team(h)
+		n := h.gh.OpenIssue(testRepo, "carol", "Create login form component", "")
+		h.gh.Assign(testRepo, n, "carol", "alice")
+		pr, sha := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Login form", Body: fmt.Sprintf("Fixes #%d", n)})
+		h.settle()
+		wantState(t, h, n, "review")
+		var next string
+		runCosts(t, h, "CI feedback", []costStep{
+			{"CI passes typecheck, lint", func() {
+				h.gh.CheckRun(testRepo, sha, "typecheck", "", "success", "")
+				h.gh.CheckRun(testRepo, sha, "lint", "", "success", "")
+			}},
+			{"CI fails test → in-progress", func() { h.gh.CheckRun(testRepo, sha, "test", "", "failure", "") }},
+			{"new commits + CI → review", func() {
+				next = h.gh.Push(testRepo, pr, githubtest.Commit{Message: "fix the test"})
+				ciPasses(h, next)
+			}},
+		})
+		wantState(t, h, n, "review")
+		wantCheck(t, h, next, "in_progress")
+	})
+
+	t.Run("goal", func(t *testing.T) {
+		h := newHarness(t)
+		team(h)
+		var m int
+		var tasks []int
+		_, total := runCosts(t, h, "a milestone with two tasks, to goal:verified", []costStep{
+			{"milestone created → goal open", func() { m = h.gh.CreateMilestone(testRepo, "carol", "Login page") }},
+			{"two tasks opened in it", func() {
+				for _, title := range []string{"Login form", "Logout button"} {
+					n := h.gh.OpenIssue(testRepo, "carol", title, "")
+					h.gh.SetMilestone(testRepo, n, "carol", m)
+					tasks = append(tasks, n)
+				}
+			}},
+			{"first task to verified", func() { doneTaskSteps(h, tasks[0]) }},
+			{"second task to verified", func() { doneTaskSteps(h, tasks[1]) }},
+			{"lead closes the milestone", func() { h.gh.CloseMilestone(testRepo, m, "carol") }},
+		})
+		wantGoal(t, h, m, "verified")
+		if total.requests > 130 {
+			t.Errorf("a milestone with two tasks costs %d requests, DESIGN §9 allows 130", total.requests)
+		}
+	})
+}
+
+// doneTaskSteps takes task n through the lifecycle with commands, settling
+// after each as people do (a burst per step).
+func doneTaskSteps(h *harness, n int) {
+	h.gh.Assign(testRepo, n, "carol", "alice")
+	h.settle()
+	h.gh.Comment(testRepo, n, "alice", "/start")
+	h.settle()
+	h.gh.Comment(testRepo, n, "alice", "/submit")
+	h.settle()
+	h.gh.Comment(testRepo, n, "carol", "/approve")
+	h.settle()
+	h.gh.Comment(testRepo, n, "bob", "/verify")
+}

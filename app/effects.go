@@ -95,7 +95,7 @@ func (x *Executor) Apply(ctx context.Context, oe outboxEffect, leftover bool) er
 // removes what is gone (a 404): nothing changes twice.
 func (x *Executor) syncLabels(ctx context.Context, c *github.Client, owner, name string, e rules.Effect) error {
 	key := labelViewKey(e.Repo, e.Number)
-	var view []string
+	var view labelView
 	known := false
 	if len(e.Remove) == 0 { // stripping a label countersign does not own: look
 		var err error
@@ -103,17 +103,20 @@ func (x *Executor) syncLabels(ctx context.Context, c *github.Client, owner, name
 			return err
 		}
 	}
-	var current []string
-	if known {
-		current = view
+	from := labelsUnknown
+	switch {
+	case known && !view.Stale:
+		from = labelsRecorded
+	case !known && len(e.Remove) == 0:
+		from = labelsNew // never synced here: most likely carries none of them
 	}
-	if err := x.syncOwnedLabelsFrom(ctx, c, owner, name, e.Number, current, !known, e.Labels, rules.TaskOwned, e.Remove...); err != nil {
+	if err := x.syncOwnedLabelsFrom(ctx, c, owner, name, e.Number, view.Labels, from, e.Labels, rules.TaskOwned, e.Remove...); err != nil {
 		return err
 	}
-	if known && sameFold(view, e.Labels) {
+	if from == labelsRecorded && sameFold(view.Labels, e.Labels) {
 		return nil
 	}
-	b, err := json.Marshal(e.Labels)
+	b, err := json.Marshal(labelView{Labels: e.Labels})
 	if err != nil {
 		return fmt.Errorf("encode label record: %w", err)
 	}
@@ -122,6 +125,18 @@ func (x *Executor) syncLabels(ctx context.Context, c *github.Client, owner, name
 	}
 	return nil
 }
+
+// labelView is the record of the owned labels countersign last set on an
+// issue. Stale: someone changed them since (or they drifted); the next sync
+// reads the issue's labels.
+type labelView struct {
+	Labels []string `json:"labels,omitempty"`
+	Stale  bool     `json:"stale,omitempty"`
+}
+
+// staleLabelView is the labelView record that says the record is not to be
+// trusted.
+var staleLabelView = []byte(`{"stale":true}`)
 
 // labelViewKey records the owned labels countersign last set on issue n.
 func labelViewKey(repo string, n int) string { return "labels/" + rules.TaskKey(repo, n) }
@@ -139,30 +154,46 @@ func sameFold(a, b []string) bool {
 	return true
 }
 
+// What a label sync starts from.
+type labelsFrom int
+
+const (
+	labelsUnknown  labelsFrom = iota // read the issue's labels first
+	labelsRecorded                   // the labels countersign recorded setting
+	labelsNew                        // probably none of the owned ones: add first
+)
+
 // syncOwnedLabels makes issue n carry exactly labels among those owned says
 // countersign owns.
 func (x *Executor) syncOwnedLabels(ctx context.Context, c *github.Client, owner, name string, n int, labels []string, owned func(string) bool, also ...string) error {
-	return x.syncOwnedLabelsFrom(ctx, c, owner, name, n, nil, true, labels, owned, also...)
+	return x.syncOwnedLabelsFrom(ctx, c, owner, name, n, nil, labelsUnknown, labels, owned, also...)
 }
 
-// syncOwnedLabelsFrom is syncOwnedLabels from current, the labels issue n
-// carries, or from the issue's labels as GitHub has them when read is true.
-func (x *Executor) syncOwnedLabelsFrom(ctx context.Context, c *github.Client, owner, name string, n int, current []string, read bool, labels []string, owned func(string) bool, also ...string) error {
-	if read {
+// syncOwnedLabelsFrom is syncOwnedLabels from what from says. What is removed
+// is decided from the issue's labels as GitHub answers the addition (it
+// returns every label the issue carries), or, with nothing to add, as read
+// (labelsUnknown, labelsNew) or recorded.
+func (x *Executor) syncOwnedLabelsFrom(ctx context.Context, c *github.Client, owner, name string, n int, recorded []string, from labelsFrom, labels []string, owned func(string) bool, also ...string) error {
+	var current []string
+	switch from {
+	case labelsUnknown:
 		var err error
 		if current, err = x.issueLabels(ctx, c, owner, name, n); err != nil {
 			return err
 		}
+	case labelsRecorded:
+		current = recorded
 	}
-	var add, remove []string
+	var add []string
 	for _, l := range labels {
 		if !containsFold(current, l) {
 			add = append(add, l)
 		}
 	}
-	for _, l := range current {
-		if (owned(l) || containsFold(also, l)) && !containsFold(labels, l) {
-			remove = append(remove, l)
+	if len(add) == 0 && from == labelsNew {
+		var err error
+		if current, err = x.issueLabels(ctx, c, owner, name, n); err != nil {
+			return err
 		}
 	}
 	for _, l := range add {
@@ -171,8 +202,16 @@ func (x *Executor) syncOwnedLabelsFrom(ctx context.Context, c *github.Client, ow
 		}
 	}
 	if len(add) > 0 {
-		if _, _, err := c.Issues.AddLabelsToIssue(ctx, owner, name, n, add); err != nil {
+		got, _, err := c.Issues.AddLabelsToIssue(ctx, owner, name, n, add)
+		if err != nil {
 			return fmt.Errorf("add labels %v: %w", add, err)
+		}
+		current = labelNames(got)
+	}
+	var remove []string
+	for _, l := range current {
+		if (owned(l) || containsFold(also, l)) && !containsFold(labels, l) {
+			remove = append(remove, l)
 		}
 	}
 	for _, l := range remove {

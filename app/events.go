@@ -44,7 +44,7 @@ func (p *Processor) onIssue(ctx context.Context, d *store.Delivery, e *github.Is
 		if w.Records == nil {
 			w.Records = map[string][]byte{}
 		}
-		w.Records[labelViewKey(repo, issue.GetNumber())] = nil
+		w.Records[labelViewKey(repo, issue.GetNumber())] = staleLabelView
 	}
 	return w, err
 }

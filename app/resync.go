@@ -156,7 +156,7 @@ func (p *Processor) repair(ctx context.Context, d *store.Delivery, r reconcile.R
 	}
 	// The labels drifted from what countersign recorded setting: forget
 	// them, so that the sync reads what the issue carries.
-	w.Records = map[string][]byte{labelViewKey(r.Repo, r.Number): nil}
+	w.Records = map[string][]byte{labelViewKey(r.Repo, r.Number): staleLabelView}
 	for _, pr := range task.OpenPRs() {
 		w.Enqueue = append(w.Enqueue, derived(fmt.Sprintf("%s/check/%d", d.ID, pr), checkEvent, rules.TaskKey(r.Repo, pr),
 			checkDelivery{Installation: r.Installation, Repo: r.Repo, Number: pr}))

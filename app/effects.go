@@ -62,9 +62,9 @@ func (x *Executor) Apply(ctx context.Context, oe outboxEffect, leftover bool) er
 	case rules.EffectAssign:
 		_, _, applyErr = c.Issues.AddAssignees(ctx, owner, name, e.Number, e.Users)
 	case rules.EffectCheck:
-		applyErr = x.verificationCheck(ctx, c, owner, name, e)
+		applyErr = x.verificationCheck(ctx, c, owner, name, e, leftover)
 	case rules.EffectConfigCheck:
-		applyErr = x.configCheck(ctx, c, owner, name, e)
+		applyErr = x.configCheck(ctx, c, owner, name, e, leftover)
 	case rules.EffectRenameLabel:
 		applyErr = x.renameLabel(ctx, c, owner, name, e)
 	case rules.EffectCreateLabel:

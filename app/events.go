@@ -137,8 +137,22 @@ func (p *Processor) onPull(ctx context.Context, d *store.Delivery, e *github.Pul
 	if own, err := p.own(ctx, e.GetSender()); err != nil || own {
 		return store.Commit{}, err
 	}
-	return p.pullEvent(ctx, inst, repo, d, pr, rules.Event{Kind: kind, Actor: user(e.GetSender()), At: eventTime(pr.GetUpdatedAt().Time, d)}, log)
+	w, err := p.pullEvent(ctx, inst, repo, d, pr, rules.Event{Kind: kind, Actor: user(e.GetSender()), At: eventTime(pr.GetUpdatedAt().Time, d)}, log)
+	if err == nil && pr.GetHead().GetSHA() != "" && (e.GetAction() == "opened" || e.GetAction() == "synchronize") {
+		// A new head: countersign has written no check run on it (see
+		// upsertCheck), so its first check is created without a look.
+		if w.Records == nil {
+			w.Records = map[string][]byte{}
+		}
+		w.Records[newHeadKey(repo, pr.GetHead().GetSHA())] = []byte{'1'}
+	}
+	return w, err
 }
+
+// newHeadKey records that sha came as a pull request's new head
+// (pull_request opened or synchronize): no check run of countersign's can be
+// on it but those it remembers making.
+func newHeadKey(repo, sha string) string { return "new-head/" + repo + "@" + sha }
 
 func (p *Processor) onReview(ctx context.Context, d *store.Delivery, e *github.PullRequestReviewEvent, log *slog.Logger) (store.Commit, error) {
 	inst, repo, pr, rv := e.GetInstallation().GetID(), e.GetRepo().GetFullName(), e.GetPullRequest(), e.GetReview()

@@ -4,11 +4,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
 	"github.com/countersign/countersign/templates"
 	"github.com/google/go-github/v60/github"
@@ -124,7 +126,7 @@ type noticeData struct {
 }
 
 // verificationCheck makes the countersign/verification check run on e.SHA say e.Check.
-func (x *Executor) verificationCheck(ctx context.Context, c *github.Client, owner, name string, e rules.Effect) error {
+func (x *Executor) verificationCheck(ctx context.Context, c *github.Client, owner, name string, e rules.Effect, leftover bool) error {
 	if e.Check == nil || e.SHA == "" {
 		return permanent(fmt.Errorf("check effect without a check"))
 	}
@@ -161,14 +163,14 @@ func (x *Executor) verificationCheck(ctx context.Context, c *github.Client, owne
 		return permanent(err)
 	}
 	return x.upsertCheck(ctx, c, owner, name, rules.CheckName, e.SHA, e.Check.Status, e.Check.Conclusion, details,
-		&github.CheckRunOutput{Title: github.String(strings.TrimSpace(title)), Summary: github.String(summary), Text: github.String(text)})
+		&github.CheckRunOutput{Title: github.String(strings.TrimSpace(title)), Summary: github.String(summary), Text: github.String(text)}, leftover)
 }
 
 // ConfigCheckName is the check run that reports a pushed configuration's validity.
 const ConfigCheckName = "countersign/config"
 
 // configCheck reports the configuration pushed in e.SHA.
-func (x *Executor) configCheck(ctx context.Context, c *github.Client, owner, name string, e rules.Effect) error {
+func (x *Executor) configCheck(ctx context.Context, c *github.Client, owner, name string, e rules.Effect, leftover bool) error {
 	out := &github.CheckRunOutput{Title: github.String(rules.ConfigPath + " is valid"),
 		Summary: github.String("countersign uses this configuration from now on.")}
 	if e.Number > 0 {
@@ -190,7 +192,7 @@ func (x *Executor) configCheck(ctx context.Context, c *github.Client, owner, nam
 		out.Annotations = []*github.CheckRunAnnotation{{Path: github.String(rules.ConfigPath), StartLine: github.Int(line),
 			EndLine: github.Int(line), AnnotationLevel: github.String("failure"), Message: github.String(e.Problem)}}
 	}
-	return x.upsertCheck(ctx, c, owner, name, ConfigCheckName, e.SHA, "completed", conclusion, "", out)
+	return x.upsertCheck(ctx, c, owner, name, ConfigCheckName, e.SHA, "completed", conclusion, "", out, leftover)
 }
 
 // checkRunRecord is what countersign remembers of the check run it wrote
@@ -206,7 +208,13 @@ type checkRunRecord struct {
 // name) is updated while in progress; a completed run cannot change on GitHub,
 // so a change after completion is a new run, which branch protection reads as
 // the latest. Saying the same again writes nothing.
-func (x *Executor) upsertCheck(ctx context.Context, c *github.Client, owner, name, checkName, sha, status, conclusion, details string, out *github.CheckRunOutput) error {
+//
+// With no run remembered, the runs on sha are looked through unless sha came
+// as a pull request's new head (newHeadKey) and the effect is not leftover
+// (it may have made one before a crash): a run countersign makes is
+// remembered before its effect is done with, so only a lost store or a crash
+// can leave one unremembered.
+func (x *Executor) upsertCheck(ctx context.Context, c *github.Client, owner, name, checkName, sha, status, conclusion, details string, out *github.CheckRunOutput, leftover bool) error {
 	idKey := "checkrun/" + owner + "/" + name + "/" + checkName + "@" + sha
 	digest := fmt.Sprintf("%x", sha256.Sum256([]byte(status+"\x00"+conclusion+"\x00"+details+"\x00"+out.GetTitle()+"\x00"+out.GetSummary()+"\x00"+out.GetText())))
 	var rec checkRunRecord
@@ -216,7 +224,17 @@ func (x *Executor) upsertCheck(ctx context.Context, c *github.Client, owner, nam
 	if rec.ID != 0 && rec.Digest == digest {
 		return nil
 	}
-	if rec.ID == 0 {
+	look := leftover
+	if rec.ID == 0 && !look {
+		_, err := x.store.Get(ctx, newHeadKey(owner+"/"+name, sha))
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			look = true
+		case err != nil:
+			return fmt.Errorf("read %s: %w", newHeadKey(owner+"/"+name, sha), err)
+		}
+	}
+	if rec.ID == 0 && look {
 		runs, _, err := c.Checks.ListCheckRunsForRef(ctx, owner, name, sha, &github.ListCheckRunsOptions{
 			CheckName: github.String(checkName), AppID: github.Int64(x.gh.appID), ListOptions: github.ListOptions{PerPage: 100}})
 		if err != nil {

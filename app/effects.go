@@ -94,10 +94,17 @@ func (x *Executor) Apply(ctx context.Context, oe outboxEffect, leftover bool) er
 // crash before the record was updated), it adds what is there already and
 // removes what is gone (a 404): nothing changes twice.
 func (x *Executor) syncLabels(ctx context.Context, c *github.Client, owner, name string, e rules.Effect) error {
-	key := labelViewKey(e.Repo, e.Number)
+	return x.syncRecordedLabels(ctx, c, owner, name, e.Repo, e.Number, e.Labels, rules.TaskOwned, e.Remove...)
+}
+
+// syncRecordedLabels makes issue n carry exactly labels among those owned
+// says countersign owns (and none of also), starting from the labels it
+// recorded setting there, and records what it set.
+func (x *Executor) syncRecordedLabels(ctx context.Context, c *github.Client, owner, name, repo string, n int, labels []string, owned func(string) bool, also ...string) error {
+	key := labelViewKey(repo, n)
 	var view labelView
 	known := false
-	if len(e.Remove) == 0 { // stripping a label countersign does not own: look
+	if len(also) == 0 { // stripping a label countersign does not own: look
 		var err error
 		if known, err = loadRecord(ctx, x.store, key, &view); err != nil {
 			return err
@@ -107,16 +114,16 @@ func (x *Executor) syncLabels(ctx context.Context, c *github.Client, owner, name
 	switch {
 	case known && !view.Stale:
 		from = labelsRecorded
-	case !known && len(e.Remove) == 0:
+	case !known && len(also) == 0:
 		from = labelsNew // never synced here: most likely carries none of them
 	}
-	if err := x.syncOwnedLabelsFrom(ctx, c, owner, name, e.Number, view.Labels, from, e.Labels, rules.TaskOwned, e.Remove...); err != nil {
+	if err := x.syncOwnedLabelsFrom(ctx, c, owner, name, n, view.Labels, from, labels, owned, also...); err != nil {
 		return err
 	}
-	if from == labelsRecorded && sameFold(view.Labels, e.Labels) {
+	if from == labelsRecorded && sameFold(view.Labels, labels) {
 		return nil
 	}
-	b, err := json.Marshal(labelView{Labels: e.Labels})
+	b, err := json.Marshal(labelView{Labels: labels})
 	if err != nil {
 		return fmt.Errorf("encode label record: %w", err)
 	}
@@ -163,13 +170,8 @@ const (
 	labelsNew                        // probably none of the owned ones: add first
 )
 
-// syncOwnedLabels makes issue n carry exactly labels among those owned says
-// countersign owns.
-func (x *Executor) syncOwnedLabels(ctx context.Context, c *github.Client, owner, name string, n int, labels []string, owned func(string) bool, also ...string) error {
-	return x.syncOwnedLabelsFrom(ctx, c, owner, name, n, nil, labelsUnknown, labels, owned, also...)
-}
-
-// syncOwnedLabelsFrom is syncOwnedLabels from what from says. What is removed
+// syncOwnedLabelsFrom makes issue n carry exactly labels among those owned
+// says countersign owns (and none of also), from what from says. What is removed
 // is decided from the issue's labels as GitHub answers the addition (it
 // returns every label the issue carries), or, with nothing to add, as read
 // (labelsUnknown, labelsNew) or recorded.

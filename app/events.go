@@ -52,12 +52,21 @@ func (p *Processor) onIssue(ctx context.Context, d *store.Delivery, e *github.Is
 // onPeoplesIssue decides an issues event someone (not countersign) caused.
 func (p *Processor) onPeoplesIssue(ctx context.Context, d *store.Delivery, e *github.IssuesEvent, inst int64, repo string, issue *github.Issue, kind rules.EventKind, log *slog.Logger) (store.Commit, error) {
 	if m, err := p.goalIssue(ctx, repo, issue); err != nil || m != 0 {
-		gk, ok := goalIssueKinds[e.GetAction()]
-		if err != nil || !ok {
+		if err != nil {
 			return store.Commit{}, err
 		}
-		return p.onGoalIssue(inst, d, repo, m, issue, rules.GoalEvent{Kind: gk, Actor: e.GetSender().GetLogin(), ActorID: e.GetSender().GetID(),
-			At: eventTime(issue.GetUpdatedAt().Time, d), Label: e.GetLabel().GetName()}), nil
+		var w store.Commit
+		if gk, ok := goalIssueKinds[e.GetAction()]; ok {
+			w = p.onGoalIssue(inst, d, repo, m, issue, rules.GoalEvent{Kind: gk, Actor: e.GetSender().GetLogin(), ActorID: e.GetSender().GetID(),
+				At: eventTime(issue.GetUpdatedAt().Time, d), Label: e.GetLabel().GetName()})
+		}
+		switch e.GetAction() {
+		case "edited", "closed", "reopened":
+			// Someone changed the goal issue: what countersign recorded
+			// writing there is no longer what it shows.
+			w.Records = map[string][]byte{goalTextKey(repo, issue.GetNumber()): staleGoalText}
+		}
+		return w, nil
 	}
 	return p.decideTask(ctx, inst, d, rules.Event{
 		Kind: kind, Actor: user(e.GetSender()), At: eventTime(issue.GetUpdatedAt().Time, d),

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -280,13 +281,53 @@ func (x *Executor) goalIssueEffect(ctx context.Context, c *github.Client, owner,
 	if err != nil {
 		return permanent(err)
 	}
-	is, err := x.findGoalIssue(ctx, c, owner, name, g)
-	if err != nil {
-		return err
-	}
 	state := "open"
 	if g.State == rules.GoalVerified {
 		state = "closed"
+	}
+	digest := fmt.Sprintf("%x", sha256.Sum256([]byte(g.IssueTitle()+"\x00"+body)))
+	// What countersign last wrote to the goal issue: it is not read back.
+	// Someone's edit, close or reopen of the goal issue makes the record
+	// stale (onPeoplesIssue); then it is read as before.
+	known := g.Issue
+	if known == 0 {
+		if _, err := loadRecord(ctx, x.store, "goal-issue-of/"+g.Key(), &known); err != nil {
+			return err
+		}
+	}
+	var text goalIssueText
+	if known != 0 {
+		if _, err := loadRecord(ctx, x.store, goalTextKey(e.Repo, known), &text); err != nil {
+			return err
+		}
+	}
+	if known != 0 && !text.Stale && text.Digest != "" {
+		if text.Digest != digest || text.State != state {
+			req := &github.IssueRequest{}
+			if text.Digest != digest {
+				req.Title, req.Body = github.String(g.IssueTitle()), github.String(body)
+			}
+			if text.State != state {
+				req.State = github.String(state)
+			}
+			_, _, err := c.Issues.Edit(ctx, owner, name, known, req)
+			switch {
+			case err == nil:
+				if err := x.goalIssueWritten(ctx, e, known, digest, state); err != nil {
+					return err
+				}
+				return x.syncRecordedLabels(ctx, c, owner, name, e.Repo, known, g.Labels(), rules.GoalOwned)
+			case !isStatus(err, http.StatusNotFound) && !isStatus(err, http.StatusGone):
+				return fmt.Errorf("edit the goal issue: %w", err)
+			}
+			// gone: find it, or open another
+		} else {
+			return x.syncRecordedLabels(ctx, c, owner, name, e.Repo, known, g.Labels(), rules.GoalOwned)
+		}
+	}
+	is, err := x.findGoalIssue(ctx, c, owner, name, g)
+	if err != nil {
+		return err
 	}
 	if is == nil {
 		is, _, err = c.Issues.Create(ctx, owner, name, &github.IssueRequest{Title: github.String(g.IssueTitle()), Body: github.String(body),
@@ -306,13 +347,38 @@ func (x *Executor) goalIssueEffect(ctx context.Context, c *github.Client, owner,
 	if err := x.store.Put(ctx, goalIssueKey(e.Repo, n), []byte(strconv.Itoa(e.Number))); err != nil {
 		return fmt.Errorf("remember the goal issue: %w", err)
 	}
-	if err := x.syncOwnedLabels(ctx, c, owner, name, n, g.Labels(), rules.GoalOwned); err != nil {
+	if err := x.syncRecordedLabels(ctx, c, owner, name, e.Repo, n, g.Labels(), rules.GoalOwned); err != nil {
 		return err
 	}
 	if is.GetState() != state {
 		if _, _, err := c.Issues.Edit(ctx, owner, name, n, &github.IssueRequest{State: github.String(state)}); err != nil {
 			return fmt.Errorf("%s the goal issue: %w", strings.TrimSuffix(state, "d")+"e", err)
 		}
+	}
+	return x.goalIssueWritten(ctx, e, n, digest, state)
+}
+
+// goalIssueText is the record of what countersign last wrote to a goal
+// issue: a digest of its title and body, and its state. Stale: someone
+// edited, closed or reopened it since.
+type goalIssueText struct {
+	Digest string `json:"digest,omitempty"`
+	State  string `json:"state,omitempty"`
+	Stale  bool   `json:"stale,omitempty"`
+}
+
+// staleGoalText is the goalIssueText record that says it is not to be trusted.
+var staleGoalText = []byte(`{"stale":true}`)
+
+func goalTextKey(repo string, n int) string { return "goal-issue-text/" + rules.TaskKey(repo, n) }
+
+func (x *Executor) goalIssueWritten(ctx context.Context, e rules.Effect, n int, digest, state string) error {
+	b, err := json.Marshal(goalIssueText{Digest: digest, State: state})
+	if err != nil {
+		return fmt.Errorf("encode goal issue record: %w", err)
+	}
+	if err := x.store.Put(ctx, goalTextKey(e.Repo, n), b); err != nil {
+		return fmt.Errorf("remember the goal issue's text: %w", err)
 	}
 	return nil
 }

@@ -5,7 +5,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/countersign/countersign/app"
 	"github.com/countersign/countersign/app/githubtest"
 )
 
@@ -160,11 +162,18 @@ func TestCostReport(t *testing.T) {
 	})
 
 	t.Run("goal", func(t *testing.T) {
-		h := newHarness(t)
+		h := newHarness(t, coalesce(300*time.Millisecond))
 		team(h)
 		var m int
 		var tasks []int
-		_, total := runCosts(t, h, "a milestone with two tasks, to goal:verified", []costStep{
+		both := func(act func(n int)) func() {
+			return func() {
+				for _, n := range tasks {
+					act(n)
+				}
+			}
+		}
+		rows, total := runCosts(t, h, "a milestone with two tasks, to goal:verified (dashboard edits coalesced over 300ms)", []costStep{
 			{"milestone created → goal open", func() { m = h.gh.CreateMilestone(testRepo, "carol", "Login page") }},
 			{"two tasks opened in it", func() {
 				for _, title := range []string{"Login form", "Logout button"} {
@@ -173,27 +182,34 @@ func TestCostReport(t *testing.T) {
 					tasks = append(tasks, n)
 				}
 			}},
-			{"first task to verified", func() { doneTaskSteps(h, tasks[0]) }},
-			{"second task to verified", func() { doneTaskSteps(h, tasks[1]) }},
-			{"lead closes the milestone", func() { h.gh.CloseMilestone(testRepo, m, "carol") }},
+			{"both assigned", both(func(n int) { h.gh.Assign(testRepo, n, "carol", "alice") })},
+			{"both started", both(func(n int) { h.gh.Comment(testRepo, n, "alice", "/start") })},
+			{"both submitted", both(func(n int) { h.gh.Comment(testRepo, n, "alice", "/submit") })},
+			{"both approved", both(func(n int) { h.gh.Comment(testRepo, n, "carol", "/approve") })},
+			{"both verified → goal pending-verify", both(func(n int) { h.gh.Comment(testRepo, n, "bob", "/verify") })},
+			{"lead closes the milestone → goal verified", func() { h.gh.CloseMilestone(testRepo, m, "carol") }},
 		})
-		wantGoal(t, h, m, "verified")
+		g := wantGoal(t, h, m, "verified")
+		_, body := goalIssueOf(t, h, m)
+		wantContains(t, "the dashboard", body, "Login form", "Logout button")
 		if total.requests > 130 {
 			t.Errorf("a milestone with two tasks costs %d requests, DESIGN §9 allows 130", total.requests)
+		}
+		// Each burst of task changes edits the dashboard at most once.
+		for _, r := range rows[2 : len(rows)-1] {
+			edits := 0
+			for _, d := range r.detail {
+				if strings.HasPrefix(d, fmt.Sprintf("PATCH /repos/%s/issues/%d ", testRepo, g)) {
+					edits++
+				}
+			}
+			if edits > 1 {
+				t.Errorf("%s: the goal issue was edited %d times in one burst", r.step, edits)
+			}
 		}
 	})
 }
 
-// doneTaskSteps takes task n through the lifecycle with commands, settling
-// after each as people do (a burst per step).
-func doneTaskSteps(h *harness, n int) {
-	h.gh.Assign(testRepo, n, "carol", "alice")
-	h.settle()
-	h.gh.Comment(testRepo, n, "alice", "/start")
-	h.settle()
-	h.gh.Comment(testRepo, n, "alice", "/submit")
-	h.settle()
-	h.gh.Comment(testRepo, n, "carol", "/approve")
-	h.settle()
-	h.gh.Comment(testRepo, n, "bob", "/verify")
-}
+// coalesce sets the window over which a goal's dashboard edits are coalesced.
+func coalesce(d time.Duration) harnessOpt { return func(s *app.Settings) { s.GoalCoalesce = d } }
+

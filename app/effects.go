@@ -34,7 +34,11 @@ type Executor struct {
 	metrics *Metrics
 	keys    *seal.Keys // signs the records kept on GitHub
 
-	labels sync.Map // "owner/repo\x00label" -> struct{}: labels known to exist
+	labels sync.Map // madeLabelKey -> struct{}: labels known to exist
+
+	// coalesce is the window within which a goal's dashboard edits are
+	// coalesced into one (0: each is written at once).
+	coalesce time.Duration
 }
 
 // Apply applies one outbox effect. leftover says it may have been applied
@@ -70,7 +74,7 @@ func (x *Executor) Apply(ctx context.Context, oe outboxEffect, leftover bool) er
 	case rules.EffectCreateLabel:
 		applyErr = x.createLabel(ctx, c, owner, name, e)
 	case rules.EffectGoalIssue:
-		applyErr = x.goalIssueEffect(ctx, c, owner, name, e)
+		applyErr = x.goalIssueEffect(ctx, c, owner, name, oe.Installation, e)
 	case rules.EffectGoalNotice:
 		applyErr = x.goalNotice(ctx, c, owner, name, oe, leftover)
 	case rules.EffectCloseMilestone, rules.EffectReopenMilestone:

@@ -265,7 +265,7 @@ func goalNotes(inst int64, d *store.Delivery, t *rules.Task, notes []rules.GoalN
 
 // goalIssueEffect makes the goal issue of milestone e.Number exist and show
 // the goal as it is now (DESIGN §4): its dashboard, its labels, open or closed.
-func (x *Executor) goalIssueEffect(ctx context.Context, c *github.Client, owner, name string, e rules.Effect) error {
+func (x *Executor) goalIssueEffect(ctx context.Context, c *github.Client, owner, name string, inst int64, e rules.Effect) error {
 	g, err := loadGoal(ctx, x.store, e.Repo, e.Number)
 	if err != nil || g == nil {
 		return err
@@ -302,6 +302,16 @@ func (x *Executor) goalIssueEffect(ctx context.Context, c *github.Client, owner,
 		}
 	}
 	if known != 0 && !text.Stale && text.Digest != "" {
+		// A change of a goal issue that shows what countersign last wrote
+		// is maybe coalesced with the changes that follow (dashboard.go).
+		var view labelView
+		if ok, err := loadRecord(ctx, x.store, labelViewKey(e.Repo, known), &view); err != nil {
+			return err
+		} else if ok && !view.Stale && (text.Digest != digest || text.State != state || !sameFold(view.Labels, g.Labels())) {
+			if deferred, err := x.deferDashboard(ctx, inst, e.Repo, e.Number); err != nil || deferred {
+				return err
+			}
+		}
 		if text.Digest != digest || text.State != state {
 			req := &github.IssueRequest{}
 			if text.Digest != digest {
@@ -322,6 +332,9 @@ func (x *Executor) goalIssueEffect(ctx context.Context, c *github.Client, owner,
 			}
 			// gone: find it, or open another
 		} else {
+			if err := x.dashboardWritten(ctx, e.Repo, e.Number); err != nil { // written by an edit before
+				return err
+			}
 			return x.syncRecordedLabels(ctx, c, owner, name, e.Repo, known, g.Labels(), rules.GoalOwned)
 		}
 	}
@@ -373,6 +386,9 @@ var staleGoalText = []byte(`{"stale":true}`)
 func goalTextKey(repo string, n int) string { return "goal-issue-text/" + rules.TaskKey(repo, n) }
 
 func (x *Executor) goalIssueWritten(ctx context.Context, e rules.Effect, n int, digest, state string) error {
+	if err := x.dashboardWritten(ctx, e.Repo, e.Number); err != nil {
+		return err
+	}
 	b, err := json.Marshal(goalIssueText{Digest: digest, State: state})
 	if err != nil {
 		return fmt.Errorf("encode goal issue record: %w", err)

@@ -146,6 +146,7 @@ var handledActions = map[string]bool{
 	taskEvent + ".":         true,
 	checkEvent + ".":        true,
 	regateEvent + ".":       true,
+	dashboardEvent + ".":    true,
 	"label.edited":          true,
 	"label.deleted":         true,
 	ciEvent + ".":           true,
@@ -201,6 +202,8 @@ func (p *Processor) decide(ctx context.Context, d *store.Delivery, log *slog.Log
 			return store.Commit{}, permanent(fmt.Errorf("parse %s: %w", d.Event, err))
 		}
 		return p.decideRegate(ctx, rd, d, log)
+	case dashboardEvent:
+		return p.decideDashboard(ctx, d, log)
 	case "label":
 		return p.onLabel(ctx, d, log)
 	}

@@ -103,7 +103,7 @@ func New(st Settings, s store.Store, log *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	exec := &Executor{store: s, gh: gh, log: log, metrics: srv.metrics, keys: keys}
+	exec := &Executor{store: s, gh: gh, log: log, metrics: srv.metrics, keys: keys, coalesce: st.GoalCoalesce}
 	proc := &Processor{store: s, gh: gh, exec: exec, keys: keys, log: log, recon: reconcile.NewMetrics(srv.metrics.Registry)}
 	srv.owner = claimOwner()
 	srv.worker = newWorker(s, proc, log, srv.metrics, srv.owner)

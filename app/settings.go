@@ -51,6 +51,9 @@ type Settings struct {
 	ReconcileInterval time.Duration
 	// GitHubWaitMax caps the backoff of a key waiting for GitHub.
 	GitHubWaitMax time.Duration
+	// GoalCoalesce: a goal's dashboard edits within this window are written
+	// as one (0: each at once; DESIGN §9).
+	GoalCoalesce time.Duration
 }
 
 // DefaultBodyTimeout is how long a delivery's body may take to arrive.
@@ -82,6 +85,7 @@ var settingsTable = []setting{
 	{"COUNTERSIGN_HEAL_HORIZON", "heal-horizon", "72h", "how far back healing looks (GitHub keeps 72h)"},
 	{"COUNTERSIGN_RECONCILE_INTERVAL", "reconcile-interval", "15m", "how often to compare tracked tasks' labels with their records and repair drift (0: only at start-up, on installation and by `countersign resync`)"},
 	{"COUNTERSIGN_GITHUB_WAIT_MAX", "github-wait-max", "5m", "the longest wait between two tries while GitHub is unreachable or rate limiting (waiting uses no attempt)"},
+	{"COUNTERSIGN_GOAL_COALESCE", "goal-coalesce", "5s", "a goal's dashboard edits within this window are written as one edit (0: each at once)"},
 }
 
 // SettingsHelp lists every setting, for usage text and the README.
@@ -250,6 +254,7 @@ func ResolveSettings(values map[string]string) (Settings, error) {
 		{"COUNTERSIGN_HEAL_HORIZON", &st.HealHorizon, false, time.Minute, 72 * time.Hour},
 		{"COUNTERSIGN_RECONCILE_INTERVAL", &st.ReconcileInterval, true, time.Second, 7 * 24 * time.Hour},
 		{"COUNTERSIGN_GITHUB_WAIT_MAX", &st.GitHubWaitMax, false, 10 * time.Millisecond, time.Hour},
+		{"COUNTERSIGN_GOAL_COALESCE", &st.GoalCoalesce, true, 10 * time.Millisecond, 10 * time.Minute},
 	} {
 		v := get(d.env)
 		dur, err := time.ParseDuration(v)

@@ -1,0 +1,109 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/rules"
+)
+
+// A goal's dashboard (its goal issue's description) changes with every change
+// of one of its tasks. With a coalescing window (Settings.GoalCoalesce), a
+// change that alters only the dashboard's text (not the goal's state, labels or
+// open/closed) is not written at once: the first one schedules a dashboard
+// delivery under the goal's key for the end of the window, and that delivery
+// writes the dashboard as the goal's record is then. Every change in between
+// is written by that one edit.
+//
+// Crash safety: the delivery is queued (durably) before the goal records that
+// one is due; a crash between the two queues a second one later, which finds
+// nothing left to write. A dashboard written but not yet marked as written is
+// written again, identically, at most once more.
+
+// dashboardEvent is the internal event that writes a goal's dashboard once its
+// coalescing window has passed.
+const dashboardEvent = "countersign.dashboard"
+
+// dashboardDelivery is the payload of a dashboardEvent delivery.
+type dashboardDelivery struct {
+	Installation int64     `json:"installation"`
+	Repo         string    `json:"repo"`
+	Milestone    int       `json:"milestone"`
+	Due          time.Time `json:"due"`
+}
+
+// dashboardDueKey records when a goal's pending dashboard edit is due.
+func dashboardDueKey(repo string, m int) string { return "dashboard-due/" + rules.GoalKey(repo, m) }
+
+// deferDashboard reports whether the goal's dashboard edit is left to a
+// dashboard delivery (scheduling one when none is due), rather than written
+// now.
+func (x *Executor) deferDashboard(ctx context.Context, inst int64, repo string, m int) (bool, error) {
+	if x.coalesce <= 0 {
+		return false, nil
+	}
+	var due time.Time
+	pending, err := loadRecord(ctx, x.store, dashboardDueKey(repo, m), &due)
+	if err != nil {
+		return false, err
+	}
+	now := time.Now()
+	if pending && !due.IsZero() {
+		return now.Before(due), nil // due: write it now
+	}
+	due = now.Add(x.coalesce).UTC()
+	b, err := json.Marshal(dashboardDelivery{Installation: inst, Repo: repo, Milestone: m, Due: due})
+	if err != nil {
+		return false, fmt.Errorf("encode dashboard delivery: %w", err)
+	}
+	id := rules.GoalKey(repo, m) + "/dashboard/" + strconv.FormatInt(due.UnixNano(), 10)
+	if _, err := x.store.Accept(ctx, store.Delivery{ID: id, Event: dashboardEvent, Key: rules.GoalKey(repo, m), Payload: b, ReceivedAt: now.UTC()}); err != nil {
+		return false, fmt.Errorf("queue the dashboard edit: %w", err)
+	}
+	db, _ := json.Marshal(due) // a time: cannot fail
+	if err := x.store.Put(ctx, dashboardDueKey(repo, m), db); err != nil {
+		return false, fmt.Errorf("remember the dashboard edit: %w", err)
+	}
+	return true, nil
+}
+
+// dashboardWritten records that no dashboard edit of the goal is pending.
+func (x *Executor) dashboardWritten(ctx context.Context, repo string, m int) error {
+	if x.coalesce <= 0 {
+		return nil
+	}
+	b, err := x.store.Get(ctx, dashboardDueKey(repo, m))
+	if errors.Is(err, store.ErrNotFound) || (err == nil && string(b) == "null") {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read %s: %w", dashboardDueKey(repo, m), err)
+	}
+	if err := x.store.Put(ctx, dashboardDueKey(repo, m), []byte("null")); err != nil {
+		return fmt.Errorf("clear the dashboard edit: %w", err)
+	}
+	return nil
+}
+
+// decideDashboard waits for the dashboard delivery's window to pass, then
+// writes the goal issue as the goal's record is.
+func (p *Processor) decideDashboard(ctx context.Context, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
+	var dd dashboardDelivery
+	if err := json.Unmarshal(d.Payload, &dd); err != nil {
+		return store.Commit{}, permanent(fmt.Errorf("parse %s: %w", d.Event, err))
+	}
+	if dd.Repo == "" || dd.Milestone <= 0 {
+		return store.Commit{}, permanent(fmt.Errorf("%s names no goal", d.Event))
+	}
+	if wait := time.Until(dd.Due); wait > 0 {
+		return store.Commit{}, waitError{wait: wait, why: fmt.Sprintf("goal dashboard of %s coalesces changes until %s", rules.GoalKey(dd.Repo, dd.Milestone), dd.Due.Format(time.RFC3339Nano))}
+	}
+	log.Debug("goal dashboard due", "goal", rules.GoalKey(dd.Repo, dd.Milestone))
+	return p.commitFor(dd.Installation, d, nil, []rules.Effect{{Kind: rules.EffectGoalIssue, Repo: dd.Repo, Number: dd.Milestone}})
+}

@@ -34,6 +34,9 @@ type ciDelivery struct {
 	Run          *rules.CIRun `json:"run,omitempty"`
 	Read         bool         `json:"read,omitempty"`
 	At           time.Time    `json:"at,omitzero"` // when the result came
+	// Arrived is when the webhook that announced it arrived (countersign's
+	// clock): a read of the head's results begun later saw it.
+	Arrived time.Time `json:"arrived,omitzero"`
 }
 
 // Limits on what is read of a pull request.
@@ -70,7 +73,7 @@ func (p *Processor) onCheckSuite(ctx context.Context, d *store.Delivery, e *gith
 	for _, pr := range cs.PullRequests {
 		prs = append(prs, pr.GetNumber())
 	}
-	return p.toPulls(ctx, inst, repo, cs.GetHeadSHA(), prs, d, ciDelivery{Read: true, At: eventTime(cs.GetUpdatedAt().Time, d)})
+	return p.toPulls(ctx, inst, repo, cs.GetHeadSHA(), prs, d, ciDelivery{Read: true, At: eventTime(cs.GetUpdatedAt().Time, d), Arrived: d.ReceivedAt})
 }
 
 func (p *Processor) onStatus(ctx context.Context, d *store.Delivery, e *github.StatusEvent) (store.Commit, error) {
@@ -117,8 +120,22 @@ func (p *Processor) decideCI(ctx context.Context, cd ciDelivery, d *store.Delive
 		return store.Commit{}, permanent(err)
 	}
 	runs, changed := pr.Runs, false
+	var readAt []byte // when this head's CI results were read, to record
 	switch {
 	case cd.Read:
+		// A burst of suites completing on one head is read once: a read
+		// begun after this suite's webhook arrived saw what it announces.
+		arrived := cd.Arrived
+		if arrived.IsZero() {
+			arrived = d.ReceivedAt // derived later than the webhook arrived
+		}
+		var last time.Time
+		if ok, err := loadRecord(ctx, p.store, ciReadKey(cd.Repo, cd.Number, cd.Head), &last); err != nil {
+			return store.Commit{}, err
+		} else if ok && last.After(arrived) {
+			return store.Commit{}, nil
+		}
+		readAt, _ = json.Marshal(time.Now().UTC()) // a time: cannot fail
 		if runs, err = p.ciRuns(ctx, c, cd.Repo, cd.Head); err != nil {
 			return store.Commit{}, err
 		}
@@ -130,7 +147,7 @@ func (p *Processor) decideCI(ctx context.Context, cd ciDelivery, d *store.Delive
 		runs, changed = rules.MergeRun(pr.Runs, *cd.Run)
 	}
 	if !changed {
-		return store.Commit{}, nil
+		return recordRead(store.Commit{}, cd, readAt), nil
 	}
 	cfg, err := p.config(ctx, c, cd.Repo, log)
 	if err != nil {
@@ -141,10 +158,28 @@ func (p *Processor) decideCI(ctx context.Context, cd ciDelivery, d *store.Delive
 	pr.Runs = runs
 	w, err := p.fanout(ctx, cd.Installation, d, &old, pr, rules.Event{Kind: rules.PRChecked, Actor: rules.User{Login: ciActor(cd.Run)}, At: eventTime(cd.At, d)}, linkGate{})
 	if err != nil || counted {
-		return w, err
+		return recordRead(w, cd, readAt), err
 	}
 	w.Enqueue = nil // recorded; no contract counts it
-	return w, nil
+	return recordRead(w, cd, readAt), nil
+}
+
+// ciReadKey records when pull request n's CI results on head were last read.
+func ciReadKey(repo string, n int, head string) string {
+	return "ci-read/" + rules.TaskKey(repo, n) + "@" + head
+}
+
+// recordRead adds to w, when the results were read (readAt not nil), when:
+// committed with what was read, never without it.
+func recordRead(w store.Commit, cd ciDelivery, readAt []byte) store.Commit {
+	if readAt == nil {
+		return w
+	}
+	if w.Records == nil {
+		w.Records = map[string][]byte{}
+	}
+	w.Records[ciReadKey(cd.Repo, cd.Number, cd.Head)] = readAt
+	return w
 }
 
 // ciRuns reads the CI results on sha: the latest check run of each name (but

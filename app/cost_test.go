@@ -213,3 +213,38 @@ func TestCostReport(t *testing.T) {
 // coalesce sets the window over which a goal's dashboard edits are coalesced.
 func coalesce(d time.Duration) harnessOpt { return func(s *app.Settings) { s.GoalCoalesce = d } }
 
+
+// A burst of check suites completing on one head is read once: a read begun
+// after a suite's webhook arrived saw it. The first read fails (502), so that
+// every suite's webhook has arrived before the read that succeeds.
+func TestCIBurstIsReadOnce(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	n := h.gh.OpenIssue(testRepo, "carol", "Create login form component", "")
+	h.gh.Assign(testRepo, n, "carol", "alice")
+	_, sha := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Login form", Body: fmt.Sprintf("Fixes #%d", n)})
+	h.settle()
+	h.gh.ResetRequests()
+	checkRuns := "/repos/" + testRepo + "/commits/" + sha + "/check-runs"
+	h.gh.FailNextFor(1, http.StatusBadGateway, nil, func(method, path string) bool { return method == http.MethodGet && path == checkRuns })
+	h.gh.SetWebhookPaused(true)
+	for _, app := range []string{"github-actions", "circleci", "buildkite"} {
+		h.gh.CheckRun(testRepo, sha, "test-"+app, "", "success", app)
+		h.gh.CheckSuiteCompleted(testRepo, sha, app, "success")
+	}
+	h.gh.SetWebhookPaused(false)
+	h.settle()
+	reads := map[string]int{}
+	for _, r := range h.gh.Requests() {
+		if r.Method == http.MethodGet && strings.HasPrefix(r.Path, "/repos/"+testRepo+"/commits/"+sha+"/") {
+			reads[strings.TrimPrefix(r.Path, "/repos/"+testRepo+"/commits/"+sha+"/")]++
+		}
+	}
+	t.Logf("three suites completing: %v\n%s", reads, describe(h.gh.Requests()))
+	if reads["check-runs"] > 2 || reads["statuses"] > 1 { // the failed read and the one that counts
+		t.Errorf("three suites completing on one head read it %v, want once (after one failed read)", reads)
+	}
+	if pr, ok := h.gh.Issue(testRepo, n); !ok || pr.State != "open" {
+		t.Fatalf("task #%d: %+v", n, pr)
+	}
+}

@@ -213,7 +213,6 @@ func TestCostReport(t *testing.T) {
 // coalesce sets the window over which a goal's dashboard edits are coalesced.
 func coalesce(d time.Duration) harnessOpt { return func(s *app.Settings) { s.GoalCoalesce = d } }
 
-
 // A burst of check suites completing on one head is read once: a read begun
 // after a suite's webhook arrived saw it. The first read fails (502), so that
 // every suite's webhook has arrived before the read that succeeds.

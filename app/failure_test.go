@@ -117,7 +117,7 @@ func TestRateLimitIsWaitedOut(t *testing.T) {
 	h := newHarness(t)
 	reset := fmt.Sprint(time.Now().Unix())
 	h.gh.FailNextFor(1, http.StatusForbidden, map[string]string{"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": reset},
-		func(method, path string) bool { return strings.HasSuffix(path, "/labels") && method == http.MethodGet })
+		func(method, path string) bool { return strings.HasSuffix(path, "/labels") && method == http.MethodPost })
 	n := h.gh.OpenIssue(testRepo, "alice", "rate limited", "")
 	h.settle()
 	if got := h.gh.Labels(testRepo, n); !reflect.DeepEqual(got, []string{"state:pending"}) {

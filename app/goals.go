@@ -181,18 +181,37 @@ func (p *Processor) decideGoal(ctx context.Context, gd goalDelivery, d *store.De
 	if err != nil {
 		return w, err
 	}
+	w.Records = map[string][]byte{}
+	if issue := goalIssueOf(g, dec.Goal, ev); issue != 0 && (ev.Kind == rules.GoalIssueLabeled || ev.Kind == rules.GoalIssueUnlabeled) {
+		// A goal label changed on the goal issue (or was deleted or renamed
+		// in the repository): the labels countersign recorded setting there
+		// are no longer what it carries.
+		w.Records[labelViewKey(ev.Repo, issue)] = staleLabelView
+	}
 	if dec.Goal != nil {
 		b, err := json.Marshal(dec.Goal)
 		if err != nil {
 			return w, err
 		}
-		w.Records = map[string][]byte{goalRecordKey(ev.Repo, ev.Milestone): b}
+		w.Records[goalRecordKey(ev.Repo, ev.Milestone)] = b
 		if dec.Goal.Issue != 0 {
 			m, _ := json.Marshal(ev.Milestone)
 			w.Records[goalIssueKey(ev.Repo, dec.Goal.Issue)] = m
 		}
 	}
 	return w, nil
+}
+
+// goalIssueOf is the goal issue's number, as the goal's record (before or
+// after the event) or the event says.
+func goalIssueOf(before, after *rules.Goal, ev rules.GoalEvent) int {
+	switch {
+	case after != nil && after.Issue != 0:
+		return after.Issue
+	case before != nil && before.Issue != 0:
+		return before.Issue
+	}
+	return ev.Issue
 }
 
 // needsLeads: the event may call the leads (every task verified, or a

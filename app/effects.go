@@ -91,12 +91,14 @@ func (x *Executor) Apply(ctx context.Context, oe outboxEffect, leftover bool) er
 // syncLabels makes the issue carry exactly e.Labels among the labels
 // countersign owns; other labels are left alone.
 //
-// It trusts the labels it recorded setting (labelViewKey) rather than reading
-// the issue's labels again: people's changes to owned labels come as
-// labeled/unlabeled webhooks, which drop the record (onIssue), as do repairs
-// and a resync's drift; then the issue's labels are read. Applied twice (a
-// crash before the record was updated), it adds what is there already and
-// removes what is gone (a 404): nothing changes twice.
+// It does not read the issue's labels first: what to take off is decided from
+// GitHub's answer to the addition (every label the issue carries), or, with
+// nothing to add, from the labels countersign recorded setting (labelViewKey).
+// People's changes to owned labels come as labeled/unlabeled webhooks, which
+// make that record stale (onIssue), as do repairs and a resync's drift; then
+// the issue's labels are read. Applied twice (a crash before the record was
+// updated), it adds what is there already and removes what is gone (a 404):
+// nothing changes twice.
 func (x *Executor) syncLabels(ctx context.Context, c *github.Client, owner, name string, e rules.Effect) error {
 	return x.syncRecordedLabels(ctx, c, owner, name, e.Repo, e.Number, e.Labels, rules.TaskOwned, e.Remove...)
 }

@@ -33,7 +33,19 @@ func TestProofpack(t *testing.T) {
 	gh.Comment(repo, n, "alice", "/submit done")
 	gh.Comment(repo, n, "carol", "/approve")
 	gh.Comment(repo, n, "bob", "/verify tried it: works")
-	waitFor(t, func() bool { return slices.Contains(gh.Labels(repo, n), "state:verified") })
+	// Killed once the label and the card both say verified (the card is
+	// written after the label).
+	waitFor(t, func() bool {
+		if !slices.Contains(gh.Labels(repo, n), "state:verified") {
+			return false
+		}
+		for _, c := range gh.Comments(repo, n) {
+			if c.User == gh.BotLogin() && strings.Contains(c.Body, "countersign:card") && strings.Contains(c.Body, `"state":"verified"`) {
+				return true
+			}
+		}
+		return false
+	})
 	b.kill()
 
 	for env, v := range map[string]string{"GITHUB_APP_ID": "1", "GITHUB_PRIVATE_KEY": string(gh.PrivateKeyPEM()),

@@ -3,11 +3,13 @@ package app_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/countersign/countersign/app"
 	"github.com/countersign/countersign/app/githubtest"
 	"github.com/countersign/countersign/rules"
 )
@@ -548,5 +550,22 @@ func TestLateSnapshotOfAPullRequestIsSkipped(t *testing.T) {
 	rec, err := h.store.Get(context.Background(), "pr/"+testRepo+fmt.Sprintf("#%d", pr))
 	if err != nil || !strings.Contains(string(rec), `"head":"`+c+`"`) {
 		t.Fatalf("the pull request's record is not at C (%s): %s %v", c[:7], rec, err)
+	}
+}
+
+// Found by review: GitHub's GraphQL API being down (co-authors are read from
+// it) is waited out like the REST API, never counted against a delivery.
+func TestGraphQLOutageIsWaitedOut(t *testing.T) {
+	h := newHarness(t, func(s *app.Settings) { s.MaxAttempts = 1 })
+	team(h)
+	n := h.gh.OpenIssue(testRepo, "carol", "Login form", "")
+	h.gh.Assign(testRepo, n, "carol", "alice")
+	h.settle()
+	h.gh.FailNextFor(2, http.StatusBadGateway, nil, func(method, path string) bool { return strings.HasSuffix(path, "/graphql") })
+	h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Login", Body: fmt.Sprintf("Fixes #%d", n)})
+	h.settle()
+	wantState(t, h, n, "review")
+	if dl, err := h.store.DeadLetters(context.Background()); err != nil || len(dl) != 0 {
+		t.Fatalf("dead letters %v, %v: a GraphQL outage used up a delivery's attempts", dl, err)
 	}
 }

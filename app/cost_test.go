@@ -229,8 +229,10 @@ func coalesce(d time.Duration) harnessOpt { return func(s *app.Settings) { s.Goa
 
 // A burst of check suites completing on one head is read once: a read begun
 // after a suite's webhook arrived saw it. GitHub's API is down until every
-// webhook has arrived, so that the first read that succeeds comes after them
-// all (the failed ones are not counted).
+// webhook has arrived and a little longer than the transport's retries of one
+// call last (5 tries, at most 3.75 s of backoff): a read begun before the last
+// webhook arrived has failed for good by then, so the first read that succeeds
+// was begun after them all (the failed ones are not counted).
 func TestCIBurstIsReadOnce(t *testing.T) {
 	h := newHarness(t, func(s *app.Settings) { s.GitHubWaitMax = 100 * time.Millisecond })
 	team(h)
@@ -251,6 +253,7 @@ func TestCIBurstIsReadOnce(t *testing.T) {
 	if err := h.gh.WaitWebhooks(ctx); err != nil {
 		t.Fatal(err)
 	}
+	time.Sleep(4500 * time.Millisecond)
 	h.gh.SetOutage(0, nil)
 	h.settle()
 	reads := map[string]int{}

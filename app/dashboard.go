@@ -15,10 +15,11 @@ import (
 
 // A goal's dashboard (its goal issue's description) changes with every change
 // of one of its tasks. With a coalescing window (Settings.GoalCoalesce), a
-// change that alters only the dashboard's text (not the goal's state, labels or
-// open/closed) is not written at once: the first one schedules a dashboard
-// delivery under the goal's key for the end of the window, and that delivery
-// writes the dashboard as the goal's record is then. Every change in between
+// change of a goal issue that shows what countersign last wrote there is not
+// written at once: the first one schedules a dashboard delivery for the end of
+// the window, under a key of its own (so that the goal's later changes are
+// decided meanwhile); once due, it hands an edit to the goal's key, which
+// writes the goal issue as the goal's record is then. Every change in between
 // is written by that one edit.
 //
 // Crash safety: the delivery is queued (durably) before the goal records that
@@ -36,7 +37,14 @@ type dashboardDelivery struct {
 	Repo         string    `json:"repo"`
 	Milestone    int       `json:"milestone"`
 	Due          time.Time `json:"due"`
+	// Apply: the window has passed; decided under the goal's key, it
+	// writes the goal issue. Otherwise it is the timer, under its own key.
+	Apply bool `json:"apply,omitempty"`
 }
+
+// dashboardTimerKey is the ordering key of a goal's dashboard timers: not the
+// goal's, which they must not hold up.
+func dashboardTimerKey(repo string, m int) string { return "dashboard/" + rules.GoalKey(repo, m) }
 
 // dashboardDueKey records when a goal's pending dashboard edit is due.
 func dashboardDueKey(repo string, m int) string { return "dashboard-due/" + rules.GoalKey(repo, m) }
@@ -63,7 +71,7 @@ func (x *Executor) deferDashboard(ctx context.Context, inst int64, repo string, 
 		return false, fmt.Errorf("encode dashboard delivery: %w", err)
 	}
 	id := rules.GoalKey(repo, m) + "/dashboard/" + strconv.FormatInt(due.UnixNano(), 10)
-	if _, err := x.store.Accept(ctx, store.Delivery{ID: id, Event: dashboardEvent, Key: rules.GoalKey(repo, m), Payload: b, ReceivedAt: now.UTC()}); err != nil {
+	if _, err := x.store.Accept(ctx, store.Delivery{ID: id, Event: dashboardEvent, Key: dashboardTimerKey(repo, m), Payload: b, ReceivedAt: now.UTC()}); err != nil {
 		return false, fmt.Errorf("queue the dashboard edit: %w", err)
 	}
 	db, _ := json.Marshal(due) // a time: cannot fail
@@ -101,9 +109,14 @@ func (p *Processor) decideDashboard(ctx context.Context, d *store.Delivery, log 
 	if dd.Repo == "" || dd.Milestone <= 0 {
 		return store.Commit{}, permanent(fmt.Errorf("%s names no goal", d.Event))
 	}
-	if wait := time.Until(dd.Due); wait > 0 {
-		return store.Commit{}, waitError{wait: wait, why: fmt.Sprintf("goal dashboard of %s coalesces changes until %s", rules.GoalKey(dd.Repo, dd.Milestone), dd.Due.Format(time.RFC3339Nano))}
+	if !dd.Apply {
+		if wait := time.Until(dd.Due); wait > 0 {
+			return store.Commit{}, waitError{wait: wait, why: fmt.Sprintf("goal dashboard of %s coalesces changes until %s", rules.GoalKey(dd.Repo, dd.Milestone), dd.Due.Format(time.RFC3339Nano))}
+		}
+		log.Debug("goal dashboard due", "goal", rules.GoalKey(dd.Repo, dd.Milestone))
+		apply := dd
+		apply.Apply = true
+		return store.Commit{Enqueue: []store.Delivery{derived(d.ID+"/apply", dashboardEvent, rules.GoalKey(dd.Repo, dd.Milestone), apply)}}, nil
 	}
-	log.Debug("goal dashboard due", "goal", rules.GoalKey(dd.Repo, dd.Milestone))
 	return p.commitFor(dd.Installation, d, nil, []rules.Effect{{Kind: rules.EffectGoalIssue, Repo: dd.Repo, Number: dd.Milestone}})
 }

@@ -107,12 +107,15 @@ func TestBurstOfIssuesIsPaced(t *testing.T) {
 			refused := h.gh.WritesRefused()
 			t.Logf("%d requests, %d writes, %d refused; most writes in a second: %d",
 				len(reqs), len(writes(reqs)), refused, mostWritesIn(reqs, time.Second))
+			// Each task has one card, whose history is its own deliveries in order.
 			for i, n := range issues {
-				want := "pending"
+				want, history := "pending", `"history":[{"to":"pending","actor":"carol",`
+				tail := `"why":"issue opened"}]}`
 				if i%10 == 0 {
-					want = "assigned"
+					want, tail = "assigned", `"why":"issue opened"},{"from":"pending","to":"assigned","actor":"carol",`
 				}
 				wantState(t, h, n, want)
+				wantContains(t, fmt.Sprintf("#%d's card", n), card(t, h, n), history, tail)
 			}
 			if dead, _ := h.store.DeadLetters(context.Background()); len(dead) != 0 {
 				t.Fatalf("dead letters: %+v", dead)

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -20,7 +21,7 @@ import (
 // using no attempt, and the worker is free for other installations.
 // The installation-token request and GraphQL queries are not paced (neither
 // generates content); a write that the retry transport below replays (after
-// a 5xx or a rate limit) is not paced again.
+// a 5xx or a rate limit) takes a turn again (retryTurn).
 
 // paceBlockDivisor sets how long a write may wait for its turn inside a
 // delivery: the bucket's minute divided by it (15 s).
@@ -59,7 +60,39 @@ func (t *paceTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	t.m.WriteWait.Observe(waited.Seconds())
-	return t.next.RoundTrip(req)
+	// The retry transport below takes another turn for each write it replays.
+	paced := pacedWrite{t: t, method: req.Method, url: req.URL.String()}
+	return t.next.RoundTrip(req.WithContext(context.WithValue(req.Context(), bucketKey{}, paced)))
+}
+
+// bucketKey carries a pacedWrite to the retry transport.
+type bucketKey struct{}
+
+// pacedWrite is a write the pacing let through: the request that may be
+// replayed (not another made under its context, such as a token request).
+type pacedWrite struct {
+	t           *paceTransport
+	method, url string
+}
+
+// retryTurn takes a turn for the replay of a write that req's pacing let
+// through (nothing to do for an unpaced request), waiting at most maxWait.
+func retryTurn(req *http.Request, maxWait time.Duration) error {
+	w, ok := req.Context().Value(bucketKey{}).(pacedWrite)
+	if !ok || w.method != req.Method || w.url != req.URL.String() {
+		return nil
+	}
+	t := w.t
+	waited, err := t.bucket.Wait(req.Context(), min(maxWait, t.maxBlock))
+	var tl *pace.TooLongError
+	if errors.As(err, &tl) {
+		t.m.WritesDeferred.Inc()
+		return waitError{wait: tl.Wait, why: tl.Error()}
+	}
+	if err == nil {
+		t.m.WriteWait.Observe(waited.Seconds())
+	}
+	return err
 }
 
 // PaceWrites paces every installation's writes under l (see paceTransport).

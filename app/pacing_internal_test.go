@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -109,4 +110,45 @@ func testCounter(t *testing.T, m *Metrics, name string) float64 {
 	}
 	t.Fatalf("no metric %s", name)
 	return 0
+}
+
+// A write the retry transport replays (after a 5xx) takes a turn again.
+func TestRetriedWriteTakesATurn(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			w.WriteHeader(http.StatusBadGateway)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer srv.Close()
+	for _, tc := range []struct {
+		name      string
+		perMinute int
+		wantCalls int32
+		wantWait  bool
+	}{{"turn free", 10, 2, false}, {"turn an hour away", 1, 1, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			calls.Store(0)
+			b, err := pace.New(pace.Limits{PerMinute: tc.perMinute, Burst: tc.perMinute, Minute: time.Hour}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := NewMetrics(func() (int, int) { return 0, 0 })
+			tr := &paceTransport{next: fastRetry(m), bucket: b, maxBlock: time.Second, m: m}
+			req, _ := http.NewRequest(http.MethodPatch, srv.URL+"/repos/o/r/issues/comments/1", strings.NewReader("{}"))
+			resp, err := tr.RoundTrip(req)
+			if resp != nil {
+				resp.Body.Close()
+			}
+			_, waiting := githubWait(err, time.Now())
+			if calls.Load() != tc.wantCalls || waiting != tc.wantWait || (!tc.wantWait && (err != nil || resp.StatusCode != 200)) {
+				t.Fatalf("%d calls, error %v (waiting %v); want %d calls, waiting %v", calls.Load(), err, waiting, tc.wantCalls, tc.wantWait)
+			}
+			if got, want := b.Tokens(), tc.perMinute-2; tc.perMinute > 1 && got != want {
+				t.Fatalf("%d tokens left, want %d: the replay took no turn", got, want)
+			}
+		})
+	}
 }

@@ -104,6 +104,16 @@ type reservation struct {
 // reserve takes the next grant, at or after now; when it lies more than
 // maxWait ahead nothing is taken. Call with b.mu held.
 func (b *Bucket) reserve(now time.Time, maxWait time.Duration) (reservation, error) {
+	// Grants older than the hour window constrain nothing: forget them, so a
+	// quiet installation's bucket holds no history.
+	horizon := now.Add(-(60*b.l.Minute + b.slack))
+	old := 0
+	for old < len(b.grant) && b.grant[old].Before(horizon) {
+		old++
+	}
+	if old > 0 {
+		b.grant = append(b.grant[:0], b.grant[old:]...)
+	}
 	tat := b.tat
 	if tat.Before(now) {
 		tat = now

@@ -96,6 +96,13 @@ func TestBurstThenOneEveryInterval(t *testing.T) {
 	if got := b.Tokens(); got != 10 {
 		t.Fatalf("after an idle hour the bucket holds %d tokens, want 10", got)
 	}
+	clock.Advance(2 * time.Second) // past the hour window's slack
+	if _, err := b.Wait(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(b.grant); n != 1 {
+		t.Fatalf("after an idle hour the bucket remembers %d grants, want 1 (the new one)", n)
+	}
 }
 
 // TestWindowsAreNeverExceeded drives writers that write as soon as they may

@@ -33,14 +33,12 @@ func TestProofpack(t *testing.T) {
 	gh.Comment(repo, n, "alice", "/submit done")
 	gh.Comment(repo, n, "carol", "/approve")
 	gh.Comment(repo, n, "bob", "/verify tried it: works")
-	// Killed once the label and the card both say verified (the card is
-	// written after the label).
-	waitFor(t, func() bool {
+	waitFor(t, func() bool { // the labels, then the card: both written
 		if !slices.Contains(gh.Labels(repo, n), "state:verified") {
 			return false
 		}
 		for _, c := range gh.Comments(repo, n) {
-			if c.User == gh.BotLogin() && strings.Contains(c.Body, "countersign:card") && strings.Contains(c.Body, `"state":"verified"`) {
+			if c.User == gh.BotLogin() && strings.Contains(c.Body, "countersign:card") && strings.Contains(c.Body, "**State:** `verified`") {
 				return true
 			}
 		}

@@ -29,11 +29,11 @@ import (
 //
 //	meta:    ordering key -> keyMeta (JSON): queue and outbox bounds, lease, index entry
 //	ready:   be64(availableAt ns) be64(seq) key -> "" — keys with work, by when they become claimable
-//	queue:   uvarint(len key) key be64(seq) -> delivery JSON
+//	queue:   uvarint(len key) key be64(seq) -> encoded delivery (common.go)
 //	outbox:  uvarint(len key) key be64(seq) -> effect
 //	seen:    delivery id -> be64(seen at ns)
 //	seenexp: be64(seen at ns) id -> "" — for purging expired seen ids in order
-//	dead:    be64(seq) -> delivery JSON;  deadid: delivery id -> be64(seq)
+//	dead:    be64(seq) -> encoded delivery;  deadid: delivery id -> be64(seq)
 //	records: record key -> 0x01 value
 //	stats:   counter name -> be64
 type Bolt struct {

@@ -154,6 +154,13 @@ func (p *Processor) pullEvent(ctx context.Context, inst int64, repo string, d *s
 	if err != nil {
 		return store.Commit{}, err
 	}
+	if old != nil && ev.Kind != rules.PRReviewed && pr.UpdatedAt != nil && pr.GetUpdatedAt().Time.Before(old.UpdatedAt) {
+		// A snapshot older than the record (a missed delivery healed after
+		// later ones were processed): what it says was overtaken.
+		log.Info("pull request event older than what countersign knows: skipped", "pr", pr.GetNumber(),
+			"event_updated_at", pr.GetUpdatedAt().Time, "record_updated_at", old.UpdatedAt)
+		return store.Commit{}, nil
+	}
 	cur := old
 	var gate linkGate
 	if old == nil || ev.Kind != rules.PRReviewed {
@@ -190,7 +197,7 @@ func (p *Processor) pullRecord(ctx context.Context, c *github.Client, inst int64
 	cur := &rules.PullRequest{Repo: repo, Links: rules.ClosingRefs(pr.GetBody(), repo), PRFacts: rules.PRFacts{
 		Number: pr.GetNumber(), Author: user(pr.GetUser()), Head: pr.GetHead().GetSHA(), Assignees: users(pr.Assignees),
 		Draft: pr.GetDraft(), Open: pr.GetState() == "open", Merged: pr.GetMerged() || pr.MergedAt != nil, // reviews' copies carry merged_at only
-		Body: pr.GetBody()}}
+		Body: pr.GetBody()}, UpdatedAt: pr.GetUpdatedAt().Time}
 	if old != nil && (old.CommittersHead == cur.Head || len(cur.Links) == 0 || !cur.Open) {
 		cur.Committers, cur.Files, cur.CommittersHead = old.Committers, old.Files, old.CommittersHead
 		if old.Head == cur.Head {

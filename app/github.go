@@ -1,8 +1,10 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -153,7 +155,7 @@ func (g *GitHub) GraphQL(id int64) *githubv4.Client {
 	if c, ok := g.graphql[id]; ok {
 		return c
 	}
-	c := githubv4.NewEnterpriseClient(authors.Endpoint(g.apiURL), &http.Client{Transport: g.itr(id)})
+	c := githubv4.NewEnterpriseClient(authors.Endpoint(g.apiURL), &http.Client{Transport: graphqlAnswers{g.itr(id)}})
 	if g.graphql == nil {
 		g.graphql = map[int64]*githubv4.Client{}
 	}
@@ -182,4 +184,22 @@ func (g *GitHub) BotLogin(ctx context.Context) (string, error) {
 	g.botLogin = login
 	g.mu.Unlock()
 	return login, nil
+}
+
+// graphqlAnswers makes a GraphQL answer other than 200 an error that says
+// what GitHub answered (status, Retry-After, rate-limit headers), as
+// go-github's REST errors do: the GraphQL client would only say
+// "non-200 OK status code", and a 502 or a rate limit must be waited out
+// like the REST API's (waiting.go), not count against a delivery.
+type graphqlAnswers struct{ next http.RoundTripper }
+
+func (t graphqlAnswers) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(req)
+	if err != nil || resp.StatusCode == http.StatusOK {
+		return resp, err
+	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	return nil, &github.ErrorResponse{Response: resp, Message: fmt.Sprintf("GraphQL answered %s: %.200s", resp.Status, body)}
 }

@@ -1,11 +1,15 @@
 package app_test
 
 import (
+	"context"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/countersign/countersign/app"
 	"github.com/countersign/countersign/app/githubtest"
 	"github.com/countersign/countersign/rules"
 )
@@ -510,5 +514,58 @@ func TestConfiguredLeadsLoginTakenOverIsNoLead(t *testing.T) {
 	wantState(t, h, n, "pending")
 	if !anyCommentContains(h, n, "only a lead") {
 		t.Fatalf("the new holder of a lead's old login was not refused: %v", replies(h, n))
+	}
+}
+
+// Found by review: a pull request event healed (redelivered) after later
+// ones were processed is older than the record and restates nothing: the
+// record and the gate stay on the pull request's real head.
+func TestLateSnapshotOfAPullRequestIsSkipped(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	n := h.gh.OpenIssue(testRepo, "carol", "Login form", "")
+	h.gh.Assign(testRepo, n, "carol", "alice")
+	pr, _ := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Login", Body: fmt.Sprintf("Fixes #%d", n)})
+	h.settle()
+	h.gh.SetWebhookFault(1, githubtest.HookUnavailable, func(event, action string) bool { return action == "synchronize" })
+	h.gh.Push(testRepo, pr, githubtest.Commit{Message: "B"})
+	h.settle()
+	time.Sleep(1100 * time.Millisecond) // GitHub's times have whole seconds
+	c := h.gh.Push(testRepo, pr, githubtest.Commit{Message: "C"})
+	h.settle()
+	var missed string
+	for _, d := range h.gh.Deliveries() {
+		if d.Action == "synchronize" && d.Status == 503 {
+			missed = d.ID
+		}
+	}
+	if missed == "" {
+		t.Fatal("the push of B was not refused")
+	}
+	if err := h.gh.Redeliver(missed); err != nil {
+		t.Fatal(err)
+	}
+	h.settle()
+	wantCheck(t, h, c, "in_progress")
+	rec, err := h.store.Get(context.Background(), "pr/"+testRepo+fmt.Sprintf("#%d", pr))
+	if err != nil || !strings.Contains(string(rec), `"head":"`+c+`"`) {
+		t.Fatalf("the pull request's record is not at C (%s): %s %v", c[:7], rec, err)
+	}
+}
+
+// Found by review: GitHub's GraphQL API being down (co-authors are read from
+// it) is waited out like the REST API, never counted against a delivery.
+func TestGraphQLOutageIsWaitedOut(t *testing.T) {
+	h := newHarness(t, func(s *app.Settings) { s.MaxAttempts = 1 })
+	team(h)
+	n := h.gh.OpenIssue(testRepo, "carol", "Login form", "")
+	h.gh.Assign(testRepo, n, "carol", "alice")
+	h.settle()
+	h.gh.FailNextFor(2, http.StatusBadGateway, nil, func(method, path string) bool { return strings.HasSuffix(path, "/graphql") })
+	h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Login", Body: fmt.Sprintf("Fixes #%d", n)})
+	h.settle()
+	wantState(t, h, n, "review")
+	if dl, err := h.store.DeadLetters(context.Background()); err != nil || len(dl) != 0 {
+		t.Fatalf("dead letters %v, %v: a GraphQL outage used up a delivery's attempts", dl, err)
 	}
 }

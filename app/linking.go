@@ -193,17 +193,12 @@ func assignedTo(t *rules.Task, cfg rules.Config, author rules.User) bool {
 // regates are the deliveries that make the pull requests refused for task n
 // decide again, now that its assignees changed.
 func (p *Processor) regates(ctx context.Context, inst int64, d *store.Delivery, repo string, n int) ([]store.Delivery, error) {
-	prefix := refusedPrefix(repo, n)
-	keys, err := p.store.Scan(ctx, prefix)
+	prs, err := scanNumbers(ctx, p.store, refusedPrefix(repo, n))
 	if err != nil {
 		return nil, fmt.Errorf("list refused links of #%d: %w", n, err)
 	}
 	var out []store.Delivery
-	for _, k := range keys {
-		pr, err := strconv.Atoi(strings.TrimPrefix(k, prefix))
-		if err != nil {
-			continue
-		}
+	for _, pr := range prs {
 		out = append(out, derived(fmt.Sprintf("%s/regate/%d", d.ID, pr), regateEvent, rules.TaskKey(repo, pr),
 			regateDelivery{Installation: inst, Repo: repo, Number: pr}))
 	}

@@ -2,6 +2,7 @@ package rules
 
 import (
 	"slices"
+	"time"
 )
 
 // PullRequest is the record countersign keeps for a pull request: the facts
@@ -21,6 +22,10 @@ type PullRequest struct {
 	// may not link (PRFacts.Outsider).
 	Named   []int `json:"named,omitempty"`
 	Refused []int `json:"refused,omitempty"`
+	// UpdatedAt is when GitHub last changed the pull request, as the event
+	// the record was made from said: an older snapshot (a delivery healed or
+	// retried late) never restates it.
+	UpdatedAt time.Time `json:"updated_at,omitzero"`
 }
 
 // Facts are the pull request as rules' task events see it.

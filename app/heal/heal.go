@@ -37,6 +37,14 @@ const (
 	// budgetShare is the share of the App's remaining rate limit a pass may spend.
 	budgetShare = 10 // 1/10
 	perPage     = 100
+	// MaxTries is how often one missed delivery is redelivered at most: a
+	// redelivery that fails too (the bot was not reachable yet) is tried again,
+	// after 1, 2, 4 and 8 minutes.
+	MaxTries = 5
+	// overlap is how far below the cursor (in delivery time) a walk reads
+	// again: GitHub logs concurrent deliveries in no strict order, so an entry
+	// logged late may carry an id below one already read.
+	overlap = 2 * time.Minute
 )
 
 // Store keys.
@@ -62,6 +70,8 @@ type Config struct {
 	// Lease is checked before every redelivery: false stops the pass (another
 	// replica took over). Nil: always held.
 	Lease func(context.Context) bool
+	// Now is the clock (nil: time.Now), for tests.
+	Now func() time.Time
 }
 
 // Healer runs heal passes.
@@ -78,6 +88,7 @@ type Healer struct {
 type Metrics struct {
 	Redelivered prometheus.Counter
 	Missed      prometheus.Counter
+	Refused     prometheus.Counter // redeliveries GitHub refused for good
 	Passes      *prometheus.CounterVec
 }
 
@@ -92,6 +103,10 @@ func NewMetrics(reg prometheus.Registerer, lastHeal func() time.Time) *Metrics {
 		Missed: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "countersign_heal_missed_total",
 			Help: "Failed webhook deliveries found in the App's delivery log that countersign never took in.",
+		}),
+		Refused: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "countersign_heal_refused_total",
+			Help: "Missed deliveries GitHub refused to redeliver (gone, or not redeliverable): given up.",
 		}),
 		Passes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "countersign_heal_passes_total",
@@ -108,7 +123,7 @@ func NewMetrics(reg prometheus.Registerer, lastHeal func() time.Time) *Metrics {
 		}
 		return time.Since(t).Seconds()
 	})
-	reg.MustRegister(m.Redelivered, m.Missed, m.Passes, since)
+	reg.MustRegister(m.Redelivered, m.Missed, m.Refused, m.Passes, since)
 	return m
 }
 
@@ -120,7 +135,11 @@ func New(st store.Store, api API, log *slog.Logger, m *Metrics, cfg Config) *Hea
 	if cfg.MaxRequests <= 0 {
 		cfg.MaxRequests = DefaultMaxRequests
 	}
-	return &Healer{store: st, api: api, log: log, cfg: cfg, m: m, now: time.Now}
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	return &Healer{store: st, api: api, log: log, cfg: cfg, m: m, now: now}
 }
 
 // state is what healing remembers between passes.
@@ -129,14 +148,23 @@ type state struct {
 	Cursor int64 `json:"cursor"`
 	// Resume continues a walk a pass cut short (GitHub's page cursor), down
 	// to Cursor; ResumeTop is the newest id of that walk.
-	Resume    string `json:"resume,omitempty"`
-	ResumeTop int64  `json:"resume_top,omitempty"`
+	Resume      string    `json:"resume,omitempty"`
+	ResumeTop   int64     `json:"resume_top,omitempty"`
+	ResumeTopAt time.Time `json:"resume_top_at,omitzero"`
 	// Pending are failed deliveries found and not yet redelivered (the
 	// pass's budget ran out): guid -> the log entry to redeliver.
 	Pending map[string]pending `json:"pending,omitempty"`
-	// Redelivered: guid -> when GitHub was asked to redeliver it (once).
+	// Redelivered: guid -> when GitHub was last asked to redeliver it.
 	Redelivered map[string]time.Time `json:"redelivered"`
+	// Tries: guid -> how often it was redelivered (missing: once).
+	Tries map[string]int `json:"tries,omitempty"`
+	// CursorAt is when the entry at Cursor was delivered.
+	CursorAt time.Time `json:"cursor_at,omitzero"`
 }
+
+// backoff is how long after its try-th redelivery a delivery whose
+// redelivery failed waits before the next.
+func backoff(try int) time.Duration { return time.Minute << min(try-1, 10) }
 
 type pending struct {
 	ID     int64     `json:"id"`
@@ -208,16 +236,34 @@ func (h *Healer) pass(ctx context.Context) (Result, error) {
 			break
 		}
 		p := st.Pending[guid]
+		if at, again := st.Redelivered[guid]; again && now.Before(at.Add(backoff(st.tries(guid)))) {
+			continue // its last redelivery failed too: wait a little longer
+		}
 		_, resp, err := h.api.RedeliverHookDelivery(ctx, p.ID)
 		res.Requests++
 		var accepted *github.AcceptedError
 		if err != nil && !errors.As(err, &accepted) && !(resp != nil && resp.StatusCode == http.StatusAccepted) {
+			if refused(resp) {
+				// GitHub will never redeliver this one (gone, or refused as
+				// such): the others must not wait behind it.
+				delete(st.Pending, guid)
+				h.m.Refused.Inc()
+				h.log.Warn("missed delivery not redelivered: GitHub refused", "delivery", guid, "event", p.Event,
+					"log_id", p.ID, "status", resp.StatusCode, "error", err)
+				continue
+			}
 			if serr := h.save(ctx, st); serr != nil {
 				err = errors.Join(err, serr)
 			}
 			return res, fmt.Errorf("redeliver %s (%s): %w", guid, p.Event, err)
 		}
 		delete(st.Pending, guid)
+		if _, again := st.Redelivered[guid]; again {
+			if st.Tries == nil {
+				st.Tries = map[string]int{}
+			}
+			st.Tries[guid] = st.tries(guid) + 1
+		}
 		st.Redelivered[guid] = now
 		res.Redelivered++
 		h.m.Redelivered.Inc()
@@ -233,6 +279,7 @@ func (h *Healer) pass(ctx context.Context) (Result, error) {
 	for guid, at := range st.Redelivered {
 		if now.Sub(at) > GitHubKeeps+24*time.Hour {
 			delete(st.Redelivered, guid)
+			delete(st.Tries, guid)
 		}
 	}
 	if err := h.save(ctx, st); err != nil {
@@ -270,12 +317,18 @@ func (h *Healer) walk(ctx context.Context, st *state, oldest time.Time, budget *
 		}
 		done := false
 		for _, d := range page {
-			if d.GetID() <= st.Cursor || (d.DeliveredAt != nil && d.DeliveredAt.Before(oldest)) {
+			below := d.GetID() <= st.Cursor
+			if below && (st.CursorAt.IsZero() || d.GetDeliveredAt().Time.Before(st.CursorAt.Add(-overlap))) ||
+				(d.DeliveredAt != nil && d.DeliveredAt.Before(oldest)) {
 				done = true
 				break
 			}
+			if below {
+				entries = append(entries, d) // read again: logged late, maybe
+				continue
+			}
 			if top == 0 {
-				top = d.GetID()
+				top, st.ResumeTopAt = d.GetID(), d.GetDeliveredAt().Time
 			}
 			entries = append(entries, d)
 		}
@@ -297,8 +350,13 @@ func (h *Healer) walk(ctx context.Context, st *state, oldest time.Time, budget *
 			delete(st.Pending, guid)
 			continue
 		}
-		if _, done := st.Redelivered[guid]; done {
-			continue
+		if at, done := st.Redelivered[guid]; done {
+			// Redelivered, and this attempt (ours, made since) failed as
+			// well: try again later, a few times.
+			// (The log's times have whole seconds.)
+			if !d.GetRedelivery() || d.GetDeliveredAt().Time.Before(at.Truncate(time.Second)) || st.tries(guid) >= MaxTries {
+				continue
+			}
 		}
 		if _, known := st.Pending[guid]; known {
 			continue
@@ -321,9 +379,37 @@ func (h *Healer) walk(ctx context.Context, st *state, oldest time.Time, budget *
 		st.Resume, st.ResumeTop = cut, top
 		return nil
 	}
-	st.Cursor, st.Resume, st.ResumeTop = max(st.Cursor, top), "", 0
+	if top > st.Cursor {
+		st.Cursor, st.CursorAt = top, st.ResumeTopAt
+	}
+	st.Resume, st.ResumeTop, st.ResumeTopAt = "", 0, time.Time{}
 	res.Complete = true
 	return nil
+}
+
+// tries is how often guid was redelivered.
+func (st *state) tries(guid string) int {
+	if n := st.Tries[guid]; n > 0 {
+		return n
+	}
+	return 1
+}
+
+// refused reports whether GitHub answered a redelivery request in a way that
+// asking again will not change (the delivery is gone or not redeliverable);
+// rate limits and server errors are GitHub being away, not refusals.
+func refused(resp *github.Response) bool {
+	if resp == nil {
+		return false
+	}
+	switch c := resp.StatusCode; {
+	case c == http.StatusTooManyRequests, c == http.StatusForbidden && resp.Header.Get("Retry-After") != "",
+		c == http.StatusForbidden && resp.Header.Get("X-RateLimit-Remaining") == "0":
+		return false
+	case c >= 400 && c < 500:
+		return true
+	}
+	return false
 }
 
 // succeeded reports whether the receiver answered the attempt with a 2xx.

@@ -144,24 +144,41 @@ func TestPassRedeliversEachFailureOnce(t *testing.T) {
 		}
 	}
 
-	// Nothing new (but the 5 redeliveries, which succeeded): one request,
-	// nothing redelivered; nor by a new process.
+	// Nothing new (but the 5 redeliveries, which succeeded, and the entries
+	// of the last two minutes, read again): one request, nothing
+	// redelivered; nor by a new process.
 	for i, hh := range []*heal.Healer{h, r.healer(heal.Config{})} {
-		if res := r.pass(hh); res.Redelivered != 0 || res.Requests != 1 || res.Scanned != 5*(1-i) {
+		if res := r.pass(hh); res.Redelivered != 0 || res.Requests != 1 {
 			t.Fatalf("pass %d with nothing new %+v; want 1 request, nothing redelivered", i, res)
 		}
 	}
 
-	// A redelivery that fails too is not asked for again.
+	// A redelivery that fails too (the bot was not reachable yet) is asked
+	// for again once its backoff has passed, and then taken in; never more.
+	clock := time.Now()
+	hc := r.healer(heal.Config{Now: func() time.Time { return clock }})
 	r.gh.SetBotDown(true)
 	r.comments(0)
 	r.gh.SetBotDown(false)
 	r.gh.SetWebhookFault(1, githubtest.HookUnavailable, nil)
-	if res := r.pass(h); res.Redelivered != 1 {
+	if res := r.pass(hc); res.Redelivered != 1 {
 		t.Fatalf("pass %+v; want 1 redelivered", res)
 	}
-	if res := r.pass(h); res.Redelivered != 0 || res.Scanned != 1 {
-		t.Fatalf("pass after a failed redelivery %+v; want it seen and not redelivered again", res)
+	r.wait()
+	if res := r.pass(hc); res.Redelivered != 0 {
+		t.Fatalf("pass right after a failed redelivery %+v; want it to wait its backoff", res)
+	}
+	clock = clock.Add(61 * time.Second)
+	if res := r.pass(hc); res.Redelivered != 1 {
+		t.Fatalf("pass after the backoff %+v; want the failed redelivery tried again", res)
+	}
+	r.wait()
+	if g, total := r.receivedCounts(); g != 9 || total != 9 {
+		t.Fatalf("after healing again %d deliveries (%d with repeats); want 9, each once", g, total)
+	}
+	clock = clock.Add(time.Hour)
+	if res := r.pass(hc); res.Redelivered != 0 {
+		t.Fatalf("pass after a successful redelivery %+v; want nothing redelivered", res)
 	}
 	if last := heal.LastSuccess(context.Background(), r.store); time.Since(last) > time.Minute {
 		t.Fatalf("last success %v", last)
@@ -245,5 +262,25 @@ func TestPassGitHubDown(t *testing.T) {
 	r.gh.SetOutage(0, nil)
 	if res := r.pass(h); res.Redelivered != 2 {
 		t.Fatalf("pass after the outage %+v; want 2 redelivered", res)
+	}
+}
+
+// A redelivery GitHub refuses for good (a 4xx other than a rate limit) is
+// given up, logged and counted; the deliveries behind it are still healed.
+func TestPassSkipsARefusedRedelivery(t *testing.T) {
+	r := newRig(t)
+	r.gh.SetBotDown(true)
+	r.comments(1) // an issue and a comment, both failed
+	r.gh.SetBotDown(false)
+	r.gh.FailNextFor(1, http.StatusUnprocessableEntity, nil, func(method, path string) bool {
+		return method == http.MethodPost && strings.HasSuffix(path, "/attempts")
+	})
+	h := r.healer(heal.Config{})
+	if res := r.pass(h); res.Redelivered != 1 || res.Missed != 2 || res.Pending != 0 {
+		t.Fatalf("pass %+v; want 2 missed: 1 refused for good, 1 redelivered", res)
+	}
+	r.wait()
+	if g, _ := r.receivedCounts(); g != 1 {
+		t.Fatalf("%d deliveries taken in; want the one GitHub redelivered", g)
 	}
 }

@@ -33,7 +33,9 @@ var (
 )
 
 // Delivery is one accepted webhook delivery (or an internal event derived from
-// one), queued under an ordering key.
+// one), queued under an ordering key. Stores keep it in a binary form
+// (common.go); the JSON tags read the deliveries earlier versions stored as
+// JSON.
 type Delivery struct {
 	ID    string `json:"id"`    // X-GitHub-Delivery, or a derived id for internal events
 	Event string `json:"event"` // X-GitHub-Event, or an internal event name

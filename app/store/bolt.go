@@ -19,8 +19,8 @@ import (
 // bbolt file; every write is one fsynced transaction, so what a method reports
 // as done survives a crash. Concurrent writes are grouped into shared
 // transactions (group commit) so that parallel callers share an fsync; while
-// writes arrive back to back, a write waits up to groupLinger (300 µs) for
-// others to join its transaction, which cuts the fsyncs (and their CPU) per
+// concurrent writes arrive back to back, a write waits up to groupLinger
+// (150 µs) for others to join its transaction, which cuts the fsyncs (and their CPU) per
 // delivery several times over under load.
 //
 // Leases are stored in the file like everything else, so the semantics are the
@@ -84,7 +84,7 @@ const (
 	maxGroup = 256
 	// groupLinger is how long a write waits for others to share its commit
 	// while writes arrive back to back.
-	groupLinger = 300 * time.Microsecond
+	groupLinger = 150 * time.Microsecond
 )
 
 // OpenBolt opens (creating it and its directory if needed) the bbolt file at path.
@@ -201,6 +201,7 @@ func (b *Bolt) loop() {
 	var (
 		linger *time.Timer
 		last   time.Time
+		shared bool
 	)
 	for {
 		var first *boltReq
@@ -209,8 +210,10 @@ func (b *Bolt) loop() {
 		case <-b.quit:
 			return
 		}
-		// Under load, the next write comes moments after the last commit.
-		busy := time.Since(last) < groupLinger
+		// Under load, writes arrive together (the last commit was shared) and
+		// the next one comes moments after the last commit. A lone writer
+		// (writes one after the other) never waits.
+		busy := shared && time.Since(last) < groupLinger
 		group := []*boltReq{first}
 	drain:
 		for len(group) < maxGroup {
@@ -241,7 +244,7 @@ func (b *Bolt) loop() {
 			linger.Stop()
 		}
 		b.runGroup(group)
-		last = time.Now()
+		last, shared = time.Now(), len(group) > 1
 	}
 }
 

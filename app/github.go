@@ -12,11 +12,13 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/app/authors"
+	"github.com/countersign/countersign/app/pace"
 	"github.com/countersign/countersign/rules"
 	"github.com/shurcooL/githubv4"
 
 	"github.com/bradleyfalzon/ghinstallation/v2"
 	"github.com/google/go-github/v60/github"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // publicAPI is github.com's API; any other GITHUB_API_URL is treated as GitHub
@@ -25,8 +27,9 @@ const publicAPI = "https://api.github.com/"
 
 // GitHub hands out go-github clients: one authenticated as the App (a JWT) and
 // one per installation (installation tokens, cached by ghinstallation until near
-// expiry). Every request goes through the retrying, instrumented transport, and
-// each installation's GETs through its own ETag cache.
+// expiry). Every request goes through the retrying, instrumented transport,
+// each installation's GETs through its own ETag cache, and its writes through
+// its own pacing (PaceWrites).
 type GitHub struct {
 	apiURL string
 	appID  int64
@@ -41,6 +44,8 @@ type GitHub struct {
 	graphql  map[int64]*githubv4.Client
 	botLogin string
 	accounts map[string]account // lower(login) -> the account, as last read
+	pace     *pace.Limits       // nil: writes are not paced (PaceWrites)
+	buckets  map[int64]*pace.Bucket
 }
 
 // account is an account read from GET /users/{login}, and when.
@@ -94,6 +99,11 @@ func NewGitHub(apiURL string, appID int64, key []byte, m *Metrics) (*GitHub, err
 		return nil, err
 	}
 	apps.BaseURL = strings.TrimRight(g.app.BaseURL.String(), "/")
+	if err := m.Registry.Register(bucketCollector{g: g, desc: prometheus.NewDesc("countersign_github_write_tokens",
+		"Writes an installation may send at once now under its write pacing (COUNTERSIGN_WRITES_PER_MINUTE); no series until it wrote.",
+		[]string{"installation"}, nil)}); err != nil {
+		return nil, fmt.Errorf("register the write pacing metric: %w", err)
+	}
 	return g, nil
 }
 
@@ -117,7 +127,7 @@ func (g *GitHub) Installation(id int64) (*github.Client, error) {
 		return c, nil
 	}
 	rt := &rateTransport{next: g.itr(id), g: g.m.RateLimitRemain.WithLabelValues(strconv.FormatInt(id, 10))}
-	c, err := g.newClient(newETagTransport(rt, 4096))
+	c, err := g.newClient(newETagTransport(g.paced(id, rt), 4096))
 	if err != nil {
 		return nil, err
 	}

@@ -18,6 +18,8 @@ type Metrics struct {
 	APICalls        *prometheus.CounterVec   // GitHub API calls by method and status code
 	APIRetries      *prometheus.CounterVec   // GitHub API retries by reason
 	RateLimitRemain *prometheus.GaugeVec     // X-RateLimit-Remaining of the last API answer, by installation ("app": the App's own calls)
+	WriteWait       prometheus.Histogram     // time a write waited for its turn under the write pacing
+	WritesDeferred  prometheus.Counter       // writes whose turn was too far: their delivery waits, no attempt used
 	QueueDepth      prometheus.GaugeFunc
 	DeadLetters     prometheus.GaugeFunc
 	BuildInfo       *prometheus.GaugeVec // 1, labeled with the binary's version and commit
@@ -64,6 +66,15 @@ func NewMetrics(stats func() (queued, dead int)) *Metrics {
 			Name: "countersign_github_rate_limit_remaining",
 			Help: "X-RateLimit-Remaining of the latest GitHub API answer, by installation (\"app\": calls as the App itself); no series until an answer came.",
 		}, []string{"installation"}),
+		WriteWait: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "countersign_github_write_wait_seconds",
+			Help:    "Time a GitHub write (POST, PATCH, PUT, DELETE) waited for its turn under the installation's write pacing.",
+			Buckets: []float64{0.001, 0.01, 0.1, 0.5, 1, 2.5, 5, 10, 15},
+		}),
+		WritesDeferred: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "countersign_github_writes_deferred_total",
+			Help: "GitHub writes whose turn under the write pacing was more than 15 s away: their delivery waits and tries again (no attempt used).",
+		}),
 	}
 	m.QueueDepth = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "countersign_queue_depth",
@@ -80,7 +91,7 @@ func NewMetrics(stats func() (queued, dead int)) *Metrics {
 	bi := buildinfo.Read()
 	m.BuildInfo.WithLabelValues(bi.Version, bi.Commit, bi.GoVersion).Set(1)
 	m.Registry.MustRegister(m.BuildInfo, m.Deliveries, m.Processed, m.ProcessLatency, m.IntakeLatency, m.APICalls,
-		m.APIRetries, m.RateLimitRemain, m.QueueDepth, m.DeadLetters, m.RepliesHeld,
+		m.APIRetries, m.RateLimitRemain, m.WriteWait, m.WritesDeferred, m.QueueDepth, m.DeadLetters, m.RepliesHeld,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

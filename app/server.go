@@ -20,6 +20,7 @@ import (
 
 	"github.com/countersign/countersign/app/elect"
 	"github.com/countersign/countersign/app/heal"
+	"github.com/countersign/countersign/app/pace"
 	"github.com/countersign/countersign/app/reconcile"
 	"github.com/countersign/countersign/app/store"
 	"github.com/gorilla/mux"
@@ -99,6 +100,11 @@ func New(st Settings, s store.Store, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	srv.gh = gh
+	if st.WritesPerMinute > 0 {
+		if err := gh.PaceWrites(pace.Limits{PerMinute: st.WritesPerMinute, PerHour: st.WritesPerHour, Minute: st.PaceMinute}); err != nil {
+			return nil, fmt.Errorf("write pacing: %w", err)
+		}
+	}
 	keys, err := recordKeys(st)
 	if err != nil {
 		return nil, err

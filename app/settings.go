@@ -51,6 +51,13 @@ type Settings struct {
 	ReconcileInterval time.Duration
 	// GitHubWaitMax caps the backoff of a key waiting for GitHub.
 	GitHubWaitMax time.Duration
+	// WritesPerMinute and WritesPerHour pace each installation's writes
+	// under GitHub's secondary limits (WritesPerMinute 0: not paced;
+	// WritesPerHour 0: no hourly cap). PaceMinute is how long the pacing's
+	// minute is (0: a minute); not an environment setting: tests shorten it.
+	WritesPerMinute int
+	WritesPerHour   int
+	PaceMinute      time.Duration
 }
 
 // DefaultBodyTimeout is how long a delivery's body may take to arrive.
@@ -82,6 +89,8 @@ var settingsTable = []setting{
 	{"COUNTERSIGN_HEAL_HORIZON", "heal-horizon", "72h", "how far back healing looks (GitHub keeps 72h)"},
 	{"COUNTERSIGN_RECONCILE_INTERVAL", "reconcile-interval", "15m", "how often to compare tracked tasks' labels with their records and repair drift (0: only at start-up, on installation and by `countersign resync`)"},
 	{"COUNTERSIGN_GITHUB_WAIT_MAX", "github-wait-max", "5m", "the longest wait between two tries while GitHub is unreachable or rate limiting (waiting uses no attempt)"},
+	{"COUNTERSIGN_WRITES_PER_MINUTE", "writes-per-minute", "80", "writes (POST, PATCH, PUT, DELETE) per installation in any minute: more wait their turn (GitHub's secondary limit is 80; 0: not paced)"},
+	{"COUNTERSIGN_WRITES_PER_HOUR", "writes-per-hour", "500", "writes per installation in any hour (GitHub's secondary limit is 500; 0: no hourly cap)"},
 }
 
 // SettingsHelp lists every setting, for usage text and the README.
@@ -236,6 +245,19 @@ func ResolveSettings(values map[string]string) (Settings, error) {
 	attempts := get("COUNTERSIGN_MAX_ATTEMPTS")
 	if st.MaxAttempts, err = strconv.Atoi(attempts); err != nil || st.MaxAttempts < 1 || st.MaxAttempts > 100 {
 		return st, fmt.Errorf("%s: %q is not a number from 1 to 100", name("COUNTERSIGN_MAX_ATTEMPTS"), attempts)
+	}
+	for _, n := range []struct {
+		env string
+		to  *int
+		max int
+	}{
+		{"COUNTERSIGN_WRITES_PER_MINUTE", &st.WritesPerMinute, 10000},
+		{"COUNTERSIGN_WRITES_PER_HOUR", &st.WritesPerHour, 600000},
+	} {
+		v := get(n.env)
+		if *n.to, err = strconv.Atoi(v); err != nil || *n.to < 0 || *n.to > n.max {
+			return st, fmt.Errorf("%s: %q is not a number from 0 (off) to %d", name(n.env), v, n.max)
+		}
 	}
 	if err := st.LogLevel.UnmarshalText([]byte(get("COUNTERSIGN_LOG_LEVEL"))); err != nil {
 		return st, fmt.Errorf("%s: %q is not debug, info, warn or error", name("COUNTERSIGN_LOG_LEVEL"), get("COUNTERSIGN_LOG_LEVEL"))

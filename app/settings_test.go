@@ -90,6 +90,20 @@ func TestLoadSettings(t *testing.T) {
 			}},
 		{name: "short record key", env: with("COUNTERSIGN_RECORD_KEY", "short"), wantErr: "COUNTERSIGN_RECORD_KEY (--record-key): shorter than 16"},
 		{name: "short previous record key", env: with("COUNTERSIGN_RECORD_KEY_PREVIOUS", "short"), wantErr: "COUNTERSIGN_RECORD_KEY_PREVIOUS (--record-key-previous)"},
+		{name: "write pacing defaults to GitHub's secondary limits", env: good, check: func(t *testing.T, s Settings) {
+			if s.WritesPerMinute != 80 || s.WritesPerHour != 500 {
+				t.Errorf("writes per minute %d, per hour %d; want 80, 500", s.WritesPerMinute, s.WritesPerHour)
+			}
+		}},
+		{name: "write pacing set", env: with("COUNTERSIGN_WRITES_PER_MINUTE", "40"), args: []string{"--writes-per-hour", "0"},
+			check: func(t *testing.T, s Settings) {
+				if s.WritesPerMinute != 40 || s.WritesPerHour != 0 {
+					t.Errorf("writes per minute %d, per hour %d; want 40, 0", s.WritesPerMinute, s.WritesPerHour)
+				}
+			}},
+		{name: "bad writes per minute", env: with("COUNTERSIGN_WRITES_PER_MINUTE", "-1"), wantErr: `COUNTERSIGN_WRITES_PER_MINUTE (--writes-per-minute): "-1" is not a number from 0 (off)`},
+		{name: "writes per minute not a number", env: with("COUNTERSIGN_WRITES_PER_MINUTE", "80/min"), wantErr: "COUNTERSIGN_WRITES_PER_MINUTE"},
+		{name: "bad writes per hour", env: with("COUNTERSIGN_WRITES_PER_HOUR", "1e9"), wantErr: "COUNTERSIGN_WRITES_PER_HOUR (--writes-per-hour)"},
 		{name: "bad log level", env: with("COUNTERSIGN_LOG_LEVEL", "loud"), wantErr: "COUNTERSIGN_LOG_LEVEL"},
 		{name: "stray argument", env: good, args: []string{"extra"}, wantErr: "unexpected argument"},
 	}

@@ -53,6 +53,8 @@ func (t *rateTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // network errors of idempotent requests, with capped exponential backoff and
 // full jitter. A POST that got a 5xx is not retried here: GitHub may have done
 // it, so the caller's idempotent effect decides (it looks before it writes).
+// A write's replay takes another turn from its installation's write pacing
+// (retryTurn).
 type retryTransport struct {
 	next        http.RoundTripper
 	m           *Metrics
@@ -98,6 +100,9 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			timer.Stop()
 			return nil, req.Context().Err()
 		case <-timer.C:
+		}
+		if err := retryTurn(req, t.maxWait); err != nil { // a paced write's replay is a write too
+			return nil, err
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -210,6 +211,19 @@ func TestRedisDeployment(t *testing.T) {
 	if envIndex(c, "REDIS_PASSWORD") > envIndex(c, "REDIS_URL") {
 		t.Error("countersign.yaml: REDIS_PASSWORD must come before REDIS_URL")
 	}
+	// Each replica paces its own writes: together they stay under GitHub's
+	// secondary limits (80 writes a minute, 500 an hour, per installation).
+	replicas := 1
+	if d.Spec.Replicas != nil {
+		replicas = int(*d.Spec.Replicas)
+	}
+	for name, limit := range map[string]int{"COUNTERSIGN_WRITES_PER_MINUTE": 80, "COUNTERSIGN_WRITES_PER_HOUR": 500} {
+		e := env(c, name)
+		n, err := strconv.Atoi(valueOf(e))
+		if e == nil || err != nil || n < 1 || n*replicas > limit {
+			t.Errorf("countersign.yaml: %s %v: %d replicas must write at most %d together", name, e, replicas, limit)
+		}
+	}
 
 	if len(rd.statefulSets) != 1 || len(rd.services) != 1 || len(rd.netpols) != 1 {
 		t.Fatalf("redis.yaml: want a StatefulSet, a Service and a NetworkPolicy")
@@ -241,6 +255,13 @@ func TestRedisDeployment(t *testing.T) {
 	if !labels.SelectorFromSet(rd.services[0].Spec.Selector).Matches(redisLabels) || rd.services[0].Name != "countersign-redis" {
 		t.Error("redis.yaml: the Service countersign-redis does not select Redis")
 	}
+}
+
+func valueOf(e *corev1.EnvVar) string {
+	if e == nil {
+		return ""
+	}
+	return e.Value
 }
 
 func envIndex(c corev1.Container, name string) int {

@@ -66,38 +66,70 @@ type Command struct {
 // command that needs some is returned with the Args it has, possibly none.
 func ParseCommands(body string) []Command {
 	src := normalizeNewlines(body)
-	if !mayHoldCommand(src) || tooDeep(src) {
+	if !mayHoldCommand(src) || tooDeep(src) || strings.Count(src, "[") > MaxBrackets {
 		return nil
 	}
 	p := mdParsers.Get().(parser.Parser)
 	doc := p.Parse(text.NewReader([]byte(src)))
 	mdParsers.Put(p)
 	var cmds []Command
+	hidden := 0 // <details> elements opened by HTML blocks and not closed: GitHub shows their content collapsed
 	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
-		if n.Kind() != ast.KindParagraph {
-			continue // quotes, lists, tables, headings, code, HTML
+		switch n.Kind() {
+		case ast.KindHTMLBlock:
+			lines := n.Lines()
+			for i := 0; i < lines.Len(); i++ {
+				sg := lines.At(i)
+				hidden = countTags(detailsTagRE, sg.Value([]byte(src)), hidden)
+			}
+		case ast.KindParagraph:
+			if hidden == 0 {
+				cmds = paragraphCommands(n, []byte(src), cmds)
+			}
 		}
-		cmds = paragraphCommands(n, []byte(src), cmds)
+		// Anything else (quotes, lists, tables, headings, code) holds no command.
 	}
 	return cmds
 }
 
+// MaxBrackets is how many "[" a comment may hold for it to be read for
+// commands: goldmark's link parser takes time quadratic in them, and a
+// command may hide in a link's title or an image's description.
+const MaxBrackets = 500
+
+// countTags adds the opening tags re finds in b to depth and takes away the
+// closing ones (never below 0).
+func countTags(re *regexp.Regexp, b []byte, depth int) int {
+	for _, m := range re.FindAllSubmatch(b, -1) {
+		if len(m[1]) == 0 {
+			depth++
+		} else if depth > 0 {
+			depth--
+		}
+	}
+	return depth
+}
+
 // mdParsers are goldmark parsers for GitHub's Markdown as far as commands
-// need it: every block (GitHub's tables and footnotes included), and of the
-// inlines those that hide text or make it code (code spans, raw HTML,
-// autolinks). Links and emphasis are left out: they change nothing about
-// where a line starts, and goldmark's link parser takes time quadratic in the
-// length of some paragraphs. A parser is not documented as safe for
-// concurrent use, so each call takes its own.
+// need it: every block (GitHub's tables and footnotes included, and link
+// reference definitions, which show nothing), and of the inlines those that
+// hide text or make it code (code spans, raw HTML, autolinks, and links and
+// images: a title or an image's description is no line of the comment).
+// Emphasis is left out: it changes nothing about where a line starts. The
+// link parser's time grows with the square of a paragraph's brackets, which
+// MaxBrackets bounds. A parser is not documented as safe for concurrent use,
+// so each call takes its own.
 var mdParsers = sync.Pool{New: func() any {
 	return parser.NewParser(
 		parser.WithBlockParsers(append(parser.DefaultBlockParsers(),
 			util.Prioritized(extension.NewFootnoteBlockParser(), 999))...),
 		parser.WithInlineParsers(
 			util.Prioritized(parser.NewCodeSpanParser(), 100),
+			util.Prioritized(parser.NewLinkParser(), 200),
 			util.Prioritized(parser.NewAutoLinkParser(), 300),
 			util.Prioritized(parser.NewRawHTMLParser(), 400)),
 		parser.WithParagraphTransformers(
+			util.Prioritized(parser.LinkReferenceParagraphTransformer, 100),
 			util.Prioritized(extension.NewTableParagraphTransformer(), 200)),
 	)
 }}
@@ -156,8 +188,12 @@ func tooDeep(s string) bool {
 	return false
 }
 
-// preTagRE finds <pre> and </pre> tags in inline HTML.
-var preTagRE = regexp.MustCompile(`(?i)<(/?)pre(?:[\s/>]|$)`)
+// preTagRE finds <pre> and </pre> tags in inline HTML; detailsTagRE finds
+// <details> and </details> (what is inside is shown collapsed).
+var (
+	preTagRE     = regexp.MustCompile(`(?i)<(/?)pre(?:[\s/>]|$)`)
+	detailsTagRE = regexp.MustCompile(`(?i)<(/?)details(?:[\s/>]|$)`)
+)
 
 // paragraphCommands appends the commands of paragraph para to cmds: the
 // lines that begin with text of the paragraph itself (not of a code span, a
@@ -169,23 +205,18 @@ func paragraphCommands(para ast.Node, src []byte, cmds []Command) []Command {
 		sg := lines.At(i)
 		stops[sg.Start] = sg.Stop
 	}
-	inPre := 0
+	inPre, inDetails := 0, 0
 	for n := para.FirstChild(); n != nil; n = n.NextSibling() {
 		switch v := n.(type) {
 		case *ast.RawHTML:
 			for i := 0; i < v.Segments.Len(); i++ {
 				sg := v.Segments.At(i)
-				for _, m := range preTagRE.FindAllSubmatch(sg.Value(src), -1) {
-					if len(m[1]) == 0 {
-						inPre++
-					} else if inPre > 0 {
-						inPre--
-					}
-				}
+				inPre = countTags(preTagRE, sg.Value(src), inPre)
+				inDetails = countTags(detailsTagRE, sg.Value(src), inDetails)
 			}
 		case *ast.Text:
 			stop, ok := stops[v.Segment.Start]
-			if !ok || inPre > 0 || indentBefore(src, v.Segment.Start) > 3 {
+			if !ok || inPre > 0 || inDetails > 0 || indentBefore(src, v.Segment.Start) > 3 {
 				continue
 			}
 			line := string(src[v.Segment.Start:stop])

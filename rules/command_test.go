@@ -113,7 +113,7 @@ func TestParseCommands(t *testing.T) {
 		{"a setext heading is no command", "/verify\n---", nil},
 		// Emphasis and links hide nothing: the line still starts with the command.
 		{"in emphasis across lines", "*x\n/verify ok*", []Command{cmd(CmdVerify, "ok*", "/verify ok*")}},
-		{"in a link's text across lines", "[x\n/verify ok](https://example.com)", []Command{cmd(CmdVerify, "ok](https://example.com)", "/verify ok](https://example.com)")}},
+		{"in a link's text across lines: part of a link, not a line of the comment", "[x\n/verify ok](https://example.com)", nil},
 		{"emphasis right after the name", "*x\n/verify*", nil},
 		{"inside a multi-line code span", "`x\n/verify`", nil},
 
@@ -146,7 +146,7 @@ func TestParseCommands(t *testing.T) {
 		{"inline pre", "x <pre>\n/verify\n</pre>", nil},
 		{"after an inline pre closes", "x <pre>\ny\n</pre>\n/verify", []Command{verify}},
 		{"div block", "<div>\n/verify\n</div>", nil},
-		{"details block ends at a blank line", "<details>\n\n/verify\n\n</details>", []Command{verify}},
+		{"inside a details element across blank lines: shown collapsed, not a command", "<details>\n\n/verify\n\n</details>", nil},
 		{"inline HTML before", "<b>x</b>\n/verify", []Command{verify}},
 		{"inline HTML at the start of the line", "x\n<b>/verify</b>", nil},
 

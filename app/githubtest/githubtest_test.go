@@ -144,7 +144,13 @@ func sharedKey(t *testing.T) *rsa.PrivateKey {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	s := New(Options{PrivateKey: sharedKey(t)})
+	return newEnvWith(t, Options{})
+}
+
+func newEnvWith(t *testing.T, opts Options) *env {
+	t.Helper()
+	opts.PrivateKey = sharedKey(t)
+	s := New(opts)
 	t.Cleanup(s.Close)
 	s.AddRepo(repoName, instID)
 	s.SetPermission(repoName, "alice", "write")
@@ -1077,6 +1083,59 @@ func TestFailNext(t *testing.T) {
 	e.s.ResetRequests()
 	if len(e.s.Requests()) != 0 {
 		t.Fatal("ResetRequests")
+	}
+}
+
+func TestSecondaryWriteLimit(t *testing.T) {
+	e := newEnvWith(t, Options{WriteLimit: WriteLimit{Writes: 3, Window: 400 * time.Millisecond}})
+	n := e.s.OpenIssue(repoName, "alice", "Busy", "")
+	comment := func() error {
+		_, _, err := e.client.Issues.CreateComment(e.ctx, "acme", "widgets", n, &github.IssueComment{Body: github.String("x")})
+		return err
+	}
+	for i := range 3 {
+		if err := comment(); err != nil {
+			t.Fatalf("write %d within the limit: %v", i, err)
+		}
+	}
+	err := comment()
+	var abuse *github.AbuseRateLimitError
+	if !errors.As(err, &abuse) || abuse.RetryAfter == nil || *abuse.RetryAfter != time.Second ||
+		!strings.Contains(abuse.Message, "You have exceeded a secondary rate limit") {
+		t.Fatalf("the 4th write in the window: %v, want a secondary rate limit with Retry-After: 1", err)
+	}
+	if got := len(e.s.Comments(repoName, n)); got != 3 {
+		t.Fatalf("%d comments, want 3: a refused write changed the state", got)
+	}
+	// Reads are not content-generating.
+	resp, _ := e.raw("GET", fmt.Sprintf("/repos/acme/widgets/issues/%d", n), "token "+e.token(), nil, nil)
+	if resp.StatusCode != 200 {
+		t.Fatalf("a read under the write limit: %d", resp.StatusCode)
+	}
+	// A raw refusal: 403, Retry-After, and a healthy X-RateLimit-Remaining (it is not the primary limit).
+	resp, body := e.raw("DELETE", fmt.Sprintf("/repos/acme/widgets/issues/%d/labels", n), "token "+e.token(), nil, nil)
+	if resp.StatusCode != 403 || resp.Header.Get("Retry-After") != "1" || resp.Header.Get("X-RateLimit-Remaining") == "0" ||
+		!strings.Contains(string(body), "secondary rate limit") {
+		t.Fatalf("refusal: %d %v %s", resp.StatusCode, resp.Header, body)
+	}
+	if got := e.s.WritesRefused(); got != 2 {
+		t.Fatalf("WritesRefused = %d, want 2", got)
+	}
+	time.Sleep(400 * time.Millisecond) // the window moves on (go-github itself would hold back for Retry-After)
+	if resp, _ := e.raw("POST", fmt.Sprintf("/repos/acme/widgets/issues/%d/comments", n), "token "+e.token(), map[string]string{"body": "y"}, nil); resp.StatusCode != 201 {
+		t.Fatalf("a write after the window: %d", resp.StatusCode)
+	}
+
+	e429 := newEnvWith(t, Options{WriteLimit: WriteLimit{Writes: 1, Window: time.Hour, Status: 429}})
+	m := e429.s.OpenIssue(repoName, "alice", "Busy", "")
+	for i, want := range []int{201, 429} {
+		resp, _ := e429.raw("POST", fmt.Sprintf("/repos/acme/widgets/issues/%d/comments", m), "token "+e429.token(), map[string]string{"body": "y"}, nil)
+		if resp.StatusCode != want {
+			t.Fatalf("write %d: %d, want %d", i, resp.StatusCode, want)
+		}
+		if want == 429 && resp.Header.Get("Retry-After") != "3600" {
+			t.Fatalf("Retry-After %q, want 3600", resp.Header.Get("Retry-After"))
+		}
 	}
 }
 

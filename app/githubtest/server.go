@@ -58,6 +58,22 @@ type Options struct {
 	PrivateKey *rsa.PrivateKey
 	// HTMLURL is the base of the html_url fields. Default "https://github.com/".
 	HTMLURL string
+	// WriteLimit, when its Writes is positive, is a secondary rate limit on
+	// content-generating requests, as GitHub enforces one (about 80 a
+	// minute and 500 an hour per installation).
+	WriteLimit WriteLimit
+}
+
+// WriteLimit is a secondary rate limit: at most Writes content-generating
+// requests (POST, PATCH, PUT, DELETE with an installation token; a GraphQL
+// query is not one) per installation in any Window. A write beyond it is
+// refused without effect, as GitHub does: 403 (or Status, e.g. 429) with
+// "You have exceeded a secondary rate limit" and Retry-After, the seconds
+// until the window has room again. Refused writes do not count.
+type WriteLimit struct {
+	Writes int
+	Window time.Duration
+	Status int // 403 (default) or 429
 }
 
 // Request is one API request the fake answered.
@@ -103,6 +119,8 @@ type Server struct {
 	checkRuns     map[int64]*checkRunState
 	tokens        map[string]*tokenState
 	rate          map[int64]*rateState
+	writeTimes    map[int64][]time.Time // each installation's accepted writes within WriteLimit.Window
+	writeRefused  int                   // writes refused by WriteLimit
 	faults        []*fault
 	outage        *fault // every call fails so while set (SetOutage)
 	requests      []Request
@@ -192,6 +210,7 @@ func New(opts Options) *Server {
 		checkRuns:     map[int64]*checkRunState{},
 		tokens:        map[string]*tokenState{},
 		rate:          map[int64]*rateState{},
+		writeTimes:    map[int64][]time.Time{},
 		hookClient:    &http.Client{Timeout: 10 * time.Second},
 	}
 	s.wcond = sync.NewCond(&s.wmu)
@@ -792,9 +811,70 @@ func (s *Server) wrap(auth authKind, fn func(*apiCall)) http.Handler {
 				c.notFound()
 				return
 			}
+			if !s.allowWrite(c) {
+				return
+			}
 		}
 		fn(c)
 	})
+}
+
+// allowWrite applies Options.WriteLimit to an installation's call, answering
+// it when the limit refuses it. Call with s.mu held.
+func (s *Server) allowWrite(c *apiCall) bool {
+	l := s.opts.WriteLimit
+	switch c.r.Method {
+	case http.MethodPost, http.MethodPatch, http.MethodPut, http.MethodDelete:
+	default:
+		return true
+	}
+	if l.Writes <= 0 || l.Window <= 0 || (strings.HasSuffix(c.r.URL.Path, "/graphql") && !isMutation(c.info.body)) {
+		return true
+	}
+	now := time.Now()
+	times := s.writeTimes[c.inst]
+	i := 0
+	for i < len(times) && !times[i].After(now.Add(-l.Window)) {
+		i++
+	}
+	times = times[i:]
+	if len(times) < l.Writes {
+		s.writeTimes[c.inst] = append(times, now)
+		return true
+	}
+	s.writeTimes[c.inst] = times
+	s.writeRefused++
+	wait := times[len(times)-l.Writes].Add(l.Window).Sub(now)
+	secs := max(int64((wait+time.Second-1)/time.Second), 1)
+	c.w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
+	status := l.Status
+	if status == 0 {
+		status = http.StatusForbidden
+	}
+	writeJSON(c.w, status, &apiError{
+		Message: "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. " +
+			"If you reach out to GitHub Support for help, please include the request ID.",
+		DocumentationURL: "https://docs.github.com/free-pro-team@latest/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits",
+	})
+	return false
+}
+
+// isMutation reports whether a GraphQL request body is a mutation.
+func isMutation(body []byte) bool {
+	var q struct {
+		Query string `json:"query"`
+	}
+	if json.Unmarshal(body, &q) != nil {
+		return false
+	}
+	return strings.HasPrefix(strings.TrimSpace(q.Query), "mutation")
+}
+
+// WritesRefused is how many writes WriteLimit refused so far.
+func (s *Server) WritesRefused() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.writeRefused
 }
 
 func (s *Server) installationHasOwner(inst int64, owner string) bool {

@@ -38,6 +38,9 @@ func startBot(t testing.TB, gh *githubtest.Server, dataPath, addr, logPath strin
 		"GITHUB_APP_ID=1", "GITHUB_PRIVATE_KEY=" + string(gh.PrivateKeyPEM()), "GITHUB_WEBHOOK_SECRET=" + crashSecret,
 		"GITHUB_API_URL=" + gh.URL(), "COUNTERSIGN_DATA=" + dataPath, "COUNTERSIGN_LISTEN=" + addr,
 		"COUNTERSIGN_WORKERS=4",
+		// At test speed: GitHub's 80 writes a minute would make a lifecycle take
+		// minutes. Pacing is tested in app (TestBurstOfIssuesIsPaced) and app/pace.
+		"COUNTERSIGN_WRITES_PER_MINUTE=6000", "COUNTERSIGN_WRITES_PER_HOUR=0",
 	}, extraEnv...)
 	cmd := command(context.Background(), env, "serve")
 	cmd.Stderr = logs

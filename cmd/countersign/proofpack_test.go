@@ -33,7 +33,17 @@ func TestProofpack(t *testing.T) {
 	gh.Comment(repo, n, "alice", "/submit done")
 	gh.Comment(repo, n, "carol", "/approve")
 	gh.Comment(repo, n, "bob", "/verify tried it: works")
-	waitFor(t, func() bool { return slices.Contains(gh.Labels(repo, n), "state:verified") })
+	waitFor(t, func() bool { // the labels, then the card: both written
+		if !slices.Contains(gh.Labels(repo, n), "state:verified") {
+			return false
+		}
+		for _, c := range gh.Comments(repo, n) {
+			if c.User == gh.BotLogin() && strings.Contains(c.Body, "countersign:card") && strings.Contains(c.Body, "**State:** `verified`") {
+				return true
+			}
+		}
+		return false
+	})
 	b.kill()
 
 	for env, v := range map[string]string{"GITHUB_APP_ID": "1", "GITHUB_PRIVATE_KEY": string(gh.PrivateKeyPEM()),

@@ -1,0 +1,148 @@
+package app_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/countersign/countersign/app"
+	"github.com/countersign/countersign/app/githubtest"
+	"github.com/countersign/countersign/app/store"
+)
+
+// burstHarness is a bot whose fake GitHub enforces a secondary limit of
+// limit writes per window, paced at perWindow writes a window (0: not paced).
+func burstHarness(t *testing.T, limit githubtest.WriteLimit, perWindow int) *harness {
+	t.Helper()
+	gh := githubtest.New(githubtest.Options{WriteLimit: limit})
+	t.Cleanup(gh.Close)
+	gh.AddRepo(testRepo, testInstallation)
+	s, err := store.OpenBolt(filepath.Join(t.TempDir(), "countersign.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return startHarness(t, gh, s, func(st *app.Settings) {
+		st.Workers = 8
+		st.WritesPerMinute = perWindow
+		st.PaceMinute = time.Second
+		st.GitHubWaitMax = time.Second
+	})
+}
+
+// settleWithin is settle with a longer patience, for a burst.
+func (h *harness) settleWithin(d time.Duration) {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	for quiet := 0; quiet < 2; {
+		if err := h.gh.WaitWebhooks(ctx); err != nil {
+			h.t.Fatalf("webhooks not delivered: %v", err)
+		}
+		st, err := h.store.Stats(ctx)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		if st.Queued == 0 && st.Keys == 0 && h.srv.Worker().Busy() == 0 {
+			quiet++
+		} else {
+			quiet = 0
+		}
+		select {
+		case <-ctx.Done():
+			h.t.Fatalf("bot did not settle in %v: %+v busy=%d", d, st, h.srv.Worker().Busy())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// mostWritesIn is the most writes GitHub received from the installation in
+// any window of length w.
+func mostWritesIn(reqs []githubtest.Request, w time.Duration) int {
+	var times []time.Time
+	for _, r := range reqs {
+		if isWrite(r) && r.Installation == testInstallation {
+			times = append(times, r.Time)
+		}
+	}
+	most, j := 0, 0
+	for i := range times {
+		for times[i].Sub(times[j]) >= w {
+			j++
+		}
+		most = max(most, i-j+1)
+	}
+	return most
+}
+
+// TestBurstOfIssuesIsPaced opens 200 issues at once (20 of them assigned
+// right after), through the webhook endpoint, against a fake GitHub that
+// refuses writes beyond a secondary limit as GitHub does. Time is scaled: a
+// pacing "minute" is a second, the fake allows 100 writes a second, and the
+// bot is paced at 90 (a tenth kept back for the jitter between a write's
+// turn and its arrival on a loaded test machine; GitHub's window is a minute,
+// where the bucket's slack of a second covers it). Unpaced, the same burst
+// runs into the limit (hundreds of writes a second); paced, GitHub refuses
+// nothing, and every task ends where its own deliveries, in order, take it.
+func TestBurstOfIssuesIsPaced(t *testing.T) {
+	limit := githubtest.WriteLimit{Writes: 100, Window: time.Second}
+	for _, tc := range []struct {
+		name  string
+		paced int
+	}{{"unpaced", 0}, {"paced", 90}} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := burstHarness(t, limit, tc.paced)
+			var issues []int
+			for i := range 200 {
+				n := h.gh.OpenIssue(testRepo, "carol", fmt.Sprintf("Task %d", i), "")
+				if i%10 == 0 {
+					h.gh.Assign(testRepo, n, "carol", "alice")
+				}
+				issues = append(issues, n)
+			}
+			h.settleWithin(2 * time.Minute)
+			reqs := h.gh.Requests()
+			refused := h.gh.WritesRefused()
+			t.Logf("%d requests, %d writes, %d refused; most writes in a second: %d",
+				len(reqs), len(writes(reqs)), refused, mostWritesIn(reqs, time.Second))
+			// Each task has one card, whose history is its own deliveries in order.
+			for i, n := range issues {
+				want, history := "pending", `"history":[{"to":"pending","actor":"carol",`
+				tail := `"why":"issue opened"}]}`
+				if i%10 == 0 {
+					want, tail = "assigned", `"why":"issue opened"},{"from":"pending","to":"assigned","actor":"carol",`
+				}
+				wantState(t, h, n, want)
+				wantContains(t, fmt.Sprintf("#%d's card", n), card(t, h, n), history, tail)
+			}
+			if dead, _ := h.store.DeadLetters(context.Background()); len(dead) != 0 {
+				t.Fatalf("dead letters: %+v", dead)
+			}
+			if tc.paced == 0 {
+				if refused == 0 {
+					t.Fatal("the unpaced burst was never refused: the fake's limit is not tested")
+				}
+				return
+			}
+			if refused != 0 {
+				t.Fatalf("GitHub refused %d paced writes", refused)
+			}
+			for _, r := range reqs {
+				if r.Status == 403 || r.Status == 429 {
+					t.Fatalf("%s %s answered %d", r.Method, r.Path, r.Status)
+				}
+			}
+			if most := mostWritesIn(reqs, time.Second); most > limit.Writes {
+				t.Fatalf("%d writes in a second, limit %d", most, limit.Writes)
+			}
+			_, metrics := h.get("/metrics")
+			for _, want := range []string{"countersign_github_write_wait_seconds_count ", `countersign_github_write_tokens{installation="7"} `} {
+				if !strings.Contains(metrics, want) {
+					t.Errorf("/metrics has no %s", want)
+				}
+			}
+		})
+	}
+}

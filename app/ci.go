@@ -208,6 +208,9 @@ func (p *Processor) changedFiles(ctx context.Context, c *github.Client, repo str
 		}
 		for _, f := range files {
 			out = append(out, f.GetFilename())
+			if prev := f.GetPreviousFilename(); prev != "" { // renamed: the old name is changed too
+				out = append(out, prev)
+			}
 		}
 		if resp.NextPage == 0 {
 			break

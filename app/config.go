@@ -94,6 +94,12 @@ func (p *Processor) readConfig(ctx context.Context, c *github.Client, repo strin
 		rec.Config = rules.DefaultConfig()
 	case err != nil:
 		return rec, fmt.Errorf("read %s: %w", rules.ConfigPath, err)
+	case file == nil: // a directory: GitHub lists it
+		rec.Error = rules.ConfigPath + " is a directory, not a file"
+		if prev != nil {
+			rec.Config = prev.Config
+		}
+		log.Warn("invalid repository configuration; keeping the last good one", "repo", repo, "error", rec.Error)
 	default:
 		text, err := file.GetContent()
 		if err != nil {
@@ -198,9 +204,16 @@ func (p *Processor) pullConfigCheck(ctx context.Context, c *github.Client, old, 
 		&github.RepositoryContentGetOptions{Ref: cur.Head})
 	switch {
 	case isStatus(err, http.StatusNotFound):
-		return e, nil // the pull request removes the file: the defaults are valid
+		// The pull request removes (or renames) the file: valid, but say what
+		// that means.
+		e.Note = "This pull request removes " + rules.ConfigPath + ": once it is merged, countersign uses the defaults " +
+			"(leads: people with admin or maintain permission; anyone with write permission may verify; separation: auto; the default contracts)."
+		return e, nil
 	case err != nil:
 		return nil, fmt.Errorf("read %s of #%d: %w", rules.ConfigPath, cur.Number, err)
+	case file == nil: // a directory
+		e.Problem = rules.ConfigPath + " is a directory, not a file"
+		return e, nil
 	}
 	text, err := file.GetContent()
 	if err != nil {

@@ -569,3 +569,19 @@ func TestGraphQLOutageIsWaitedOut(t *testing.T) {
 		t.Fatalf("dead letters %v, %v: a GraphQL outage used up a delivery's attempts", dl, err)
 	}
 }
+
+// Found by review: a directory where the configuration file belongs is an
+// invalid configuration, reported; the bot keeps working (it crashed every
+// delivery that read the configuration).
+func TestConfigPathThatIsADirectory(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	h.gh.PushDefault(testRepo, "alice", map[string]string{".github/countersign.yml/x": "leads: [alice]\n"})
+	h.settle()
+	n := h.gh.OpenIssue(testRepo, "carol", "Login form", "")
+	h.settle()
+	wantState(t, h, n, "pending")
+	if dl, err := h.store.DeadLetters(context.Background()); err != nil || len(dl) != 0 {
+		t.Fatalf("dead letters %v, %v", dl, err)
+	}
+}

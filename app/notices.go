@@ -174,6 +174,9 @@ func (x *Executor) configCheck(ctx context.Context, c *github.Client, owner, nam
 	if e.Number > 0 {
 		out.Summary = github.String(fmt.Sprintf("countersign will use this configuration once pull request #%d is merged into the default branch.", e.Number))
 	}
+	if e.Note != "" {
+		out.Summary = github.String(out.GetSummary() + "\n\n" + e.Note)
+	}
 	conclusion := "success"
 	if e.Problem != "" {
 		conclusion = "failure"

@@ -783,6 +783,9 @@ func checks(m map[string][]string, at locator) (map[string][]string, error) {
 			}
 			return nil, at.errorf(msg, "contracts", "checks", mapKey(k))
 		}
+		if m[k] == nil { // "typecheck:" with nothing after it: a half-edited line must not switch a gate off
+			return nil, at.errorf(fmt.Sprintf("contracts.checks.%s is empty: list the check names that count for it, or write [] to leave it to the verifier on purpose", k), "contracts", "checks", mapKey(k))
+		}
 		names, err := words(m[k], func(a, b string) bool { return a == b }, at, "contracts", "checks", k)
 		if err != nil {
 			return nil, err

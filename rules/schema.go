@@ -103,8 +103,8 @@ func valueSchema(path string, t reflect.Type, def reflect.Value) map[string]any 
 		s = map[string]any{"type": "array", "items": valueSchema(path+"[]", t.Elem(), reflect.Value{})}
 	case reflect.Map:
 		vs := valueSchema(path+".*", t.Elem(), reflect.Value{})
-		if t.Elem().Kind() == reflect.Slice {
-			nullable(vs) // a null list is an empty one
+		if t.Elem().Kind() == reflect.Slice && path != "contracts.checks" {
+			nullable(vs) // a null list is an empty one (but an activity's checks are written out: [] to leave it to the verifier)
 		}
 		s = map[string]any{"type": "object", "additionalProperties": vs}
 	default:

@@ -126,7 +126,7 @@ contracts:
 goals: {integration_check: ""}
 `,
 		"leads: [alice, '@bob', 'ci[bot]', '@acme/leads']\nagents: {'@copilot[bot]': '@alice'}\n",
-		"separation: ~\ntasks: {track: labeled, label: task}\ncontracts: {checks: {lint: ~}, critics: {ux: ~}, default_rules: null}\n",
+		"separation: ~\ntasks: {track: labeled, label: task}\ncontracts: {checks: {lint: []}, critics: {ux: ~}, default_rules: null}\n",
 		"contracts: {apps: {test: github-actions}, status_creators: [jenkins, '@ci[bot]']}\n",
 		"contracts:\n  rules:\n    - {files: ['**/*.go', '.github/*'], unit-test: true}\n    - {files: [web/**], e2e: deferred, critics: [ux-critic]}\n",
 	} {
@@ -161,6 +161,7 @@ goals: {integration_check: ""}
 		"contracts: {status_creators: ['@acme/ci']}\n",
 		"contracts: {contradictions: [' ']}\n",
 		"contracts: {checks: {lint: [golangci, '']}}\n",
+		"contracts: {checks: {unit-test: [test], typecheck: , lint: [lint]}}\n", // a half-edited line must not switch typecheck off
 		"contracts: {critics: {front end: [alice]}}\n",
 		"contracts: {critics: {ux: [bob smith]}}\n",
 		"contracts: {rules: [{files: [a]}]}\n",
@@ -190,7 +191,7 @@ goals: {integration_check: ""}
 func FuzzSchemaAcceptsWhatTheParserAccepts(f *testing.F) {
 	for _, s := range []string{
 		"leads: [alice]\n", "tasks: {track: labeled, label: x, max_per_pr: 3}\n",
-		"contracts: {checks: {lint: ~, e2e: [a]}, apps: {test: github-actions}, status_creators: ['@ci[bot]']}\n",
+		"contracts: {checks: {lint: [], e2e: [a]}, apps: {test: github-actions}, status_creators: ['@ci[bot]']}\n",
 		"contracts:\n  rules:\n    - {files: ['.x', ' a'], e2e: deferred}\n  critics: {c: ~}\n",
 		"agents: {'@copilot[bot]': '@alice'}\nseparation: ~\nescalation: {rejections: 0x10}\n",
 		"goals: {integration_check: 1}\n", "leads: &a [x]\nverifiers: *a\n",

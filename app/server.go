@@ -74,6 +74,8 @@ func OpenExistingStore(ctx context.Context, st Settings) (store.Store, error) {
 			return nil, fmt.Errorf("COUNTERSIGN_DATA (--data): %w", err)
 		case fi.IsDir():
 			return nil, fmt.Errorf("COUNTERSIGN_DATA (--data): %s is a directory, not a store file", st.DataPath)
+		case fi.Size() == 0:
+			return nil, fmt.Errorf("COUNTERSIGN_DATA (--data): %s is empty, not a store file (serve creates it; check the path)", st.DataPath)
 		}
 	}
 	return OpenStore(ctx, st)

@@ -137,3 +137,28 @@ func TestCheckTextFits(t *testing.T) {
 		t.Fatalf("check text of %d bytes, or no pointer to the cards at its end", len(text))
 	}
 }
+
+// People's and CI's words in the evidence show as written: no HTML, no link,
+// no image, no mention (found by review: a title "Fix <details>" collapsed
+// the rest of the text).
+func TestCheckTextShowsPeoplesWordsAsWritten(t *testing.T) {
+	task := exampleTask()
+	task.Title = "Fix <details> and [x](https://evil.example) @mallory"
+	task.Rejections[0].Reason = "![img](https://evil.example/a.png) <!-- | x"
+	task.Contract.Criteria[0].Detail = "`ci` <b>x</b> [y](https://evil.example)"
+	ev := rules.EvidenceOf(task)
+	text, err := CheckText(rules.Check{Tasks: []rules.CheckTask{{Number: task.Number, Evidence: &ev}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"<details>", "[x](https://evil", "[y](https://evil", "![img]", "<!--", "<b>", "@mallory"} {
+		if strings.Contains(text, bad) {
+			t.Errorf("the check text carries %q as markup:\n%s", bad, text)
+		}
+	}
+	for _, want := range []string{`Fix \<details\> and \[x\](https://evil.example) @` + "\u200b" + "mallory", "`ci` \\<b\\>x\\</b\\>"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the check text lacks %q:\n%s", want, text)
+		}
+	}
+}

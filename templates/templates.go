@@ -75,6 +75,12 @@ var all = template.Must(template.New("").Funcs(template.FuncMap{
 	"plain": func(s string) string { // people's or CI's text on one line, pinging no one
 		return noMention(strings.Join(strings.Fields(s), " "))
 	},
+	"detail": func(s string) string { // countersign's words with CI's names in them: code spans kept, links and HTML not
+		return noMention(detailEscaper.Replace(strings.Join(strings.Fields(s), " ")))
+	},
+	"literal": func(s string) string { // people's or CI's text on one line, shown as written: no markup, no HTML, no mentions
+		return noMention(markdownEscaper.Replace(strings.Join(strings.Fields(s), " ")))
+	},
 	"link": func(text, url string) string { // a Markdown link to an https URL, else nothing
 		if !strings.HasPrefix(url, "https://") && !strings.HasPrefix(url, "http://") || strings.ContainsAny(url, " \t\r\n()<>[]") {
 			return ""
@@ -185,6 +191,16 @@ func NoticeMarker(key string) string {
 // noMention keeps quoted text from @-mentioning anyone (a zero-width space
 // after each "@"): a command or reason quoted back must not notify a team.
 func noMention(s string) string { return strings.ReplaceAll(s, "@", "@\u200b") }
+
+// markdownEscaper backslash-escapes the ASCII punctuation that Markdown (and
+// GitHub's HTML) reads as markup, so text shows as written.
+var markdownEscaper = strings.NewReplacer(
+	`\`, `\\`, "`", "\\`", "*", `\*`, "_", `\_`, "[", `\[`, "]", `\]`, "<", `\<`, ">", `\>`,
+	"!", `\!`, "|", `\|`, "~", `\~`, "&", `\&`)
+
+// detailEscaper escapes what could make a link, an image, HTML or a table
+// cell's end, and leaves code spans alone.
+var detailEscaper = strings.NewReplacer("[", `\[`, "]", `\]`, "<", `\<`, ">", `\>`, "!", `\!`, "|", `\|`, "&", `\&`)
 
 // MaxCheckText is the most a check run's output text may hold (GitHub
 // refuses more than 65,535 characters).

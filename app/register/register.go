@@ -125,6 +125,11 @@ func Start(opts Options) (*Flow, error) {
 	if opts.Client == nil {
 		opts.Client = &http.Client{Timeout: 30 * time.Second}
 	}
+	if host, _, err := net.SplitHostPort(opts.Listen); err != nil || !loopback(host) {
+		// The page hands out the flow's state: anyone who reaches it could
+		// finish the registration with an App of their own.
+		return nil, fmt.Errorf("local page: %q is not a loopback address (127.0.0.1:PORT, [::1]:PORT or localhost:PORT)", opts.Listen)
+	}
 	ln, err := net.Listen("tcp", opts.Listen)
 	if err != nil {
 		return nil, fmt.Errorf("local page: %w", err)
@@ -258,7 +263,11 @@ func (f *Flow) callback(w http.ResponseWriter, r *http.Request) {
 	f.busy = true
 	f.mu.Unlock()
 
-	res, err := f.exchange(r.Context(), code)
+	// The code is good once: the exchange must finish even if the person
+	// leaves the page, or the App would exist with no files to run it.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), time.Minute)
+	defer cancel()
+	res, err := f.exchange(ctx, code)
 	if err == nil {
 		err = f.write(res)
 		if err != nil {
@@ -389,4 +398,13 @@ func randomHex(n int) string {
 		panic("register: " + err.Error())
 	}
 	return hex.EncodeToString(b)
+}
+
+// loopback reports whether host names this machine only.
+func loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

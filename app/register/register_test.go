@@ -168,3 +168,15 @@ func TestConversionIsOneTime(t *testing.T) {
 		t.Fatalf("manifest without redirect_url: %d", resp.StatusCode)
 	}
 }
+
+// Found by review: the local page hands out the flow's state, so it listens
+// on this machine only; another address is refused before anything starts.
+func TestLocalPageIsLoopbackOnly(t *testing.T) {
+	for _, addr := range []string{"0.0.0.0:0", ":0", "192.0.2.1:0", "example.com:80"} {
+		if _, err := Start(Options{Manifest: countersign.AppManifest, WebhookURL: "https://cs.example.com/webhook",
+			GitHubURL: "https://github.com/", APIURL: "https://api.github.com/", Dir: filepath.Join(t.TempDir(), "app"), Listen: addr}); err == nil ||
+			!strings.Contains(err.Error(), "loopback") {
+			t.Errorf("Listen %q: %v, want refused as not loopback", addr, err)
+		}
+	}
+}

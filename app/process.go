@@ -160,13 +160,17 @@ var handledActions = map[string]bool{
 // writes nothing. Only the events and actions rules acts on are parsed; the rest
 // are done with at once.
 func (p *Processor) decide(ctx context.Context, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
-	var head struct {
-		Action string `json:"action"`
+	action := d.Action // read at intake; unknown for derived and older deliveries
+	if action == "" {
+		var head struct {
+			Action string `json:"action"`
+		}
+		if err := json.Unmarshal(d.Payload, &head); err != nil {
+			return store.Commit{}, permanent(fmt.Errorf("parse %s payload: %w", d.Event, err))
+		}
+		action = head.Action
 	}
-	if err := json.Unmarshal(d.Payload, &head); err != nil {
-		return store.Commit{}, permanent(fmt.Errorf("parse %s payload: %w", d.Event, err))
-	}
-	if !handledActions[d.Event+"."+head.Action] {
+	if !handledActions[d.Event+"."+action] {
 		return store.Commit{}, nil
 	}
 	switch d.Event {

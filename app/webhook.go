@@ -184,7 +184,7 @@ func (s *Server) serveWebhook(w http.ResponseWriter, r *http.Request) {
 	}
 
 	accepted, err := s.store.Accept(r.Context(), store.Delivery{
-		ID: id, Event: event, Key: env.key(), Payload: payload, ReceivedAt: time.Now().UTC(),
+		ID: id, Event: event, Key: env.key(), Action: env.Action, Payload: payload, ReceivedAt: time.Now().UTC(),
 	})
 	if errors.Is(err, store.ErrInvalid) {
 		// Asking again cannot help: GitHub must not be told to redeliver it.

@@ -18,7 +18,10 @@ import (
 // Bolt is the embedded Store, for a single process. It keeps everything in one
 // bbolt file; every write is one fsynced transaction, so what a method reports
 // as done survives a crash. Concurrent writes are grouped into shared
-// transactions (group commit) so that parallel callers share an fsync.
+// transactions (group commit) so that parallel callers share an fsync; while
+// concurrent writes arrive back to back, a write waits up to groupLinger
+// (150 µs) for others to join its transaction, which cuts the fsyncs (and their CPU) per
+// delivery several times over under load.
 //
 // Leases are stored in the file like everything else, so the semantics are the
 // same as Redis. The file is locked by its process, so leases found when the
@@ -29,11 +32,11 @@ import (
 //
 //	meta:    ordering key -> keyMeta (JSON): queue and outbox bounds, lease, index entry
 //	ready:   be64(availableAt ns) be64(seq) key -> "" — keys with work, by when they become claimable
-//	queue:   uvarint(len key) key be64(seq) -> delivery JSON
+//	queue:   uvarint(len key) key be64(seq) -> encoded delivery (common.go)
 //	outbox:  uvarint(len key) key be64(seq) -> effect
 //	seen:    delivery id -> be64(seen at ns)
 //	seenexp: be64(seen at ns) id -> "" — for purging expired seen ids in order
-//	dead:    be64(seq) -> delivery JSON;  deadid: delivery id -> be64(seq)
+//	dead:    be64(seq) -> encoded delivery;  deadid: delivery id -> be64(seq)
 //	records: record key -> 0x01 value
 //	stats:   counter name -> be64
 type Bolt struct {
@@ -79,6 +82,9 @@ const (
 	seenPurgeBatch = 64
 	// maxGroup bounds how many writes share one transaction.
 	maxGroup = 256
+	// groupLinger is how long a write waits for others to share its commit
+	// while writes arrive back to back.
+	groupLinger = 150 * time.Microsecond
 )
 
 // OpenBolt opens (creating it and its directory if needed) the bbolt file at path.
@@ -192,6 +198,11 @@ func (b *Bolt) update(ctx context.Context, fn func(*bolt.Tx) error) error {
 
 func (b *Bolt) loop() {
 	defer close(b.loopDone)
+	var (
+		linger *time.Timer
+		last   time.Time
+		shared bool
+	)
 	for {
 		var first *boltReq
 		select {
@@ -199,6 +210,10 @@ func (b *Bolt) loop() {
 		case <-b.quit:
 			return
 		}
+		// Under load, writes arrive together (the last commit was shared) and
+		// the next one comes moments after the last commit. A lone writer
+		// (writes one after the other) never waits.
+		busy := shared && time.Since(last) < groupLinger
 		group := []*boltReq{first}
 	drain:
 		for len(group) < maxGroup {
@@ -209,7 +224,27 @@ func (b *Bolt) loop() {
 				break drain
 			}
 		}
+		// Under load, wait a little for more writes to share this commit's
+		// fsyncs.
+		if busy && len(group) < maxGroup {
+			if linger == nil {
+				linger = time.NewTimer(groupLinger)
+			} else {
+				linger.Reset(groupLinger)
+			}
+		wait:
+			for len(group) < maxGroup {
+				select {
+				case r := <-b.reqs:
+					group = append(group, r)
+				case <-linger.C:
+					break wait
+				}
+			}
+			linger.Stop()
+		}
 		b.runGroup(group)
+		last, shared = time.Now(), len(group) > 1
 	}
 }
 

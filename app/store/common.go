@@ -3,8 +3,10 @@ package store
 import (
 	"bytes"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 	"unicode/utf8"
@@ -29,7 +31,7 @@ func invalidf(format string, args ...any) error {
 }
 
 // checkName validates a delivery id or ordering key: non-empty, bounded, UTF-8
-// (deliveries are stored as JSON, which would silently rewrite invalid UTF-8).
+// (keys are also Redis keys and log attributes, and ids were stored as JSON).
 func checkName(what, s string) error {
 	switch {
 	case s == "":
@@ -103,30 +105,138 @@ func checkCommit(w *Commit, now time.Time) ([][]byte, error) {
 	return enc, nil
 }
 
-// encodeDelivery is the stored form of a delivery. It must stay plain
-// json.Marshal of Delivery: headPrefix relies on "id" being its first field.
+// A delivery is stored in a small binary form: the payload stays the bytes
+// GitHub sent instead of base64 inside JSON, so storing and reading it back
+// costs a copy rather than an encoding, a JSON scan and a decoding.
+//
+//	0x01                       format marker (a JSON record starts with '{')
+//	uvarint len, id            id first: headPrefix relies on it
+//	uvarint len, event
+//	uvarint len, key
+//	uvarint len, action
+//	varint  received at, Unix seconds; uvarint nanoseconds
+//	varint  attempts
+//	uvarint len, last error
+//	payload                    the rest
+//
+// Records written before this form are plain json.Marshal of Delivery (the
+// payload base64 inside it); decodeDelivery and isHead read both, so
+// deliveries queued by an older version are processed after an upgrade.
+const deliveryFormat byte = 0x01
+
+// encodeDelivery is the stored form of a delivery.
 func encodeDelivery(d Delivery, now time.Time) ([]byte, error) {
 	if d.ReceivedAt.IsZero() {
 		d.ReceivedAt = now
 	}
-	b, err := json.Marshal(d)
-	if err != nil {
-		return nil, fmt.Errorf("store: encode delivery %q: %w", d.ID, err)
+	n := 1 + 6*binary.MaxVarintLen64 + len(d.ID) + len(d.Event) + len(d.Key) + len(d.Action) + len(d.LastError) + len(d.Payload)
+	b := make([]byte, 0, n)
+	b = append(b, deliveryFormat)
+	for _, s := range []string{d.ID, d.Event, d.Key, d.Action} {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
 	}
-	return b, nil
+	b = binary.AppendVarint(b, d.ReceivedAt.Unix())
+	b = binary.AppendUvarint(b, uint64(d.ReceivedAt.Nanosecond()))
+	b = binary.AppendVarint(b, int64(d.Attempts))
+	b = binary.AppendUvarint(b, uint64(len(d.LastError)))
+	b = append(b, d.LastError...)
+	return append(b, d.Payload...), nil
 }
 
+// decodeDelivery reads a stored delivery, in either form. The result shares
+// no memory with b (a bbolt value is only valid within its transaction).
 func decodeDelivery(b []byte) (*Delivery, error) {
-	var d Delivery
-	if err := json.Unmarshal(b, &d); err != nil {
-		return nil, fmt.Errorf("store: decode delivery: %w", err)
+	if len(b) > 0 && b[0] == '{' {
+		var d Delivery
+		if err := json.Unmarshal(b, &d); err != nil {
+			return nil, fmt.Errorf("store: decode delivery: %w", err)
+		}
+		return &d, nil
 	}
-	return &d, nil
+	if len(b) == 0 || b[0] != deliveryFormat {
+		return nil, fmt.Errorf("store: decode delivery: unknown format")
+	}
+	r := deliveryReader{b: b[1:]}
+	d := &Delivery{ID: r.str(), Event: r.str(), Key: r.str(), Action: r.str()}
+	sec, nsec := r.varint(), r.uvarint()
+	d.Attempts = int(r.varint())
+	d.LastError = r.str()
+	if r.err != nil {
+		return nil, fmt.Errorf("store: decode delivery: %w", r.err)
+	}
+	if nsec >= uint64(time.Second) {
+		return nil, fmt.Errorf("store: decode delivery %q: bad time", d.ID)
+	}
+	d.ReceivedAt = time.Unix(sec, int64(nsec)).UTC()
+	if len(r.b) > 0 {
+		d.Payload = bytes.Clone(r.b)
+	}
+	return d, nil
 }
 
-// headPrefix is how every encoded delivery with that id starts, which lets a
-// store check "the head of the queue is still this delivery" without decoding it.
+// deliveryReader reads the fields of a binary delivery; the first error
+// sticks and later reads return zero values.
+type deliveryReader struct {
+	b   []byte
+	err error
+}
+
+var errTruncated = errors.New("truncated record")
+
+func (r *deliveryReader) uvarint() uint64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.err = errTruncated
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *deliveryReader) varint() int64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(r.b)
+	if n <= 0 {
+		r.err = errTruncated
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *deliveryReader) str() string {
+	n := r.uvarint()
+	if r.err != nil {
+		return ""
+	}
+	if n > uint64(len(r.b)) {
+		r.err = errTruncated
+		return ""
+	}
+	s := string(r.b[:n])
+	r.b = r.b[n:]
+	return s
+}
+
+// headPrefix is how every delivery with that id stored by this version
+// starts, which lets a store check "the head of the queue is still this
+// delivery" without decoding it.
 func headPrefix(id string) []byte {
+	out := make([]byte, 0, 1+binary.MaxVarintLen64+len(id))
+	out = append(out, deliveryFormat)
+	out = binary.AppendUvarint(out, uint64(len(id)))
+	return append(out, id...)
+}
+
+// legacyHeadPrefix is headPrefix for a delivery stored as JSON by an earlier
+// version: json.Marshal of Delivery starts with its id.
+func legacyHeadPrefix(id string) []byte {
 	b, _ := json.Marshal(id) // a string always marshals
 	out := make([]byte, 0, len(b)+7)
 	out = append(out, `{"id":`...)
@@ -135,6 +245,9 @@ func headPrefix(id string) []byte {
 }
 
 func isHead(raw []byte, id string) bool {
+	if len(raw) > 0 && raw[0] == '{' {
+		return bytes.HasPrefix(raw, legacyHeadPrefix(id))
+	}
 	return raw != nil && bytes.HasPrefix(raw, headPrefix(id))
 }
 

@@ -30,11 +30,11 @@ const DefaultRedisPrefix = "countersign:"
 //	                       they became ready, the lease expiry while leased, or
 //	                       the end of a Nack delay
 //	P lease:<key>    HASH  tok, exp, owner (expires by itself shortly after exp)
-//	P q:<key>        LIST  delivery JSON, head first
+//	P q:<key>        LIST  encoded deliveries (common.go), head first
 //	P out:<key>      LIST  outbox effects, oldest first
 //	P queued         STRING number of queued deliveries
 //	P seen:<id>      STRING with a TTL of SeenTTL
-//	P dlq            ZSET  delivery id -> sequence;  P dlqdata HASH id -> JSON;  P dlqseq
+//	P dlq            ZSET  delivery id -> sequence;  P dlqdata HASH id -> encoded delivery;  P dlqseq
 //	P rec            HASH  record key -> value;  P recidx ZSET (all scores 0) for Scan
 //	P elect:<name>   STRING a named lease's owner, expiring with the lease (Lease)
 //
@@ -171,10 +171,10 @@ end
 func script(body string) *redis.Script { return redis.NewScript(luaHeader + body) }
 
 var (
-	// ARGV: seen_ms, key, id, json. Returns 1 if queued, 0 if a duplicate.
+	// ARGV: seen_ms, key, id, encoded delivery. Returns 1 if queued, 0 if a duplicate.
 	luaAccept = script(`return enqueue(ARGV[2], ARGV[3], ARGV[4], ARGV[1])`)
 
-	// ARGV: token, owner, ttl_us. Returns {key, head json or nil} or nil.
+	// ARGV: token, owner, ttl_us. Returns {key, encoded head or nil} or nil.
 	luaClaim = script(`
 local ttl = tonumber(ARGV[3])
 for i = 1, 1000 do
@@ -207,19 +207,20 @@ set_lease(k, ARGV[2], redis.call('HGET', lk(k), 'owner') or '', exp)
 if redis.call('ZSCORE', READY, k) then redis.call('ZADD', READY, int(exp), k) end
 return 1`)
 
-	// ARGV: seen_ms, key, token, head prefix ('' if no delivery),
+	// ARGV: seen_ms, key, token, head prefix ('' if no delivery), head prefix
+	//   of the same delivery stored as JSON by an earlier version,
 	//   n, n × (record key, '1' to delete / '0', value),
 	//   n, n × effect,
-	//   n, n × (key, id, json).
+	//   n, n × (key, id, encoded delivery).
 	// Returns 0, 1 if the lease is lost, 2 if the delivery is not at the head.
 	luaCommit = script(`
-local k, tok, hp = ARGV[2], ARGV[3], ARGV[4]
+local k, tok, hp, lhp = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 if not holds(k, tok) then return 1 end
 if hp ~= '' then
   local h = redis.call('LINDEX', qk(k), 0)
-  if not h or string.sub(h, 1, #hp) ~= hp then return 2 end
+  if not h or (string.sub(h, 1, #hp) ~= hp and string.sub(h, 1, #lhp) ~= lhp) then return 2 end
 end
-local i = 5
+local i = 6
 local n = tonumber(ARGV[i]); i = i + 1
 for j = 1, n do
   local rk = ARGV[i]
@@ -268,7 +269,7 @@ if not holds(ARGV[1], ARGV[2]) then return 0 end
 release(ARGV[1], now)
 return 1`)
 
-	// ARGV: key, token, mode, the current head json, its new json, delay_us.
+	// ARGV: key, token, mode, the current encoded head, its new encoding, delay_us.
 	// mode is '0' if the claim has no delivery, '1' if it is the head read by
 	// the caller, '2' if it is not the head. Returns 0, 1 if lost, 2 if not at
 	// the head.
@@ -283,8 +284,8 @@ end
 release(k, now + tonumber(ARGV[6]))
 return 0`)
 
-	// ARGV: key, token, mode (as for luaNack), the current head json, the dead
-	// letter json, delivery id. Returns 0, 1 if lost, 2 if not at the head.
+	// ARGV: key, token, mode (as for luaNack), the current encoded head, the dead
+	// letter encoded, delivery id. Returns 0, 1 if lost, 2 if not at the head.
 	luaDeadLetter = script(`
 local k = ARGV[1]
 if not holds(k, ARGV[2]) then return 1 end
@@ -308,7 +309,7 @@ for _, id in ipairs(redis.call('ZRANGE', DLQ, 0, -1)) do
 end
 return out`)
 
-	// ARGV: id, current json, new json, key. Returns 0, 2 if the dead letter
+	// ARGV: id, current encoding, new encoding, key. Returns 0, 2 if the dead letter
 	// changed meanwhile, 3 if it is gone.
 	luaRetryDeadLetter = script(`
 local cur = redis.call('HGET', DLQDATA, ARGV[1])
@@ -447,12 +448,12 @@ func (r *Redis) Commit(ctx context.Context, c *Claim, w Commit) error {
 	if err != nil {
 		return err
 	}
-	args := make([]any, 0, 7+3*len(w.Records)+len(w.Effects)+3*len(w.Enqueue))
-	hp := ""
+	args := make([]any, 0, 8+3*len(w.Records)+len(w.Effects)+3*len(w.Enqueue))
+	hp, lhp := "", ""
 	if c.Delivery != nil {
-		hp = string(headPrefix(c.Delivery.ID))
+		hp, lhp = string(headPrefix(c.Delivery.ID)), string(legacyHeadPrefix(c.Delivery.ID))
 	}
-	args = append(args, r.seenMS(), c.Key, c.Token, hp, len(w.Records))
+	args = append(args, r.seenMS(), c.Key, c.Token, hp, lhp, len(w.Records))
 	for k, v := range w.Records {
 		if v == nil {
 			args = append(args, k, "1", "")

@@ -33,11 +33,17 @@ var (
 )
 
 // Delivery is one accepted webhook delivery (or an internal event derived from
-// one), queued under an ordering key.
+// one), queued under an ordering key. Stores keep it in a binary form
+// (common.go); the JSON tags read the deliveries earlier versions stored as
+// JSON.
 type Delivery struct {
-	ID         string    `json:"id"`    // X-GitHub-Delivery, or a derived id for internal events
-	Event      string    `json:"event"` // X-GitHub-Event, or an internal event name
-	Key        string    `json:"key"`   // ordering key
+	ID    string `json:"id"`    // X-GitHub-Delivery, or a derived id for internal events
+	Event string `json:"event"` // X-GitHub-Event, or an internal event name
+	Key   string `json:"key"`   // ordering key
+	// Action is the payload's "action" when known at intake ("" if unknown or
+	// none), so that a delivery countersign does not act on is done with
+	// without parsing its payload again.
+	Action     string    `json:"action,omitempty"`
 	Payload    []byte    `json:"payload"`
 	ReceivedAt time.Time `json:"received_at"`
 	Attempts   int       `json:"attempts"` // failed processing attempts so far

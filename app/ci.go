@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -34,9 +35,16 @@ type ciDelivery struct {
 	Run          *rules.CIRun `json:"run,omitempty"`
 	Read         bool         `json:"read,omitempty"`
 	At           time.Time    `json:"at,omitzero"` // when the result came
-	// Arrived is when the webhook that announced it arrived (countersign's
-	// clock): a read of the head's results begun later saw it.
-	Arrived time.Time `json:"arrived,omitzero"`
+	// Suite is the check suite whose completion asks for a read: a read that
+	// already saw every run of it complete saw what it announces.
+	Suite int64 `json:"suite,omitempty"`
+}
+
+// ciRead is what the last read of a head's CI results saw: the check suites
+// all of whose runs were complete (no clock is compared: replicas' clocks
+// differ).
+type ciRead struct {
+	Suites []int64 `json:"suites"`
 }
 
 // Limits on what is read of a pull request.
@@ -73,7 +81,7 @@ func (p *Processor) onCheckSuite(ctx context.Context, d *store.Delivery, e *gith
 	for _, pr := range cs.PullRequests {
 		prs = append(prs, pr.GetNumber())
 	}
-	return p.toPulls(ctx, inst, repo, cs.GetHeadSHA(), prs, d, ciDelivery{Read: true, At: eventTime(cs.GetUpdatedAt().Time, d), Arrived: d.ReceivedAt})
+	return p.toPulls(ctx, inst, repo, cs.GetHeadSHA(), prs, d, ciDelivery{Read: true, Suite: cs.GetID(), At: eventTime(cs.GetUpdatedAt().Time, d)})
 }
 
 func (p *Processor) onStatus(ctx context.Context, d *store.Delivery, e *github.StatusEvent) (store.Commit, error) {
@@ -120,26 +128,25 @@ func (p *Processor) decideCI(ctx context.Context, cd ciDelivery, d *store.Delive
 		return store.Commit{}, permanent(err)
 	}
 	runs, changed := pr.Runs, false
-	var readAt []byte // when this head's CI results were read, to record
+	var readAt []byte // what this read of the head's CI results saw, to record
 	switch {
 	case cd.Read:
-		// A burst of suites completing on one head is read once: a read
-		// begun after this suite's webhook arrived saw what it announces.
-		arrived := cd.Arrived
-		if arrived.IsZero() {
-			arrived = d.ReceivedAt // derived later than the webhook arrived
+		// A burst of suites completing on one head is read once: a read that
+		// saw every run of this suite complete saw what it announces.
+		var last ciRead
+		if b, err := p.store.Get(ctx, ciReadKey(cd.Repo, cd.Number, cd.Head)); err == nil {
+			if json.Unmarshal(b, &last) == nil && cd.Suite != 0 && slices.Contains(last.Suites, cd.Suite) {
+				return store.Commit{}, nil
+			}
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return store.Commit{}, fmt.Errorf("read %s: %w", ciReadKey(cd.Repo, cd.Number, cd.Head), err)
 		}
-		var last time.Time
-		if ok, err := loadRecord(ctx, p.store, ciReadKey(cd.Repo, cd.Number, cd.Head), &last); err != nil {
-			return store.Commit{}, err
-		} else if ok && last.After(arrived) {
-			return store.Commit{}, nil
-		}
-		readAt, _ = json.Marshal(time.Now().UTC()) // a time: cannot fail
-		if runs, err = p.ciRuns(ctx, c, cd.Repo, cd.Head); err != nil {
+		var done []int64
+		if runs, done, err = p.ciRuns(ctx, c, cd.Repo, cd.Head); err != nil {
 			return store.Commit{}, err
 		}
-		for _, r := range pr.Runs { // a status read now is at least as new as one recorded
+		readAt, _ = json.Marshal(ciRead{Suites: done}) // plain data: cannot fail
+		for _, r := range pr.Runs {                    // a status read now is at least as new as one recorded
 			runs, _ = rules.MergeRun(runs, r)
 		}
 		changed = !slices.Equal(runs, pr.Runs)
@@ -164,13 +171,14 @@ func (p *Processor) decideCI(ctx context.Context, cd ciDelivery, d *store.Delive
 	return recordRead(w, cd, readAt), nil
 }
 
-// ciReadKey records when pull request n's CI results on head were last read.
+// ciReadKey records what the last read of pull request n's CI results on
+// head saw (ciRead).
 func ciReadKey(repo string, n int, head string) string {
 	return "ci-read/" + rules.TaskKey(repo, n) + "@" + head
 }
 
-// recordRead adds to w, when the results were read (readAt not nil), when:
-// committed with what was read, never without it.
+// recordRead adds to w, when the results were read (readAt not nil), what
+// that read saw: committed with what was read, never without it.
 func recordRead(w store.Commit, cd ciDelivery, readAt []byte) store.Commit {
 	if readAt == nil {
 		return w
@@ -184,18 +192,23 @@ func recordRead(w store.Commit, cd ciDelivery, readAt []byte) store.Commit {
 
 // ciRuns reads the CI results on sha: the latest check run of each name (but
 // this App's own) and the latest status of each context.
-func (p *Processor) ciRuns(ctx context.Context, c *github.Client, repo, sha string) ([]rules.CIRun, error) {
+func (p *Processor) ciRuns(ctx context.Context, c *github.Client, repo, sha string) ([]rules.CIRun, []int64, error) {
 	owner, name := splitRepo(repo), repoName(repo)
 	var runs []rules.CIRun
+	complete := map[int64]bool{} // check suite -> every run of it read is completed
 	opt := &github.ListCheckRunsOptions{Filter: github.String("latest"), ListOptions: github.ListOptions{PerPage: 100}}
 	for page := 0; page < maxRunPages; page++ {
 		res, resp, err := c.Checks.ListCheckRunsForRef(ctx, owner, name, sha, opt)
 		if err != nil {
-			return nil, fmt.Errorf("list check runs on %s: %w", sha, err)
+			return nil, nil, fmt.Errorf("list check runs on %s: %w", sha, err)
 		}
 		for _, cr := range res.CheckRuns {
 			if !p.ownApp(cr.GetApp()) {
 				runs, _ = rules.MergeRun(runs, checkRunOf(cr))
+				if id := cr.GetCheckSuite().GetID(); id != 0 {
+					done, seen := complete[id]
+					complete[id] = (done || !seen) && cr.GetStatus() == "completed"
+				}
 			}
 		}
 		if resp.NextPage == 0 {
@@ -210,7 +223,7 @@ func (p *Processor) ciRuns(ctx context.Context, c *github.Client, repo, sha stri
 	for page := 0; page < maxRunPages; page++ {
 		sts, resp, err := c.Repositories.ListStatuses(ctx, owner, name, sha, sopt)
 		if err != nil {
-			return nil, fmt.Errorf("list statuses of %s: %w", sha, err)
+			return nil, nil, fmt.Errorf("list statuses of %s: %w", sha, err)
 		}
 		for _, s := range sts {
 			runs, _ = rules.MergeRun(runs, rules.CIRun{Name: s.GetContext(), Status: true, ID: s.GetID(), State: s.GetState(),
@@ -221,7 +234,14 @@ func (p *Processor) ciRuns(ctx context.Context, c *github.Client, repo, sha stri
 		}
 		sopt.Page = resp.NextPage
 	}
-	return runs, nil
+	var suites []int64
+	for id, done := range complete {
+		if done {
+			suites = append(suites, id)
+		}
+	}
+	slices.Sort(suites)
+	return runs, suites, nil
 }
 
 // checkRunOf is a check run as rules sees it: a result, and the App that

@@ -215,6 +215,26 @@ func (x *Executor) syncOwnedLabelsFrom(ctx context.Context, c *github.Client, ow
 			return fmt.Errorf("add labels %v: %w", add, err)
 		}
 		current = labelNames(got)
+		// GitHub's answer is every label the issue carries: a wanted label
+		// the record said was there but is not (taken off unheard) is added.
+		var missing []string
+		for _, l := range labels {
+			if !containsFold(current, l) {
+				missing = append(missing, l)
+			}
+		}
+		if len(missing) > 0 {
+			for _, l := range missing {
+				if err := x.ensureLabel(ctx, c, owner, name, l); err != nil {
+					return err
+				}
+			}
+			got, _, err := c.Issues.AddLabelsToIssue(ctx, owner, name, n, missing)
+			if err != nil {
+				return fmt.Errorf("add labels %v: %w", missing, err)
+			}
+			current = labelNames(got)
+		}
 	}
 	var remove []string
 	for _, l := range current {

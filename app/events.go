@@ -252,7 +252,7 @@ func (p *Processor) pullRecord(ctx context.Context, c *github.Client, inst int64
 	if cur.Files, err = p.changedFiles(ctx, c, repo, cur.Number); err != nil {
 		return nil, err
 	}
-	if cur.Runs, err = p.ciRuns(ctx, c, repo, cur.Head); err != nil {
+	if cur.Runs, _, err = p.ciRuns(ctx, c, repo, cur.Head); err != nil {
 		return nil, err
 	}
 	cur.CommittersHead = cur.Head

@@ -246,7 +246,7 @@ func (p *Processor) integration(ctx context.Context, c *github.Client, repo, che
 	if err != nil {
 		return "", fmt.Errorf("read repository: %w", err)
 	}
-	runs, err := p.ciRuns(ctx, c, repo, r.GetDefaultBranch()) // a branch names its head commit
+	runs, _, err := p.ciRuns(ctx, c, repo, r.GetDefaultBranch()) // a branch names its head commit
 	if err != nil {
 		return "", err
 	}

@@ -1,9 +1,15 @@
 package app_test
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/countersign/countersign/app/githubtest"
 )
 
 // countersign trusts what it wrote (DESIGN §9) and still ends up right when
@@ -96,4 +102,65 @@ func TestGoalIssueEditedByHandIsWrittenAgain(t *testing.T) {
 		t.Fatalf("goal issue #%d closed by hand stayed %s", g, is.State)
 	}
 	wantGoal(t, h, m, "open")
+}
+
+// Found by review: a label someone took off while its webhook was lost is
+// put back at the next transition (GitHub's answer to the label write shows
+// it missing), not trusted to be there.
+func TestFlagLabelTakenOffUnheardIsPutBack(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	n := h.gh.OpenIssue(testRepo, "carol", "Login form", "")
+	h.gh.Assign(testRepo, n, "carol", "alice")
+	pr, sha := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Login", Body: fmt.Sprintf("Fixes #%d", n),
+		Files: []string{"internal/login/login.go"}})
+	h.settle()
+	for attempt := 1; attempt <= 3; attempt++ {
+		h.gh.CheckRun(testRepo, sha, "typecheck", "", "success", "")
+		h.gh.CheckRun(testRepo, sha, "lint", "", "success", "")
+		h.gh.CheckRun(testRepo, sha, "test", "", "failure", "")
+		h.settle()
+		if attempt < 3 {
+			sha = h.gh.Push(testRepo, pr, githubtest.Commit{Message: fmt.Sprintf("fix %d", attempt)})
+			h.settle()
+		}
+	}
+	if !slices.Contains(h.gh.Labels(testRepo, n), "escalated") {
+		t.Fatalf("not escalated: %v", h.gh.Labels(testRepo, n))
+	}
+	h.gh.DropWebhooks(true)
+	h.gh.RemoveLabel(testRepo, n, "mallory", "escalated")
+	h.gh.DropWebhooks(false)
+	h.gh.Push(testRepo, pr, githubtest.Commit{Message: "fix 3"})
+	h.settle()
+	if got := h.gh.Labels(testRepo, n); !slices.Contains(got, "escalated") {
+		t.Fatalf("labels %v after the next transition: escalated not put back", got)
+	}
+}
+
+// Found by review: whether a check suite's results were already read is
+// decided by the suites the read saw complete, not by comparing clocks (two
+// replicas' clocks differ): a suite whose runs' own webhooks were lost is
+// read, whatever an earlier read record says.
+func TestCheckSuiteIsReadUnlessAReadSawIt(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	n := h.gh.OpenIssue(testRepo, "carol", "Task", "")
+	h.gh.Assign(testRepo, n, "carol", "alice")
+	pr, sha := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Work", Body: fmt.Sprintf("Fixes #%d", n)})
+	h.settle()
+	// A read record as an earlier version (or a replica whose clock runs
+	// ahead) left it: a time, in the future.
+	ahead, _ := json.Marshal(time.Now().Add(time.Hour).UTC())
+	if err := h.store.Put(context.Background(), fmt.Sprintf("ci-read/%s#%d@%s", testRepo, pr, sha), ahead); err != nil {
+		t.Fatal(err)
+	}
+	h.gh.DropWebhooks(true) // the runs' own webhooks are lost: the suite's read catches up
+	ciPasses(h, sha)
+	h.gh.DropWebhooks(false)
+	h.gh.CheckSuiteCompleted(testRepo, sha, "github-actions", "success")
+	h.settle()
+	if c := card(t, h, n); !strings.Contains(c, "`typecheck` passed") {
+		t.Fatalf("CI passed, the card does not say so:\n%s", c)
+	}
 }

@@ -24,8 +24,10 @@ import (
 // a 5xx or a rate limit) takes a turn again (retryTurn).
 
 // paceBlockDivisor sets how long a write may wait for its turn inside a
-// delivery: the bucket's minute divided by it (15 s).
-const paceBlockDivisor = 4
+// delivery: the bucket's minute divided by it (1 s). Longer, and one
+// installation's burst would hold every worker while other installations,
+// with their own budgets untouched, wait behind it.
+const paceBlockDivisor = 60
 
 // paceTransport paces one installation's writes.
 type paceTransport struct {

@@ -146,3 +146,41 @@ func TestBurstOfIssuesIsPaced(t *testing.T) {
 		})
 	}
 }
+
+// Found by review: one installation's burst does not hold every worker while
+// another installation, its own budget untouched, waits behind it: a write
+// waits for its turn inside a delivery for a second at most, then its key
+// waits and the worker is free.
+func TestOneInstallationsBurstDoesNotStarveAnother(t *testing.T) {
+	gh := githubtest.New(githubtest.Options{})
+	t.Cleanup(gh.Close)
+	gh.AddRepo(testRepo, testInstallation)
+	const other = "other/gizmos"
+	gh.AddRepo(other, testInstallation+1)
+	s, err := store.OpenBolt(filepath.Join(t.TempDir(), "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := startHarness(t, gh, s, func(st *app.Settings) {
+		st.Workers = 4
+		st.WritesPerMinute = 20
+		st.PaceMinute = 10 * time.Second // 20 writes in 10 s per installation: a burst of 60 issues takes a minute
+	})
+	team(h)
+	h.gh.SetPermission(other, "carol", "admin")
+	for i := range 60 {
+		h.gh.OpenIssue(testRepo, "carol", fmt.Sprintf("A%d", i), "")
+	}
+	time.Sleep(300 * time.Millisecond)
+	start := time.Now()
+	b := h.gh.OpenIssue(other, "carol", "B", "")
+	for len(h.gh.Labels(other, b)) == 0 {
+		if time.Since(start) > 20*time.Second {
+			t.Fatal("B's issue was never labelled")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("B's issue (its own budget untouched) labelled after %v, behind A's burst", d)
+	}
+}

@@ -37,14 +37,17 @@ func wantState(t *testing.T, h *harness, n int, want string) {
 	}
 }
 
-// verification is the countersign/verification check run on sha.
+// verification is the countersign/verification check run on sha: the
+// newest, which is the one branch protection reads.
 func verification(h *harness, sha string) (githubtest.CheckRunView, bool) {
-	for _, r := range h.gh.CheckRuns(testRepo, sha) {
+	var out githubtest.CheckRunView
+	found := false
+	for _, r := range h.gh.CheckRuns(testRepo, sha) { // oldest first
 		if r.Name == rules.CheckName {
-			return r, true
+			out, found = r, true
 		}
 	}
-	return githubtest.CheckRunView{}, false
+	return out, found
 }
 
 func wantCheck(t *testing.T, h *harness, sha, want string) githubtest.CheckRunView {

@@ -150,13 +150,24 @@ func (p *Processor) repair(ctx context.Context, d *store.Delivery, r reconcile.R
 	if r.Strip != "" {
 		e.Remove = []string{r.Strip}
 	}
-	w, err := p.commitFor(r.Installation, d, nil, []rules.Effect{e})
+	w, err := p.commitFor(r.Installation, d, nil, []rules.Effect{e, {Kind: rules.EffectSyncCard, Repo: r.Repo, Number: r.Number}})
 	if err != nil {
 		return w, err
 	}
 	// The labels drifted from what countersign recorded setting: forget
 	// them, so that the sync reads what the issue carries.
 	w.Records = map[string][]byte{labelViewKey(r.Repo, r.Number): staleLabelView}
+	// Drift means GitHub and the store disagree (a store restored from a
+	// backup, writes lost): what countersign recorded writing is no longer
+	// to be trusted either. The card and the checks are written again, not
+	// skipped as identical to a record that GitHub may not show.
+	w.Records["card-digest/"+rules.TaskKey(r.Repo, r.Number)] = nil
+	owner, name := splitRepo(r.Repo), repoName(r.Repo)
+	for _, lp := range task.PRs {
+		if (lp.Open || lp.Merged) && lp.Head != "" {
+			w.Records["checkrun/"+owner+"/"+name+"/"+rules.CheckName+"@"+lp.Head] = nil
+		}
+	}
 	for _, pr := range task.OpenPRs() {
 		w.Enqueue = append(w.Enqueue, derived(fmt.Sprintf("%s/check/%d", d.ID, pr), checkEvent, rules.TaskKey(r.Repo, pr),
 			checkDelivery{Installation: r.Installation, Repo: r.Repo, Number: pr}))

@@ -87,7 +87,6 @@ func TestRestoredStoreCheckFollowsRecord(t *testing.T) {
 	wantCheck(t, h, sha, "in_progress")
 }
 
-
 // The same restore: the card (the record a lost store is rebuilt from) keeps
 // saying "verified" while the labels and the store say review.
 func TestRestoredStoreCardFollowsRecord(t *testing.T) {
@@ -121,4 +120,3 @@ func TestRestoredStoreCardFollowsRecord(t *testing.T) {
 		t.Fatalf("labels %v, card after restore+resync:\n%s", h.gh.Labels(testRepo, n), body)
 	}
 }
-

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/countersign/countersign/app/store"
@@ -185,7 +186,7 @@ func touchesConfig(e *github.PushEvent) bool {
 // countersign/config check run on its head says whether the file it would
 // merge is valid, before anyone merges it. The changed files are those read
 // for the task's contract when they are of this head, else read once.
-func (p *Processor) pullConfigCheck(ctx context.Context, c *github.Client, old, cur *rules.PullRequest) (*rules.Effect, error) {
+func (p *Processor) pullConfigCheck(ctx context.Context, c *github.Client, old, cur *rules.PullRequest, log *slog.Logger) (*rules.Effect, error) {
 	if !cur.Open || cur.Head == "" || (old != nil && old.Head == cur.Head) {
 		return nil, nil
 	}
@@ -220,12 +221,23 @@ func (p *Processor) pullConfigCheck(ctx context.Context, c *github.Client, old, 
 		e.Problem = fmt.Sprintf("%s: cannot decode the file: %v", rules.ConfigPath, err)
 		return e, nil
 	}
-	if _, err := rules.ParseConfig([]byte(text)); err != nil {
+	next, err := rules.ParseConfig([]byte(text))
+	if err != nil {
 		e.Problem = err.Error()
 		var ce *rules.ConfigError
 		if errors.As(err, &ce) {
 			e.Line = ce.Line
 		}
+		return e, nil
+	}
+	// Valid: say how it lowers the gate, if it does, so that no one weakens
+	// it silently.
+	was, err := p.config(ctx, c, cur.Repo, log)
+	if err != nil {
+		return nil, err
+	}
+	if relaxed := rules.Relaxations(was, next); len(relaxed) > 0 {
+		e.Note = "Merged, this configuration lowers the gate:\n\n- " + strings.Join(relaxed, "\n- ")
 	}
 	return e, nil
 }

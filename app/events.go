@@ -211,7 +211,7 @@ func (p *Processor) pullEvent(ctx context.Context, inst int64, repo string, d *s
 			return store.Commit{}, err
 		}
 	}
-	check, err := p.pullConfigCheck(ctx, c, old, cur)
+	check, err := p.pullConfigCheck(ctx, c, old, cur, log)
 	if err != nil {
 		return store.Commit{}, err
 	}

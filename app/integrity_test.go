@@ -585,3 +585,19 @@ func TestConfigPathThatIsADirectory(t *testing.T) {
 		t.Fatalf("dead letters %v, %v", dl, err)
 	}
 }
+
+// Found by review: a pull request that weakens the gate through the
+// configuration says so on its countersign/config check, item by item.
+func TestPullRequestThatWeakensTheGateIsNamed(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	h.gh.PushDefault(testRepo, "carol", map[string]string{rules.ConfigPath: "verifiers: [bob]\nseparation: triple\n"})
+	h.settle()
+	_, sha := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Simpler", Commits: []githubtest.Commit{{
+		Contents: map[string]string{rules.ConfigPath: "separation: minimum\ncontracts:\n  checks: {unit-test: ['*'], typecheck: [], lint: [lint], e2e: [e2e]}\n"}}}})
+	h.settle()
+	r := configCheck(h, sha)
+	wantContains(t, "the configuration check", r.Summary, "lowers the gate",
+		"separation goes from triple to minimum", "verifiers: is emptied", "unit-test now counts * (a wildcard)",
+		"typecheck no longer maps to a check")
+}

@@ -109,9 +109,7 @@ func TestFailingCheckFeedbackFixGreenVerify(t *testing.T) {
 func TestRerunTurnsAFailureGreen(t *testing.T) {
 	h := newHarness(t)
 	team(h)
-	n := h.gh.OpenIssue(testRepo, "carol", "Fix the login redirect", "")
-	h.gh.Assign(testRepo, n, "carol", "alice")
-	pr, sha := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Redirect", Body: fmt.Sprintf("Fixes #%d", n), Files: []string{"auth/redirect.go"}})
+	n, pr, sha := taskWithPR(h, "Fix the login redirect", githubtest.PROptions{Title: "Redirect", Files: []string{"auth/redirect.go"}})
 	h.gh.CheckRun(testRepo, sha, "typecheck", "", "success", "")
 	h.gh.CheckRun(testRepo, sha, "lint", "", "success", "")
 	h.gh.CheckRun(testRepo, sha, "test", "", "success", "")
@@ -146,9 +144,7 @@ func TestStatusesAndCheckRunsTogether(t *testing.T) {
 contracts:
   checks: {typecheck: [build], lint: [build], unit-test: [test, "ci/jenkins*"]}
 `})
-	n := h.gh.OpenIssue(testRepo, "carol", "Cache the session lookup", "")
-	h.gh.Assign(testRepo, n, "carol", "alice")
-	pr, sha := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Cache", Body: fmt.Sprintf("Fixes #%d", n), Files: []string{"server/session.go"}})
+	n, pr, sha := taskWithPR(h, "Cache the session lookup", githubtest.PROptions{Title: "Cache", Files: []string{"server/session.go"}})
 	h.settle()
 	h.gh.Review(testRepo, pr, "carol", "APPROVED", "")
 	h.gh.CheckRun(testRepo, sha, "build", "", "success", "")

@@ -240,9 +240,7 @@ func coalesce(d time.Duration) harnessOpt { return func(s *app.Settings) { s.Goa
 func TestCIBurstIsReadOnce(t *testing.T) {
 	h := newHarness(t, func(s *app.Settings) { s.GitHubWaitMax = 100 * time.Millisecond })
 	team(h)
-	n := h.gh.OpenIssue(testRepo, "carol", "Create login form component", "")
-	h.gh.Assign(testRepo, n, "carol", "alice")
-	_, sha := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Login form", Body: fmt.Sprintf("Fixes #%d", n)})
+	n, _, sha := taskWithPR(h, "Create login form component", githubtest.PROptions{Title: "Login form"})
 	h.settle()
 	h.gh.ResetRequests()
 	h.gh.SetWebhookPaused(true)

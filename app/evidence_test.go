@@ -14,10 +14,7 @@ import (
 func TestVerificationCheckCarriesTheEvidence(t *testing.T) {
 	h := newHarness(t)
 	team(h)
-	n := h.gh.OpenIssue(testRepo, "carol", "Login form", "")
-	h.gh.Assign(testRepo, n, "carol", "alice")
-	pr, sha := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Login", Body: fmt.Sprintf("Fixes #%d", n),
-		Files: []string{"internal/login/login.go"}})
+	n, pr, sha := taskWithPR(h, "Login form", githubtest.PROptions{Title: "Login", Files: []string{"internal/login/login.go"}})
 	h.settle()
 	for _, name := range []string{"typecheck", "lint", "test"} {
 		h.gh.CheckRun(testRepo, sha, name, "", "success", "github-actions")

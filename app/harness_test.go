@@ -102,9 +102,12 @@ func (h *harness) shutdown() {
 
 // settle waits until every webhook the fake sent was answered and the bot has
 // nothing queued, nothing in its outbox and nothing under way, twice in a row.
-func (h *harness) settle() {
+func (h *harness) settle() { h.t.Helper(); h.settleWithin(20 * time.Second) }
+
+// settleWithin is settle with a patience of d (a burst needs more).
+func (h *harness) settleWithin(d time.Duration) {
 	h.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	quiet := 0
 	for quiet < 2 {
@@ -122,7 +125,7 @@ func (h *harness) settle() {
 		}
 		select {
 		case <-ctx.Done():
-			h.t.Fatalf("bot did not settle: %+v busy=%d", st, h.srv.Worker().Busy())
+			h.t.Fatalf("bot did not settle in %v: %+v busy=%d", d, st, h.srv.Worker().Busy())
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
@@ -202,3 +205,15 @@ func describe(reqs []githubtest.Request) string {
 }
 
 func urlQueryEscape(s string) string { return url.QueryEscape(s) }
+
+// taskWithPR opens a task (carol opens it, and assigns it to alice) and
+// alice's pull request o that closes it; it returns the task's number, the
+// pull request's, and its head.
+func taskWithPR(h *harness, title string, o githubtest.PROptions) (n, pr int, sha string) {
+	h.t.Helper()
+	n = h.gh.OpenIssue(testRepo, "carol", title, "")
+	h.gh.Assign(testRepo, n, "carol", "alice")
+	o.Body = strings.TrimSpace(o.Body + fmt.Sprintf("\nFixes #%d", n))
+	pr, sha = h.gh.OpenPR(testRepo, "alice", o)
+	return n, pr, sha
+}

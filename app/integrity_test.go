@@ -312,10 +312,7 @@ func TestRepliesToOnePersonAreBounded(t *testing.T) {
 func TestEscalationByFailedAttemptsNamesLeadsAndFailures(t *testing.T) {
 	h := newHarness(t)
 	team(h)
-	n := h.gh.OpenIssue(testRepo, "carol", "Login form", "")
-	h.gh.Assign(testRepo, n, "carol", "alice")
-	pr, sha := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Login", Body: fmt.Sprintf("Fixes #%d", n),
-		Files: []string{"internal/login/login.go"}})
+	n, pr, sha := taskWithPR(h, "Login form", githubtest.PROptions{Title: "Login", Files: []string{"internal/login/login.go"}})
 	h.settle()
 	for attempt := 1; attempt <= 3; attempt++ {
 		wantState(t, h, n, "review")
@@ -523,9 +520,7 @@ func TestConfiguredLeadsLoginTakenOverIsNoLead(t *testing.T) {
 func TestLateSnapshotOfAPullRequestIsSkipped(t *testing.T) {
 	h := newHarness(t)
 	team(h)
-	n := h.gh.OpenIssue(testRepo, "carol", "Login form", "")
-	h.gh.Assign(testRepo, n, "carol", "alice")
-	pr, _ := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Login", Body: fmt.Sprintf("Fixes #%d", n)})
+	_, pr, _ := taskWithPR(h, "Login form", githubtest.PROptions{Title: "Login"})
 	h.settle()
 	h.gh.SetWebhookFault(1, githubtest.HookUnavailable, func(event, action string) bool { return action == "synchronize" })
 	h.gh.Push(testRepo, pr, githubtest.Commit{Message: "B"})

@@ -199,9 +199,7 @@ func configCheck(h *harness, sha string) githubtest.CheckRunView {
 func TestTaskRecordIsRebuiltFromItsCard(t *testing.T) {
 	h := newHarness(t)
 	team(h)
-	n := h.gh.OpenIssue(testRepo, "carol", "Task", "")
-	h.gh.Assign(testRepo, n, "carol", "alice")
-	pr, sha := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Work", Body: fmt.Sprintf("Fixes #%d", n)})
+	n, pr, sha := taskWithPR(h, "Task", githubtest.PROptions{Title: "Work"})
 	ciPasses(h, sha)
 	h.settle()
 	h.gh.Review(testRepo, pr, "carol", "APPROVED", "")

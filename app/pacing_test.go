@@ -32,32 +32,6 @@ func burstHarness(t *testing.T, limit githubtest.WriteLimit, perWindow int) *har
 	})
 }
 
-// settleWithin is settle with a longer patience, for a burst.
-func (h *harness) settleWithin(d time.Duration) {
-	h.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	defer cancel()
-	for quiet := 0; quiet < 2; {
-		if err := h.gh.WaitWebhooks(ctx); err != nil {
-			h.t.Fatalf("webhooks not delivered: %v", err)
-		}
-		st, err := h.store.Stats(ctx)
-		if err != nil {
-			h.t.Fatal(err)
-		}
-		if st.Queued == 0 && st.Keys == 0 && h.srv.Worker().Busy() == 0 {
-			quiet++
-		} else {
-			quiet = 0
-		}
-		select {
-		case <-ctx.Done():
-			h.t.Fatalf("bot did not settle in %v: %+v busy=%d", d, st, h.srv.Worker().Busy())
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-}
-
 // mostWritesIn is the most writes GitHub received from the installation in
 // any window of length w.
 func mostWritesIn(reqs []githubtest.Request, w time.Duration) int {

@@ -1,7 +1,6 @@
 package app_test
 
 import (
-	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -43,9 +42,7 @@ func freshStore(t *testing.T, h *harness) *harness {
 func TestForgedCardRecordIsNotTrustedAfterStoreLoss(t *testing.T) {
 	h := newHarness(t)
 	team(h)
-	n := h.gh.OpenIssue(testRepo, "carol", "Task", "")
-	h.gh.Assign(testRepo, n, "carol", "alice")
-	pr, sha := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Work", Body: fmt.Sprintf("Fixes #%d", n)})
+	n, pr, sha := taskWithPR(h, "Task", githubtest.PROptions{Title: "Work"})
 	ciPasses(h, sha)
 	h.settle()
 	wantState(t, h, n, "review")
@@ -87,9 +84,7 @@ func TestForgedCardRecordIsNotTrustedAfterStoreLoss(t *testing.T) {
 func TestReplayedCardRecordIsNotTrustedAfterStoreLoss(t *testing.T) {
 	h := newHarness(t)
 	team(h)
-	n := h.gh.OpenIssue(testRepo, "carol", "Task", "")
-	h.gh.Assign(testRepo, n, "carol", "alice")
-	pr, sha := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Work", Body: fmt.Sprintf("Fixes #%d", n)})
+	n, pr, sha := taskWithPR(h, "Task", githubtest.PROptions{Title: "Work"})
 	ciPasses(h, sha)
 	h.settle()
 	h.gh.Review(testRepo, pr, "carol", "APPROVED", "")
@@ -124,9 +119,7 @@ func TestReplayedCardRecordIsNotTrustedAfterStoreLoss(t *testing.T) {
 func TestRebuiltTaskKeepsItsGateInStep(t *testing.T) {
 	h := newHarness(t)
 	team(h)
-	n := h.gh.OpenIssue(testRepo, "carol", "Task", "")
-	h.gh.Assign(testRepo, n, "carol", "alice")
-	pr, sha := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Work", Body: fmt.Sprintf("Fixes #%d", n)})
+	n, pr, sha := taskWithPR(h, "Task", githubtest.PROptions{Title: "Work"})
 	ciPasses(h, sha)
 	h.settle()
 	h.gh.Review(testRepo, pr, "carol", "APPROVED", "")

@@ -1,7 +1,6 @@
 package app_test
 
 import (
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -57,9 +56,7 @@ func TestRestoredStoreCheckFollowsRecord(t *testing.T) {
 	db, backup := filepath.Join(dir, "c.db"), filepath.Join(dir, "backup.db")
 	h := openAt(t, gh, db)
 	team(h)
-	n := h.gh.OpenIssue(testRepo, "carol", "Task", "")
-	h.gh.Assign(testRepo, n, "carol", "alice")
-	pr, sha := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Work", Body: fmt.Sprintf("Fixes #%d", n)})
+	n, pr, sha := taskWithPR(h, "Task", githubtest.PROptions{Title: "Work"})
 	ciPasses(h, sha)
 	h.settle()
 	wantState(t, h, n, "review")
@@ -97,9 +94,7 @@ func TestRestoredStoreCardFollowsRecord(t *testing.T) {
 	db, backup := filepath.Join(dir, "c.db"), filepath.Join(dir, "backup.db")
 	h := openAt(t, gh, db)
 	team(h)
-	n := h.gh.OpenIssue(testRepo, "carol", "Task", "")
-	h.gh.Assign(testRepo, n, "carol", "alice")
-	pr, sha := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Work", Body: fmt.Sprintf("Fixes #%d", n)})
+	n, pr, sha := taskWithPR(h, "Task", githubtest.PROptions{Title: "Work"})
 	ciPasses(h, sha)
 	h.settle()
 	h.shutdown()

@@ -20,10 +20,7 @@ func TestBuilderCannotPassTheirOwnCriteria(t *testing.T) {
 	h := newHarness(t)
 	team(h)
 	h.gh.SetFile(testRepo, rules.ConfigPath, "contracts:\n  apps: {test: github-actions}\n")
-	n := h.gh.OpenIssue(testRepo, "carol", "Login form", "")
-	h.gh.Assign(testRepo, n, "carol", "alice")
-	pr, sha := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Login form", Body: fmt.Sprintf("Fixes #%d", n),
-		Files: []string{"internal/login.go"}})
+	n, pr, sha := taskWithPR(h, "Login form", githubtest.PROptions{Title: "Login form", Files: []string{"internal/login.go"}})
 	for _, name := range []string{"test", "typecheck", "lint"} {
 		h.gh.SetStatusBy(testRepo, sha, "alice", name, "success", "")
 	}
@@ -58,9 +55,7 @@ func TestStatusCreatorsArePinned(t *testing.T) {
 	h := newHarness(t)
 	team(h)
 	h.gh.SetFile(testRepo, rules.ConfigPath, "contracts:\n  status_creators: ["+githubtest.StatusCreator+"]\n")
-	n := h.gh.OpenIssue(testRepo, "carol", "Docs typo", "")
-	h.gh.Assign(testRepo, n, "carol", "alice")
-	pr, sha := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Fix typo", Body: fmt.Sprintf("Fixes #%d", n)})
+	n, pr, sha := taskWithPR(h, "Docs typo", githubtest.PROptions{Title: "Fix typo"})
 	h.gh.SetStatusBy(testRepo, sha, "erin", "typecheck", "success", "") // erin built nothing, but is not listed
 	h.gh.SetStatus(testRepo, sha, "lint", "success", "")                // by the listed CI account
 	h.gh.Review(testRepo, pr, "carol", "APPROVED", "")

@@ -110,10 +110,7 @@ func TestGoalIssueEditedByHandIsWrittenAgain(t *testing.T) {
 func TestFlagLabelTakenOffUnheardIsPutBack(t *testing.T) {
 	h := newHarness(t)
 	team(h)
-	n := h.gh.OpenIssue(testRepo, "carol", "Login form", "")
-	h.gh.Assign(testRepo, n, "carol", "alice")
-	pr, sha := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Login", Body: fmt.Sprintf("Fixes #%d", n),
-		Files: []string{"internal/login/login.go"}})
+	n, pr, sha := taskWithPR(h, "Login form", githubtest.PROptions{Title: "Login", Files: []string{"internal/login/login.go"}})
 	h.settle()
 	for attempt := 1; attempt <= 3; attempt++ {
 		h.gh.CheckRun(testRepo, sha, "typecheck", "", "success", "")
@@ -145,9 +142,7 @@ func TestFlagLabelTakenOffUnheardIsPutBack(t *testing.T) {
 func TestCheckSuiteIsReadUnlessAReadSawIt(t *testing.T) {
 	h := newHarness(t)
 	team(h)
-	n := h.gh.OpenIssue(testRepo, "carol", "Task", "")
-	h.gh.Assign(testRepo, n, "carol", "alice")
-	pr, sha := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Work", Body: fmt.Sprintf("Fixes #%d", n)})
+	n, pr, sha := taskWithPR(h, "Task", githubtest.PROptions{Title: "Work"})
 	h.settle()
 	// A read record as an earlier version (or a replica whose clock runs
 	// ahead) left it: a time, in the future.

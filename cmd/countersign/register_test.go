@@ -138,3 +138,63 @@ func TestRegisterRefuses(t *testing.T) {
 		t.Fatal("an existing key was overwritten")
 	}
 }
+
+// Without --dir, register writes under the user's configuration directory
+// (outside the checkout) and says where; a webhook URL GitHub cannot reach is
+// warned about on stderr, and register goes on.
+func TestRegisterDefaultDirAndWarnings(t *testing.T) {
+	cfg := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := command(ctx, []string{"XDG_CONFIG_HOME=" + cfg}, "register", "--webhook-url", "http://localhost:8080/hooks")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr lockedBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cancel()
+		cmd.Wait()
+	}()
+	out := bufio.NewReader(stdout)
+	for _, want := range []string{"Open http://127.0.0.1:", "will be written to " + filepath.Join(cfg, "countersign", "countersign") + "."} {
+		line, err := out.ReadString('\n')
+		if err != nil || !strings.Contains(line, want) {
+			t.Fatalf("line %q (%v), want %q; stderr %q", line, err, want, stderr.String())
+		}
+	}
+	// The warnings were written before the first line; the copy from the pipe
+	// may lag behind it.
+	wants := []string{"warning: localhost is this machine (loopback)", "warning: the webhook URL is http, not https", "warning: the webhook URL's path is /hooks"}
+	deadline := time.Now().Add(10 * time.Second)
+	for !containsAll(stderr.String(), wants) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !containsAll(stderr.String(), wants) {
+		t.Fatalf("stderr %q lacks %q", stderr.String(), wants)
+	}
+
+	// The default directory is checked like --dir: an existing file stops it.
+	dir := filepath.Join(cfg, "countersign", "countersign-acme")
+	os.MkdirAll(dir, 0o700)
+	os.WriteFile(filepath.Join(dir, "private-key.pem"), []byte("old"), 0o600)
+	var o, e lockedBuffer
+	t.Setenv("XDG_CONFIG_HOME", cfg)
+	if code := run([]string{"register", "--name", "countersign-acme", "--webhook-url", "https://cs.example.com/webhook"}, &o, &e); code != 2 ||
+		!strings.Contains(e.String(), filepath.Join(dir, "private-key.pem")+" exists") {
+		t.Fatalf("exit %d, stderr %q", code, e.String())
+	}
+}
+
+func containsAll(s string, subs []string) bool {
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			return false
+		}
+	}
+	return true
+}

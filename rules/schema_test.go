@@ -111,7 +111,7 @@ func TestSchemaAgreesWithTheParser(t *testing.T) {
 	s := compileSchema(t)
 	good := examples(t)
 	for _, c := range []string{
-		// DESIGN §7's example.
+		// docs/design.md, Configuration example.
 		`leads: [alice, "@acme/leads"]
 verifiers: []
 agents: {}

@@ -12,7 +12,7 @@ import (
 	"github.com/countersign/countersign/rules"
 )
 
-// exampleTask is seed 000's login form as it stands once verified: built by
+// exampleTask is the login form as it stands once verified: built by
 // alice (with bob as co-author), rejected once by dave, fixed, approved by
 // carol, its contract passed by GitHub Actions, verified by dave.
 func exampleTask() *rules.Task {

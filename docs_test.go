@@ -117,12 +117,12 @@ func lineOf(n ast.Node, src []byte) int {
 
 func TestGitHubSlug(t *testing.T) {
 	for heading, want := range map[string]string{
-		"Build and push your own image":         "build-and-push-your-own-image",
-		"The gate: countersign/verification":    "the-gate-countersignverification",
-		"countersign contract":                  "countersign-contract",
-		"What the check says: the evidence":     "what-the-check-says-the-evidence",
+		"Build and push your own image":          "build-and-push-your-own-image",
+		"The gate: countersign/verification":     "the-gate-countersignverification",
+		"countersign contract":                   "countersign-contract",
+		"What the check says: the evidence":      "what-the-check-says-the-evidence",
 		"GitHub API, shutdown, upgrade, backups": "github-api-shutdown-upgrade-backups",
-		"Über_uns — 2 ways":                     "über_uns--2-ways",
+		"Über_uns — 2 ways":                      "über_uns--2-ways",
 	} {
 		if got := githubSlug(heading); got != want {
 			t.Errorf("githubSlug(%q) = %q, want %q", heading, got, want)

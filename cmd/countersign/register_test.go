@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -30,18 +31,8 @@ func TestRegisterEndToEnd(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "app")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := command(ctx, []string{"GITHUB_URL=" + strings.TrimRight(gh.URL(), "/"), "GITHUB_API_URL=" + gh.URL()},
+	cmd, out, stderr := startCommand(ctx, t, []string{"GITHUB_URL=" + strings.TrimRight(gh.URL(), "/"), "GITHUB_API_URL=" + gh.URL()},
 		"register", "--webhook-url", "https://cs.example.com/webhook", "--dir", dir, "--org", "acme")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr lockedBuffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	out := bufio.NewReader(stdout)
 	first, err := out.ReadString('\n')
 	if err != nil {
 		t.Fatalf("no first line: %v; stderr %q", err, stderr.String())
@@ -146,21 +137,11 @@ func TestRegisterDefaultDirAndWarnings(t *testing.T) {
 	cfg := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := command(ctx, []string{"XDG_CONFIG_HOME=" + cfg}, "register", "--webhook-url", "http://localhost:8080/hooks")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr lockedBuffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, out, stderr := startCommand(ctx, t, []string{"XDG_CONFIG_HOME=" + cfg}, "register", "--webhook-url", "http://localhost:8080/hooks")
 	defer func() {
 		cancel()
 		cmd.Wait()
 	}()
-	out := bufio.NewReader(stdout)
 	for _, want := range []string{"Open http://127.0.0.1:", "will be written to " + filepath.Join(cfg, "countersign", "countersign") + "."} {
 		line, err := out.ReadString('\n')
 		if err != nil || !strings.Contains(line, want) {
@@ -197,4 +178,21 @@ func containsAll(s string, subs []string) bool {
 		}
 	}
 	return true
+}
+
+// startCommand starts countersign with args in a process of its own, its
+// standard output to read line by line and its standard error collected.
+func startCommand(ctx context.Context, t *testing.T, env []string, args ...string) (*exec.Cmd, *bufio.Reader, *lockedBuffer) {
+	t.Helper()
+	cmd := command(ctx, env, args...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, bufio.NewReader(stdout), stderr
 }

@@ -27,7 +27,7 @@ type CIRun struct {
 	Creator User `json:"creator,omitzero"`
 }
 
-// Distrust says why run is not a source whose result counts (DESIGN §3),
+// Distrust says why run is not a source whose result counts (docs/design.md, Verification contracts),
 // "" when it is: a check run counts only when a GitHub App (other than
 // countersign, whose own runs never reach here) created it, and the App
 // contracts.apps pins for its name when there is one; a commit status counts

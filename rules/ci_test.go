@@ -49,7 +49,7 @@ func TestCIRunResult(t *testing.T) {
 		outcome string
 	}{
 		// Check runs: only a completed run has a say; success passes; four
-		// conclusions fail; anything else is pending (DESIGN §3).
+		// conclusions fail; anything else is pending (docs/design.md, Verification contracts).
 		{"check queued", CIRun{State: "queued"}, ResultPending, "queued"},
 		{"check in_progress", CIRun{State: "in_progress"}, ResultPending, "in_progress"},
 		{"check requested", CIRun{State: "requested"}, ResultPending, "requested"},
@@ -380,7 +380,7 @@ func TestCIResultThroughDecide(t *testing.T) {
 		{name: "matrix: a plain test run is not a job of it", facts: matrix,
 			runs: append(fxRuns(), done("test", 7, "success", 50)),
 			key:  "unit-test", result: ResultPending, detail: []string{"no `test (*)` run yet"}},
-		// Trusted sources (DESIGN §3, issue 11 item 8).
+		// Trusted sources (docs/design.md, Verification contracts, issue 11 item 8).
 		{name: "a builder's success status ticks nothing, and says why",
 			runs: append(fxRuns(), statusBy("test", 7, "success", 50, u("alice"))),
 			key:  "unit-test", result: ResultPending, detail: []string{"no `test` run yet", "`test` (success) ignored: posted by @alice, who built this task"}},

@@ -192,7 +192,7 @@ func Missing(t *Task) string {
 }
 
 // mayConfirm refuses c unless the actor may verify or reject this task (both
-// make them its verifier, DESIGN §1): eligible, not a builder, and not an
+// make them its verifier; docs/design.md, Roles): eligible, not a builder, and not an
 // approver of the attempt unless separation allows it.
 func (d *decider) mayConfirm(c Command) bool {
 	who := d.actor()

@@ -30,7 +30,7 @@ const (
 	maxConfigTokens = 10000
 )
 
-// Separation says which roles must be distinct people (DESIGN §1).
+// Separation says which roles must be distinct people (docs/design.md, Roles).
 type Separation string
 
 // The separation modes.
@@ -44,7 +44,7 @@ const (
 	SeparationMinimum Separation = "minimum"
 )
 
-// Config is a repository's configuration (DESIGN §7). Logins are stored as
+// Config is a repository's configuration (docs/design.md, Configuration). Logins are stored as
 // written (without a leading "@"); compare them with SameLogin.
 //
 // The yaml tags name the file's keys and the doc tags describe them: with
@@ -63,7 +63,7 @@ type Config struct {
 	// Pins are the accounts the logins named here (leads, verifiers, pilots,
 	// critics' reviewers) had when the configuration first named them: lower
 	// case login -> user id. Filled by the adapters, never by the file: a
-	// login given up and taken by someone else names no one (DESIGN §1).
+	// login given up and taken by someone else names no one (docs/design.md, Roles).
 	Pins map[string]int64 `yaml:"-" json:"pins,omitempty"`
 }
 

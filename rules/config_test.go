@@ -10,7 +10,7 @@ import (
 // yml joins lines into a file, so that a test's line numbers are easy to read.
 func yml(lines ...string) string { return strings.Join(lines, "\n") + "\n" }
 
-// designExample is the example in DESIGN §7.
+// designExample is the example in docs/design.md, Configuration.
 var designExample = yml(
 	`leads: [alice, "@acme/leads"]`,
 	`verifiers: []            # empty: anyone with write permission`,

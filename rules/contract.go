@@ -19,7 +19,7 @@ import (
 	"github.com/goccy/go-yaml/parser"
 )
 
-// ContractType says how a task's completion can be verified (seed 001).
+// ContractType says how a task's completion can be verified.
 type ContractType string
 
 // The contract types.
@@ -122,7 +122,7 @@ const (
 	fromLead = "lead"
 )
 
-// GenerateContract writes a task's contract (seed 001's algorithm): its type,
+// GenerateContract writes a task's contract: its type,
 // from the task's words (Classify) unless in.Type forces one; for a
 // verifiable task, typecheck and lint, and what the file rules call for, for
 // each file the body names (ExpectedFiles) or the pull requests change; for
@@ -312,7 +312,7 @@ func keysNotIn(a, b []string, mark string) string {
 	return strings.Join(out, ", ")
 }
 
-// Classify says what type of contract a task gets from its words (seed 001):
+// Classify says what type of contract a task gets from its words:
 // skip if the title says one of cfg.Skip, else advisory if it says one of
 // cfg.Advisory; else the same for the body (its prose: not fenced code
 // blocks, block quotes or HTML comments, as issue templates have); else
@@ -354,7 +354,7 @@ func classifyLines(cfg ContractConfig, title string, body []string) (ContractTyp
 // maxContradictionLine bounds the line FindContradiction quotes, in characters.
 const maxContradictionLine = 200
 
-// FindContradiction finds the first of phrases that text says (seed 003),
+// FindContradiction finds the first of phrases that text says,
 // matched as Classify matches words but without inflections, in text's prose
 // (not fenced code blocks, block quotes or HTML comments). It returns the
 // phrase (as configured, single-spaced) and the line that says it, trimmed

@@ -34,7 +34,7 @@ func TestClassify(t *testing.T) {
 		want        ContractType
 		why         string
 	}{
-		// Seed 001's examples.
+		// The examples of the contract rules' design.
 		{"dark mode toggle", nil, "Add dark mode toggle to settings page", "", Verifiable, "no advisory or skip words"},
 		{"investigate slow API", nil, "Investigate slow API", "", Advisory, `"investigate" in the title`},
 		{"investigate why", nil, "Investigate why checkout API is slow", "", Advisory, `"investigate" in the title`},

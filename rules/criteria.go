@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// This file keeps a task's contract (DESIGN §3): written when the task is
+// This file keeps a task's contract (docs/design.md, Verification contracts): written when the task is
 // tracked, rewritten when the issue is edited before work starts, when its pull
 // requests' files call for other criteria, or by a lead's /contract; and its
 // criteria's results, from the CI runs on the pull requests' heads and the

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// The contract upkeep inside DecideTask (DESIGN §3): contracts written and
+// The contract upkeep inside DecideTask (docs/design.md, Verification contracts): contracts written and
 // rewritten, criteria results from CI runs and approvals, failed attempts,
 // flaky runs re-run green, the contradiction check, /contract and the
 // contract's say in /verify.
@@ -925,7 +925,7 @@ func TestContractCritics(t *testing.T) {
 }
 
 // ---------------------------------------------------------------------------
-// The contradiction check (seed 003).
+// The contradiction check.
 
 func TestContractContradiction(t *testing.T) {
 	const says = "Done. Deploying it needs human sign-off though."

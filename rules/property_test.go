@@ -25,7 +25,7 @@ func propPerson(login string) Person {
 	return Person{Eligible: true}
 }
 
-// propRelaxed reports whether f lets an approver verify (DESIGN §1).
+// propRelaxed reports whether f lets an approver verify (docs/design.md, Roles).
 func propRelaxed(f Facts) bool {
 	switch f.Config.Separation {
 	case SeparationMinimum:
@@ -36,7 +36,7 @@ func propRelaxed(f Facts) bool {
 	return false
 }
 
-// propAllowedBack are the backward moves of DESIGN §2.
+// propAllowedBack are the backward moves of docs/design.md, The task lifecycle.
 var propAllowedBack = map[[2]State]bool{
 	{Review, InProgress}:    true, // changes requested
 	{Completed, InProgress}: true, // /reject
@@ -480,12 +480,12 @@ func checkStep(cur, next *Task, ev Event, f Facts, d Decision, ps *propState) er
 		}
 	}
 	// (h) an outsider's pull request that the task does not link, and whose
-	// author is not assigned to it, moves nothing (DESIGN §2).
+	// author is not assigned to it, moves nothing (docs/design.md, The task lifecycle).
 	if ev.PR != nil && ev.PR.Outsider && ev.Kind != Commented && cur != nil && !containsUser(cur.Assignees, ev.PR.Author) {
 		return fmt.Errorf("an outsider's pull request #%d changed the task", ev.PR.Number)
 	}
-	// (i) a CI criterion passes only on results from trusted sources (DESIGN
-	// §3): for each check name it counts, a passing run on a checked pull
+	// (i) a CI criterion passes only on results from trusted sources
+	// (docs/design.md, Verification contracts): for each check name it counts, a passing run on a checked pull
 	// request's head that no builder posted and a GitHub App created.
 	if err := checkTrustedPasses(next, f); err != nil {
 		return err

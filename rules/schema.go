@@ -26,7 +26,7 @@ func ConfigSchema() []byte {
 	root["$schema"] = "https://json-schema.org/draft/2020-12/schema"
 	root["$id"] = SchemaID
 	root["title"] = ConfigPath
-	root["description"] = "countersign's per-repository configuration (DESIGN §7). Every key is optional; a key given replaces its default as a whole, null keeps it."
+	root["description"] = "countersign's per-repository configuration (docs/configuration.md). Every key is optional; a key given replaces its default as a whole, null keeps it."
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")

@@ -21,7 +21,7 @@
 //
 // Setup lines come first:
 //
-//	scenario: Simple three-person workflow (seed 000)  # required, first, the title
+//	scenario: Simple three-person workflow  # required, first, the title
 //	people: alice=write bob=write carol=admin          # repository permissions:
 //	                                                  # admin|maintain|write|triage|read|none
 //	team: acme/leads = carol dave                      # an organization team and its members

@@ -16,7 +16,7 @@ import (
 
 func init() { addCommand(newContract) }
 
-const contractLong = `Writes the verification contract countersign gives a task (DESIGN §3): its
+const contractLong = `Writes the verification contract countersign gives a task (docs/design.md): its
 type and why, the files its body names, and each criterion with the CI checks
 (or the critic's reviewers) that count for it. -files are the files its pull
 requests change. FILE "-" is the standard input. Without -config, the built-in

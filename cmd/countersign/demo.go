@@ -22,7 +22,7 @@ import (
 )
 
 // defaultDemo is the scenario listed as the default; without an argument
-// `countersign demo` plays defaultDemos: seed 000's simple workflow, then its
+// `countersign demo` plays defaultDemos: the simple three-person workflow, then its
 // two-rejection escalation.
 const defaultDemo = "simple"
 

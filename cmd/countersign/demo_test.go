@@ -135,9 +135,9 @@ func TestDemoFailedExpectationExitsNonZero(t *testing.T) {
 	}
 }
 
-// The default demo plays seed 000's simple three-person workflow to the end:
+// The default demo plays the simple three-person workflow to the end:
 // the task ends verified. (It passes once the task lifecycle is implemented.)
-// The default demo plays seed 000's simple workflow to state:verified, then
+// The default demo plays the simple workflow to state:verified, then
 // its two-rejection escalation.
 func TestDemoDefaultReachesVerified(t *testing.T) {
 	out, errOut, code := runDemo(t)

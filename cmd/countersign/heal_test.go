@@ -19,7 +19,7 @@ import (
 )
 
 // Healing and reconciliation, end to end through `countersign serve`
-// (DESIGN §8, invariants 4 and 6): GitHub never retries a failed delivery.
+// (docs/design.md, What countersign guarantees, invariants 4 and 6): GitHub never retries a failed delivery.
 
 const healRepo = "acme/widgets"
 

@@ -16,7 +16,7 @@ import (
 func init() { addCommand(newProofpack) }
 
 const proofpackLong = `Prints the evidence that task owner/repo#N is done, or of how far it got, as
-JSON (schema countersign.proofpack/v1, seed 004's proofpack): who built it,
+JSON (schema countersign.proofpack/v1): who built it,
 who approved and verified it and when, with their notes; each criterion of its
 contract with the run that decided it; rejections, failed attempts and a
 lead's overrides; the task card's URL.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/countersign/countersign/app/scenario"
+	"github.com/countersign/countersign/internal/scenario"
 	"github.com/countersign/countersign/rules"
 	"github.com/goccy/go-yaml"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -83,7 +83,7 @@ func examples(t *testing.T) map[string]string {
 	if len(out) == 0 {
 		t.Fatal("no yaml block in README.md")
 	}
-	names, err := filepath.Glob("../testdata/scenarios/*.scenario")
+	names, err := filepath.Glob("../internal/scenarios/*.scenario")
 	if err != nil || len(names) == 0 {
 		t.Fatalf("no scenarios: %v", err)
 	}

@@ -12,17 +12,29 @@ import (
 	"testing"
 	"time"
 
-	"github.com/countersign/countersign/app/scenario"
-	"github.com/countersign/countersign/testdata/scenarios"
+	"github.com/countersign/countersign/internal/scenario"
+	"github.com/countersign/countersign/internal/scenarios"
 )
 
-// runDemo runs `countersign demo args...` as a separate process and returns
+// The test binary doubles as the countersign-demo command when this is set,
+// so the tests run the real binary's main as a separate process.
+const asCommand = "COUNTERSIGN_DEMO_TEST_AS_COMMAND"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(asCommand) == "1" {
+		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// runDemo runs `countersign-demo args...` as a separate process and returns
 // its stdout, stderr and exit code.
 func runDemo(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := command(ctx, []string{"TMPDIR=" + t.TempDir()}, append([]string{"demo"}, args...)...)
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd.Env = []string{asCommand + "=1", "PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "TMPDIR=" + t.TempDir()}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -37,7 +49,7 @@ func runDemo(t *testing.T, args ...string) (string, string, int) {
 	return stdout.String(), stderr.String(), code
 }
 
-// `countersign demo -list` names every built-in scenario with its title, the
+// `countersign-demo -list` names every built-in scenario with its title, the
 // seed's workflow examples before the attacks.
 func TestDemoList(t *testing.T) {
 	out, errOut, code := runDemo(t, "-list")

@@ -858,7 +858,7 @@ func (p *parser) action(c *cursor) (*Action, error) {
 			a.Label, err = labelName(c)
 		}
 	default:
-		return nil, fmt.Errorf("unknown action %q (see testdata/scenarios/README.md)", verb.s)
+		return nil, fmt.Errorf("unknown action %q (see internal/scenarios/README.md)", verb.s)
 	}
 	if err != nil {
 		return nil, err

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/countersign/countersign/app/scenario"
-	"github.com/countersign/countersign/testdata/scenarios"
+	"github.com/countersign/countersign/internal/scenario"
+	"github.com/countersign/countersign/internal/scenarios"
 )
 
 // lockedBuffer collects the bot's logs from its goroutines.

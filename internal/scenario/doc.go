@@ -3,7 +3,7 @@
 //
 // A Rig is the stage: a githubtest server with one repository and the real
 // bot (app.Server, bbolt store in a temporary directory) wired over HTTP.
-// A Scenario is a story read from a small line-based file (testdata/scenarios);
+// A Scenario is a story read from a small line-based file (internal/scenarios);
 // Play performs it step by step, lets the bot settle after every action,
 // checks every expectation, and writes a timeline for people to read.
 //
@@ -16,7 +16,7 @@
 // be indented. Strings are "double quoted", with \n, \t, \" and \\ escapes.
 // Issue and PR numbers are written #N; "PR #N" where a pull request is meant.
 // Anything the grammar does not know is an error, reported as file:line.
-// testdata/scenarios/README.md has the same reference, the list of stories
+// internal/scenarios/README.md has the same reference, the list of stories
 // and a complete example.
 //
 // Setup lines come first:

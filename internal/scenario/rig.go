@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/app"
-	"github.com/countersign/countersign/app/githubtest"
 	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/internal/githubtest"
 )
 
 // DefaultRepo is the repository a Rig creates when RigOptions.Repo is empty.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
 	"github.com/google/go-github/v60/github"
@@ -125,7 +126,7 @@ func (p *Processor) decideCI(ctx context.Context, cd ciDelivery, d *store.Delive
 	}
 	c, err := p.gh.Installation(cd.Installation)
 	if err != nil {
-		return store.Commit{}, permanent(err)
+		return store.Commit{}, fault.Permanent(err)
 	}
 	runs, changed := pr.Runs, false
 	var readAt []byte // what this read of the head's CI results saw, to record

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
 	"github.com/google/go-github/v60/github"
@@ -91,7 +92,7 @@ func (p *Processor) readConfig(ctx context.Context, c *github.Client, repo strin
 	}
 	file, _, _, err := c.Repositories.GetContents(ctx, splitRepo(repo), repoName(repo), rules.ConfigPath, nil)
 	switch {
-	case isStatus(err, http.StatusNotFound):
+	case fault.IsStatus(err, http.StatusNotFound):
 		rec.Config = rules.DefaultConfig()
 	case err != nil:
 		return rec, fmt.Errorf("read %s: %w", rules.ConfigPath, err)
@@ -148,7 +149,7 @@ func (p *Processor) onPush(ctx context.Context, d *store.Delivery, e *github.Pus
 	}
 	c, err := p.gh.Installation(inst)
 	if err != nil {
-		return store.Commit{}, permanent(err)
+		return store.Commit{}, fault.Permanent(err)
 	}
 	var prev *configRecord
 	var old configRecord
@@ -204,7 +205,7 @@ func (p *Processor) pullConfigCheck(ctx context.Context, c *github.Client, old, 
 	file, _, _, err := c.Repositories.GetContents(ctx, splitRepo(cur.Repo), repoName(cur.Repo), rules.ConfigPath,
 		&github.RepositoryContentGetOptions{Ref: cur.Head})
 	switch {
-	case isStatus(err, http.StatusNotFound):
+	case fault.IsStatus(err, http.StatusNotFound):
 		// The pull request removes (or renames) the file: valid, but say what
 		// that means.
 		e.Note = "This pull request removes " + rules.ConfigPath + ": once it is merged, countersign uses the defaults " +

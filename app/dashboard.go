@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
 )
@@ -104,14 +105,14 @@ func (x *Executor) dashboardWritten(ctx context.Context, repo string, m int) err
 func (p *Processor) decideDashboard(ctx context.Context, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
 	var dd dashboardDelivery
 	if err := json.Unmarshal(d.Payload, &dd); err != nil {
-		return store.Commit{}, permanent(fmt.Errorf("parse %s: %w", d.Event, err))
+		return store.Commit{}, fault.Permanent(fmt.Errorf("parse %s: %w", d.Event, err))
 	}
 	if dd.Repo == "" || dd.Milestone <= 0 {
-		return store.Commit{}, permanent(fmt.Errorf("%s names no goal", d.Event))
+		return store.Commit{}, fault.Permanent(fmt.Errorf("%s names no goal", d.Event))
 	}
 	if !dd.Apply {
 		if wait := time.Until(dd.Due); wait > 0 {
-			return store.Commit{}, waitError{wait: wait, why: fmt.Sprintf("goal dashboard of %s coalesces changes until %s", rules.GoalKey(dd.Repo, dd.Milestone), dd.Due.Format(time.RFC3339Nano))}
+			return store.Commit{}, fault.WaitError{Wait: wait, Why: fmt.Sprintf("goal dashboard of %s coalesces changes until %s", rules.GoalKey(dd.Repo, dd.Milestone), dd.Due.Format(time.RFC3339Nano))}
 		}
 		log.Debug("goal dashboard due", "goal", rules.GoalKey(dd.Repo, dd.Milestone))
 		apply := dd

@@ -15,7 +15,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/bradleyfalzon/ghinstallation/v2"
+	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/seal"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
@@ -46,12 +46,12 @@ type Executor struct {
 func (x *Executor) Apply(ctx context.Context, oe outboxEffect, leftover bool) error {
 	c, err := x.gh.Installation(oe.Installation)
 	if err != nil {
-		return permanent(err)
+		return fault.Permanent(err)
 	}
 	e := oe.Effect
 	owner, name, ok := strings.Cut(e.Repo, "/")
 	if !ok || (e.Number <= 0 && e.Kind != rules.EffectConfigCheck && e.Kind != rules.EffectRenameLabel && e.Kind != rules.EffectCreateLabel) {
-		return permanent(fmt.Errorf("effect names no issue: %q#%d", e.Repo, e.Number))
+		return fault.Permanent(fmt.Errorf("effect names no issue: %q#%d", e.Repo, e.Number))
 	}
 	var applyErr error
 	switch e.Kind {
@@ -80,12 +80,12 @@ func (x *Executor) Apply(ctx context.Context, oe outboxEffect, leftover bool) er
 	case rules.EffectCloseMilestone, rules.EffectReopenMilestone:
 		applyErr = x.milestoneState(ctx, c, owner, name, e)
 	default:
-		return permanent(fmt.Errorf("unknown effect %q", e.Kind))
+		return fault.Permanent(fmt.Errorf("unknown effect %q", e.Kind))
 	}
 	if applyErr == nil {
 		x.log.Debug("effect applied", "effect", e.Kind, "repo", e.Repo, "number", e.Number, "delivery", oe.Delivery)
 	}
-	return classify(applyErr)
+	return fault.Classify(applyErr)
 }
 
 // syncLabels makes the issue carry exactly e.Labels among the labels
@@ -243,7 +243,7 @@ func (x *Executor) syncOwnedLabelsFrom(ctx context.Context, c *github.Client, ow
 		}
 	}
 	for _, l := range remove {
-		if _, err := c.Issues.RemoveLabelForIssue(ctx, owner, name, n, url.PathEscape(l)); err != nil && !isStatus(err, http.StatusNotFound) {
+		if _, err := c.Issues.RemoveLabelForIssue(ctx, owner, name, n, url.PathEscape(l)); err != nil && !fault.IsStatus(err, http.StatusNotFound) {
 			return fmt.Errorf("remove label %s: %w", l, err)
 		}
 	}
@@ -290,7 +290,7 @@ func (x *Executor) ensureLabel(ctx context.Context, c *github.Client, owner, nam
 	spec, _ := rules.Spec(label)
 	_, _, err := c.Issues.CreateLabel(ctx, owner, name, &github.Label{
 		Name: github.String(label), Color: github.String(spec.Color), Description: github.String(spec.Description)})
-	if isStatus(err, http.StatusUnprocessableEntity) { // it exists
+	if fault.IsStatus(err, http.StatusUnprocessableEntity) { // it exists
 		err = nil
 	}
 	if err != nil {
@@ -335,7 +335,7 @@ func (x *Executor) syncCard(ctx context.Context, c *github.Client, owner, name s
 	}
 	body, err := renderCard(task, x.keys)
 	if err != nil {
-		return permanent(err)
+		return fault.Permanent(err)
 	}
 	bot, err := x.gh.BotLogin(ctx)
 	if err != nil {
@@ -368,7 +368,7 @@ func (x *Executor) syncCard(ctx context.Context, c *github.Client, owner, name s
 			switch {
 			case err == nil:
 				return x.cardWritten(ctx, e, edited, id, digestKey, digest)
-			case !isStatus(err, http.StatusNotFound):
+			case !fault.IsStatus(err, http.StatusNotFound):
 				return fmt.Errorf("edit card: %w", err)
 			}
 			id = 0 // deleted: find or post another
@@ -378,7 +378,7 @@ func (x *Executor) syncCard(ctx context.Context, c *github.Client, owner, name s
 	var current *github.IssueComment
 	if id != 0 {
 		current, _, err = c.Issues.GetComment(ctx, owner, name, id)
-		if isStatus(err, http.StatusNotFound) {
+		if fault.IsStatus(err, http.StatusNotFound) {
 			current, err = nil, nil // deleted: find or post another
 		} else if err != nil {
 			return fmt.Errorf("get card: %w", err)
@@ -478,40 +478,4 @@ func renderCard(t *rules.Task, keys *seal.Keys) (string, error) {
 		Marker string
 		Task   *rules.Task
 	}{marker, t})
-}
-
-func isStatus(err error, code int) bool {
-	var er *github.ErrorResponse
-	return errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == code
-}
-
-// classify marks the GitHub answers that retrying cannot change as permanent:
-// the thing is gone (404, 410) or the request is invalid (422), or the App lacks
-// a permission (403 that is not rate limiting).
-func classify(err error) error {
-	if err == nil || isPermanent(err) {
-		return err
-	}
-	var rl *github.RateLimitError
-	var abuse *github.AbuseRateLimitError
-	if errors.As(err, &rl) || errors.As(err, &abuse) {
-		return err
-	}
-	var er *github.ErrorResponse
-	if errors.As(err, &er) && er.Response != nil && !rateLimited(er.Response) {
-		switch er.Response.StatusCode {
-		case http.StatusNotFound, http.StatusGone, http.StatusUnprocessableEntity, http.StatusForbidden:
-			return permanent(err)
-		}
-	}
-	// No installation token: the App was uninstalled (404) or suspended (403).
-	// A 401 (wrong key or app id) is the operator's to fix, so it is retried.
-	var he *ghinstallation.HTTPError
-	if errors.As(err, &he) && he.Response != nil && !rateLimited(he.Response) {
-		switch he.Response.StatusCode {
-		case http.StatusNotFound, http.StatusForbidden:
-			return permanent(err)
-		}
-	}
-	return err
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/app/authors"
+	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
 	"github.com/google/go-github/v60/github"
@@ -100,7 +101,7 @@ func (p *Processor) onComment(ctx context.Context, d *store.Delivery, e *github.
 	}
 	c, err := p.gh.Installation(inst)
 	if err != nil {
-		return store.Commit{}, permanent(err)
+		return store.Commit{}, fault.Permanent(err)
 	}
 	old, err := loadPR(ctx, p.store, repo, issue.GetNumber())
 	if err != nil {
@@ -185,7 +186,7 @@ func (p *Processor) onReview(ctx context.Context, d *store.Delivery, e *github.P
 func (p *Processor) pullEvent(ctx context.Context, inst int64, repo string, d *store.Delivery, pr *github.PullRequest, ev rules.Event, log *slog.Logger) (store.Commit, error) {
 	c, err := p.gh.Installation(inst)
 	if err != nil {
-		return store.Commit{}, permanent(err)
+		return store.Commit{}, fault.Permanent(err)
 	}
 	old, err := loadPR(ctx, p.store, repo, pr.GetNumber())
 	if err != nil {
@@ -407,10 +408,10 @@ func (p *Processor) decideCheck(ctx context.Context, cd checkDelivery, d *store.
 func (p *Processor) rebuildPR(ctx context.Context, cd checkDelivery) (*rules.PullRequest, map[string][]byte, error) {
 	c, err := p.gh.Installation(cd.Installation)
 	if err != nil {
-		return nil, nil, permanent(err)
+		return nil, nil, fault.Permanent(err)
 	}
 	gpr, _, err := c.PullRequests.Get(ctx, splitRepo(cd.Repo), repoName(cd.Repo), cd.Number)
-	if isStatus(err, 404) || isStatus(err, 410) {
+	if fault.IsStatus(err, 404) || fault.IsStatus(err, 410) {
 		return nil, nil, nil
 	}
 	if err != nil {

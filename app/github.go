@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/app/authors"
+	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/pace"
 	"github.com/countersign/countersign/rules"
 	"github.com/shurcooL/githubv4"
@@ -71,7 +72,7 @@ func (g *GitHub) Account(ctx context.Context, c *github.Client, login string) (r
 	}
 	u, _, err := c.Users.Get(ctx, login)
 	switch {
-	case isStatus(err, http.StatusNotFound):
+	case fault.IsStatus(err, http.StatusNotFound):
 		a = account{user: rules.User{Login: login}, at: time.Now()}
 	case err != nil:
 		return rules.User{}, fmt.Errorf("read account %s: %w", login, err)

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
 	"github.com/countersign/countersign/templates"
@@ -109,7 +110,7 @@ func (p *Processor) decideGoal(ctx context.Context, gd goalDelivery, d *store.De
 	ev := gd.Event
 	c, err := p.gh.Installation(gd.Installation)
 	if err != nil {
-		return store.Commit{}, permanent(err)
+		return store.Commit{}, fault.Permanent(err)
 	}
 	g, err := loadGoal(ctx, p.store, ev.Repo, ev.Milestone)
 	if err != nil {
@@ -127,7 +128,7 @@ func (p *Processor) decideGoal(ctx context.Context, gd goalDelivery, d *store.De
 			return store.Commit{}, nil
 		}
 		ms, _, err := c.Issues.GetMilestone(ctx, owner, name, ev.Milestone)
-		if isStatus(err, http.StatusNotFound) {
+		if fault.IsStatus(err, http.StatusNotFound) {
 			return store.Commit{}, nil
 		}
 		if err != nil {
@@ -298,7 +299,7 @@ func (x *Executor) goalIssueEffect(ctx context.Context, c *github.Client, owner,
 		return x.keys.Sign(goalScope(g.Repo, g.Milestone), rec)
 	})
 	if err != nil {
-		return permanent(err)
+		return fault.Permanent(err)
 	}
 	state := "open"
 	if g.State == rules.GoalVerified {
@@ -346,7 +347,7 @@ func (x *Executor) goalIssueEffect(ctx context.Context, c *github.Client, owner,
 					return err
 				}
 				return x.syncRecordedLabels(ctx, c, owner, name, e.Repo, known, g.Labels(), rules.GoalOwned)
-			case !isStatus(err, http.StatusNotFound) && !isStatus(err, http.StatusGone):
+			case !fault.IsStatus(err, http.StatusNotFound) && !fault.IsStatus(err, http.StatusGone):
 				return fmt.Errorf("edit the goal issue: %w", err)
 			}
 			// gone: find it, or open another
@@ -434,7 +435,7 @@ func (x *Executor) findGoalIssue(ctx context.Context, c *github.Client, owner, n
 		switch {
 		case err == nil:
 			return is, nil
-		case !isStatus(err, http.StatusNotFound) && !isStatus(err, http.StatusGone):
+		case !fault.IsStatus(err, http.StatusNotFound) && !fault.IsStatus(err, http.StatusGone):
 			return nil, fmt.Errorf("read the goal issue: %w", err)
 		}
 	}
@@ -519,7 +520,7 @@ func (p *Processor) recoverGoal(ctx context.Context, c *github.Client, repo stri
 // freshGoal is a new goal for milestone m, whose goal issue is issue n.
 func (p *Processor) freshGoal(ctx context.Context, c *github.Client, repo string, m, n int) (*rules.Goal, error) {
 	ms, _, err := c.Issues.GetMilestone(ctx, splitRepo(repo), repoName(repo), m)
-	if isStatus(err, http.StatusNotFound) {
+	if fault.IsStatus(err, http.StatusNotFound) {
 		return nil, nil
 	}
 	if err != nil {

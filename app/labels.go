@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/reconcile"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
@@ -47,7 +48,7 @@ type labelPayload struct {
 func (p *Processor) onLabel(ctx context.Context, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
 	var e labelPayload
 	if err := json.Unmarshal(d.Payload, &e); err != nil {
-		return store.Commit{}, permanent(fmt.Errorf("parse label payload: %w", err))
+		return store.Commit{}, fault.Permanent(fmt.Errorf("parse label payload: %w", err))
 	}
 	inst, repo := e.Installation.ID, e.Repository.FullName
 	if inst == 0 || repo == "" {
@@ -163,7 +164,7 @@ func (x *Executor) renameLabel(ctx context.Context, c *github.Client, owner, nam
 		l.Color, l.Description = github.String(spec.Color), github.String(spec.Description)
 	}
 	_, _, err := c.Issues.EditLabel(ctx, owner, name, url.PathEscape(e.Label), l)
-	if isStatus(err, http.StatusNotFound) {
+	if fault.IsStatus(err, http.StatusNotFound) {
 		return nil // renamed again or deleted since: that change has its own event
 	}
 	if err != nil {

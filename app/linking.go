@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
 	"github.com/google/go-github/v60/github"
@@ -214,7 +215,7 @@ func (p *Processor) decideRegate(ctx context.Context, rd regateDelivery, d *stor
 	}
 	c, err := p.gh.Installation(rd.Installation)
 	if err != nil {
-		return store.Commit{}, permanent(err)
+		return store.Commit{}, fault.Permanent(err)
 	}
 	var cur rules.PullRequest
 	b, _ := json.Marshal(old) // a deep copy: plain data

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
 	"github.com/countersign/countersign/templates"
@@ -22,7 +23,7 @@ import (
 func (x *Executor) notice(ctx context.Context, c *github.Client, owner, name string, oe outboxEffect, leftover bool) error {
 	e := oe.Effect
 	if e.Notice == nil {
-		return permanent(fmt.Errorf("notice effect without a notice"))
+		return fault.Permanent(fmt.Errorf("notice effect without a notice"))
 	}
 	marker := templates.NoticeMarker(oe.Key)
 	if leftover {
@@ -53,7 +54,7 @@ func (x *Executor) notice(ctx context.Context, c *github.Client, owner, name str
 	}
 	body, err := templates.Render("notice-"+string(e.Notice.Kind), data)
 	if err != nil {
-		return permanent(err)
+		return fault.Permanent(err)
 	}
 	_, _, err = c.Issues.CreateComment(ctx, owner, name, e.Number, &github.IssueComment{Body: github.String(body + "\n" + marker)})
 	if err != nil {
@@ -128,15 +129,15 @@ type noticeData struct {
 // verificationCheck makes the countersign/verification check run on e.SHA say e.Check.
 func (x *Executor) verificationCheck(ctx context.Context, c *github.Client, owner, name string, e rules.Effect, leftover bool) error {
 	if e.Check == nil || e.SHA == "" {
-		return permanent(fmt.Errorf("check effect without a check"))
+		return fault.Permanent(fmt.Errorf("check effect without a check"))
 	}
 	title, err := templates.Render("check-title", e.Check)
 	if err != nil {
-		return permanent(err)
+		return fault.Permanent(err)
 	}
 	summary, err := templates.Render("check", e.Check)
 	if err != nil {
-		return permanent(err)
+		return fault.Permanent(err)
 	}
 	// The evidence links each task's card; the run's details link the card of
 	// the first task still waiting (else the first task's).
@@ -160,7 +161,7 @@ func (x *Executor) verificationCheck(ctx context.Context, c *github.Client, owne
 	}
 	text, err := templates.CheckText(check)
 	if err != nil {
-		return permanent(err)
+		return fault.Permanent(err)
 	}
 	return x.upsertCheck(ctx, c, owner, name, rules.CheckName, e.SHA, e.Check.Status, e.Check.Conclusion, details,
 		&github.CheckRunOutput{Title: github.String(strings.TrimSpace(title)), Summary: github.String(summary), Text: github.String(text)}, leftover)
@@ -261,7 +262,7 @@ func (x *Executor) upsertCheck(ctx context.Context, c *github.Client, owner, nam
 		switch {
 		case err == nil:
 			written = true
-		case !isStatus(err, 404) && !isStatus(err, 422):
+		case !fault.IsStatus(err, 404) && !fault.IsStatus(err, 422):
 			return fmt.Errorf("update check run: %w", err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/pace"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -17,7 +18,7 @@ import (
 // pace.Bucket, in order. A write waits for its turn inside the delivery (a
 // worker is held) when the turn is near; when it is further than
 // paceMaxBlock ahead (the hourly cap is reached, or a long queue), the
-// delivery stops with a waitError: its key waits that long and tries again,
+// delivery stops with a WaitError: its key waits that long and tries again,
 // using no attempt, and the worker is free for other installations.
 // The installation-token request and GraphQL queries are not paced (neither
 // generates content); a write that the retry transport below replays (after
@@ -57,7 +58,7 @@ func (t *paceTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		var tl *pace.TooLongError
 		if errors.As(err, &tl) {
 			t.m.WritesDeferred.Inc()
-			return nil, waitError{wait: tl.Wait, why: tl.Error()}
+			return nil, fault.WaitError{Wait: tl.Wait, Why: tl.Error()}
 		}
 		return nil, err
 	}
@@ -89,7 +90,7 @@ func retryTurn(req *http.Request, maxWait time.Duration) error {
 	var tl *pace.TooLongError
 	if errors.As(err, &tl) {
 		t.m.WritesDeferred.Inc()
-		return waitError{wait: tl.Wait, why: tl.Error()}
+		return fault.WaitError{Wait: tl.Wait, Why: tl.Error()}
 	}
 	if err == nil {
 		t.m.WriteWait.Observe(waited.Seconds())

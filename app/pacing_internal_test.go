@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/pace"
 )
 
@@ -49,7 +50,7 @@ func TestPaceTransportDefersAndPassesReads(t *testing.T) {
 	}
 	for _, method := range []string{http.MethodPost, http.MethodPatch, http.MethodPut, http.MethodDelete} {
 		body, err := send(method)
-		hint, waiting := githubWait(err, time.Now())
+		hint, waiting := fault.GitHubWait(err, time.Now())
 		if !waiting || hint < 59*time.Minute || hint > time.Hour+time.Minute {
 			t.Fatalf("%s past the limit: %v (hint %v, waiting %v), want a wait of about an hour", method, err, hint, waiting)
 		}
@@ -142,7 +143,7 @@ func TestRetriedWriteTakesATurn(t *testing.T) {
 			if resp != nil {
 				resp.Body.Close()
 			}
-			_, waiting := githubWait(err, time.Now())
+			_, waiting := fault.GitHubWait(err, time.Now())
 			if calls.Load() != tc.wantCalls || waiting != tc.wantWait || (!tc.wantWait && (err != nil || resp.StatusCode != 200)) {
 				t.Fatalf("%d calls, error %v (waiting %v); want %d calls, waiting %v", calls.Load(), err, waiting, tc.wantCalls, tc.wantWait)
 			}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/rules"
 	"github.com/google/go-github/v60/github"
 )
@@ -46,7 +47,7 @@ func (d *directory) access(ctx context.Context, login string) (access, error) {
 	p, _, err := d.c.Repositories.GetPermissionLevel(ctx, d.owner, d.name, login)
 	a := access{role: "none", permission: "none"}
 	switch {
-	case isStatus(err, http.StatusNotFound): // not a user GitHub knows as a collaborator (bots, strangers)
+	case fault.IsStatus(err, http.StatusNotFound): // not a user GitHub knows as a collaborator (bots, strangers)
 	case err != nil:
 		return a, fmt.Errorf("permission of %s: %w", login, err)
 	default:
@@ -84,7 +85,7 @@ func (d *directory) member(ctx context.Context, org, slug, login string) (bool, 
 	}
 	m, _, err := d.c.Teams.GetTeamMembershipBySlug(ctx, org, slug, login)
 	member := err == nil && m.GetState() == "active"
-	if err != nil && !isStatus(err, http.StatusNotFound) {
+	if err != nil && !fault.IsStatus(err, http.StatusNotFound) {
 		return false, fmt.Errorf("membership of %s in @%s/%s: %w", login, org, slug, err)
 	}
 	d.members[key] = member
@@ -210,7 +211,7 @@ func (d *directory) teamMembers(ctx context.Context, org, slug string) ([]string
 	opt := &github.TeamListTeamMembersOptions{ListOptions: github.ListOptions{PerPage: 100}}
 	for {
 		users, resp, err := d.c.Teams.ListTeamMembersBySlug(ctx, org, slug, opt)
-		if isStatus(err, http.StatusNotFound) {
+		if fault.IsStatus(err, http.StatusNotFound) {
 			return nil, nil
 		}
 		if err != nil {

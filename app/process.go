@@ -6,12 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/bradleyfalzon/ghinstallation/v2"
+	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/reconcile"
 	"github.com/countersign/countersign/app/seal"
 	"github.com/countersign/countersign/app/store"
@@ -44,13 +43,13 @@ type outboxEffect struct {
 // committed c.Delivery is set to nil: what may remain are its effects.
 func (p *Processor) Handle(ctx context.Context, c *store.Claim, log *slog.Logger) error {
 	if err := p.drain(ctx, c, log, true); err != nil {
-		return outboxError{err} // not the queued delivery's fault
+		return fault.Outbox(err) // not the queued delivery's fault
 	}
 	if c.Delivery == nil {
 		return nil
 	}
 	w, err := p.decide(ctx, c.Delivery, log)
-	if installationGone(err) {
+	if fault.InstallationGone(err) {
 		log.Warn("delivery skipped: the App is no longer installed there", "error", err)
 		w, err = store.Commit{}, nil
 	}
@@ -62,17 +61,10 @@ func (p *Processor) Handle(ctx context.Context, c *store.Claim, log *slog.Logger
 	}
 	c.Delivery = nil
 	if err := p.drain(ctx, c, log, false); err != nil {
-		return outboxError{err}
+		return fault.Outbox(err)
 	}
 	return nil
 }
-
-// outboxError is a failure to apply effects already committed: it is retried
-// with backoff and never counted against (or dead-letters) a queued delivery.
-type outboxError struct{ err error }
-
-func (e outboxError) Error() string { return e.err.Error() }
-func (e outboxError) Unwrap() error { return e.err }
 
 // drain applies the claimed key's outbox, oldest first, popping each effect once
 // applied. leftover says the effects may have been tried before (a crash or a
@@ -90,7 +82,7 @@ func (p *Processor) drain(ctx context.Context, c *store.Claim, log *slog.Logger,
 		if err := json.Unmarshal(raw, &oe); err != nil {
 			log.Error("dropping an unreadable outbox effect", "error", err)
 		} else if err := p.exec.Apply(ctx, oe, leftover); err != nil {
-			if !isPermanent(err) {
+			if !fault.IsPermanent(err) {
 				return fmt.Errorf("apply %s on %s#%d: %w", oe.Effect.Kind, oe.Effect.Repo, oe.Effect.Number, err)
 			}
 			log.Error("effect refused by GitHub; dropped", "effect", oe.Effect.Kind, "error", err)
@@ -166,7 +158,7 @@ func (p *Processor) decide(ctx context.Context, d *store.Delivery, log *slog.Log
 			Action string `json:"action"`
 		}
 		if err := json.Unmarshal(d.Payload, &head); err != nil {
-			return store.Commit{}, permanent(fmt.Errorf("parse %s payload: %w", d.Event, err))
+			return store.Commit{}, fault.Permanent(fmt.Errorf("parse %s payload: %w", d.Event, err))
 		}
 		action = head.Action
 	}
@@ -177,25 +169,25 @@ func (p *Processor) decide(ctx context.Context, d *store.Delivery, log *slog.Log
 	case taskEvent:
 		var td taskDelivery
 		if err := json.Unmarshal(d.Payload, &td); err != nil {
-			return store.Commit{}, permanent(fmt.Errorf("parse %s: %w", d.Event, err))
+			return store.Commit{}, fault.Permanent(fmt.Errorf("parse %s: %w", d.Event, err))
 		}
 		return p.decideTask(ctx, td.Installation, d, td.Event, log)
 	case checkEvent:
 		var cd checkDelivery
 		if err := json.Unmarshal(d.Payload, &cd); err != nil {
-			return store.Commit{}, permanent(fmt.Errorf("parse %s: %w", d.Event, err))
+			return store.Commit{}, fault.Permanent(fmt.Errorf("parse %s: %w", d.Event, err))
 		}
 		return p.decideCheck(ctx, cd, d)
 	case goalEvent:
 		var gd goalDelivery
 		if err := json.Unmarshal(d.Payload, &gd); err != nil {
-			return store.Commit{}, permanent(fmt.Errorf("parse %s: %w", d.Event, err))
+			return store.Commit{}, fault.Permanent(fmt.Errorf("parse %s: %w", d.Event, err))
 		}
 		return p.decideGoal(ctx, gd, d, log)
 	case ciEvent:
 		var cd ciDelivery
 		if err := json.Unmarshal(d.Payload, &cd); err != nil {
-			return store.Commit{}, permanent(fmt.Errorf("parse %s: %w", d.Event, err))
+			return store.Commit{}, fault.Permanent(fmt.Errorf("parse %s: %w", d.Event, err))
 		}
 		return p.decideCI(ctx, cd, d, log)
 	case reconcile.ResyncEvent, reconcile.RepairEvent:
@@ -203,7 +195,7 @@ func (p *Processor) decide(ctx context.Context, d *store.Delivery, log *slog.Log
 	case regateEvent:
 		var rd regateDelivery
 		if err := json.Unmarshal(d.Payload, &rd); err != nil {
-			return store.Commit{}, permanent(fmt.Errorf("parse %s: %w", d.Event, err))
+			return store.Commit{}, fault.Permanent(fmt.Errorf("parse %s: %w", d.Event, err))
 		}
 		return p.decideRegate(ctx, rd, d, log)
 	case dashboardEvent:
@@ -213,7 +205,7 @@ func (p *Processor) decide(ctx context.Context, d *store.Delivery, log *slog.Log
 	}
 	raw, err := github.ParseWebHook(d.Event, d.Payload)
 	if err != nil {
-		return store.Commit{}, permanent(fmt.Errorf("parse %s payload: %w", d.Event, err))
+		return store.Commit{}, fault.Permanent(fmt.Errorf("parse %s payload: %w", d.Event, err))
 	}
 	switch e := raw.(type) {
 	case *github.IssuesEvent:
@@ -240,16 +232,6 @@ func (p *Processor) decide(ctx context.Context, d *store.Delivery, log *slog.Log
 	return store.Commit{}, nil
 }
 
-// installationGone reports whether err is GitHub refusing an installation
-// token: the App was uninstalled (404) or suspended (403). Nothing can be done
-// for such an installation's deliveries.
-func installationGone(err error) bool {
-	var he *ghinstallation.HTTPError
-	return errors.As(err, &he) && he.Response != nil &&
-		(he.Response.StatusCode == http.StatusNotFound || he.Response.StatusCode == http.StatusForbidden) &&
-		!rateLimited(he.Response)
-}
-
 // own reports whether sender is this App: its writes come back as webhooks and
 // must not be acted on again.
 func (p *Processor) own(ctx context.Context, sender *github.User) (bool, error) {
@@ -268,7 +250,7 @@ func (p *Processor) decideTask(ctx context.Context, inst int64, d *store.Deliver
 	repo, n := ev.Issue.Repo, ev.Issue.Number
 	c, err := p.gh.Installation(inst)
 	if err != nil {
-		return store.Commit{}, permanent(err)
+		return store.Commit{}, fault.Permanent(err)
 	}
 	task, err := loadTask(ctx, p.store, repo, n)
 	if err != nil {
@@ -451,7 +433,7 @@ func (p *Processor) untracked(ctx context.Context, c *github.Client, ev *rules.E
 	owner, name, n := splitRepo(ev.Issue.Repo), repoName(ev.Issue.Repo), ev.Issue.Number
 	if ev.Issue.Title == "" && ev.Issue.Author.IsZero() {
 		is, _, err := c.Issues.Get(ctx, owner, name, n)
-		if isStatus(err, 404) || isStatus(err, 410) {
+		if fault.IsStatus(err, 404) || fault.IsStatus(err, 410) {
 			return nil, false, nil
 		}
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/seal"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
@@ -44,7 +45,7 @@ func Proofpack(ctx context.Context, st Settings, s store.Store, repo string, n i
 		return rules.Evidence{}, err
 	}
 	inst, _, err := gh.app.Apps.FindRepositoryInstallation(ctx, owner, name)
-	if isStatus(err, http.StatusNotFound) {
+	if fault.IsStatus(err, http.StatusNotFound) {
 		return rules.Evidence{}, fmt.Errorf("the App is not installed on %s", repo)
 	}
 	if err != nil {

@@ -3,13 +3,13 @@ package app
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"sort"
 	"time"
 
+	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/reconcile"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
@@ -26,13 +26,13 @@ func (p *Processor) decideReconcile(ctx context.Context, d *store.Delivery, log 
 	if d.Event == reconcile.RepairEvent {
 		var r reconcile.Repair
 		if err := json.Unmarshal(d.Payload, &r); err != nil {
-			return store.Commit{}, permanent(fmt.Errorf("parse %s: %w", d.Event, err))
+			return store.Commit{}, fault.Permanent(fmt.Errorf("parse %s: %w", d.Event, err))
 		}
 		return p.repair(ctx, d, r, log)
 	}
 	var r reconcile.Resync
 	if err := json.Unmarshal(d.Payload, &r); err != nil {
-		return store.Commit{}, permanent(fmt.Errorf("parse %s: %w", d.Event, err))
+		return store.Commit{}, fault.Permanent(fmt.Errorf("parse %s: %w", d.Event, err))
 	}
 	if r.All {
 		repos, err := reconcile.TrackedRepos(ctx, p.store)
@@ -48,7 +48,7 @@ func (p *Processor) decideReconcile(ctx context.Context, d *store.Delivery, log 
 		return w, nil
 	}
 	if r.Repo == "" || splitRepo(r.Repo) == "" || repoName(r.Repo) == "" {
-		return store.Commit{}, permanent(fmt.Errorf("%s names no repository: %q", d.Event, r.Repo))
+		return store.Commit{}, fault.Permanent(fmt.Errorf("%s names no repository: %q", d.Event, r.Repo))
 	}
 	return p.resync(ctx, d, r, log)
 }
@@ -66,7 +66,7 @@ func (p *Processor) resync(ctx context.Context, d *store.Delivery, r reconcile.R
 	}
 	if inst == 0 {
 		in, _, err := p.gh.App().Apps.FindRepositoryInstallation(ctx, splitRepo(r.Repo), repoName(r.Repo))
-		if isStatus(err, http.StatusNotFound) {
+		if fault.IsStatus(err, http.StatusNotFound) {
 			log.Warn("resync skipped: the App is not installed on the repository", "repo", r.Repo)
 			return store.Commit{}, nil
 		}
@@ -77,7 +77,7 @@ func (p *Processor) resync(ctx context.Context, d *store.Delivery, r reconcile.R
 	}
 	c, err := p.gh.Installation(inst)
 	if err != nil {
-		return store.Commit{}, permanent(err)
+		return store.Commit{}, fault.Permanent(err)
 	}
 	if r.Labels {
 		if err := p.createLabels(ctx, c, r.Repo); err != nil {
@@ -99,7 +99,7 @@ func (p *Processor) resync(ctx context.Context, d *store.Delivery, r reconcile.R
 		return store.Commit{}, err
 	}
 	if sc.LowBudget { // pace: let the rate limit recover first
-		return store.Commit{}, waitError{wait: time.Minute, why: fmt.Sprintf("resync of %s: installation rate limit below its reserve", r.Repo)}
+		return store.Commit{}, fault.WaitError{Wait: time.Minute, Why: fmt.Sprintf("resync of %s: installation rate limit below its reserve", r.Repo)}
 	}
 	w := store.Commit{}
 	if sc.NextPage > 0 { // more than MaxPages of issues: continue in another delivery
@@ -214,7 +214,7 @@ func (p *Processor) onInstallation(ctx context.Context, d *store.Delivery, raw a
 	if len(repos) == 0 { // the payload may leave them out: ask
 		c, err := p.gh.Installation(inst)
 		if err != nil {
-			return store.Commit{}, permanent(err)
+			return store.Commit{}, fault.Permanent(err)
 		}
 		opt := &github.ListOptions{PerPage: 100}
 		for {
@@ -240,21 +240,4 @@ func (p *Processor) onInstallation(ctx context.Context, d *store.Delivery, raw a
 	}
 	log.Info("repositories to track", "installation", inst, "repos", len(w.Enqueue))
 	return w, nil
-}
-
-// waitError is a wait countersign decides on itself (pacing): like GitHub
-// being away, it uses no attempt.
-type waitError struct {
-	wait time.Duration
-	why  string
-}
-
-func (e waitError) Error() string { return e.why }
-
-func isWaitError(err error) (time.Duration, bool) {
-	var we waitError
-	if errors.As(err, &we) {
-		return we.wait, true
-	}
-	return 0, false
 }

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/store"
 )
 
@@ -156,7 +157,7 @@ func (w *Worker) handle(ctx context.Context, c *store.Claim) {
 	if committed {
 		w.m.Processed.WithLabelValues(metricEvent(event), "done").Inc()
 	}
-	hint, waiting := githubWait(err, time.Now())
+	hint, waiting := fault.GitHubWait(err, time.Now())
 
 	if !waiting {
 		w.waits.Delete(c.Key)
@@ -179,7 +180,7 @@ func (w *Worker) handle(ctx context.Context, c *store.Claim) {
 		n, _ := w.waits.Load(c.Key)
 		streak, _ := n.(int)
 		w.waits.Store(c.Key, streak+1)
-		wait := waitDelay(streak, hint, w.waitMax)
+		wait := fault.WaitDelay(streak, hint, w.waitMax)
 		if !committed {
 			outcome = "waiting"
 			w.m.Processed.WithLabelValues(metricEvent(event), "waiting").Inc()
@@ -193,7 +194,7 @@ func (w *Worker) handle(ctx context.Context, c *store.Claim) {
 				log.Error("release failed", "error", rerr)
 			}
 		}
-	case c.Delivery != nil && !isOutbox(err) && (isPermanent(err) || c.Delivery.Attempts+1 >= w.maxAttempts):
+	case c.Delivery != nil && !fault.IsOutbox(err) && (fault.IsPermanent(err) || c.Delivery.Attempts+1 >= w.maxAttempts):
 		if derr := w.store.DeadLetter(settle, c, err.Error()); derr != nil {
 			log.Error("dead-letter failed", "error", derr)
 			break
@@ -203,7 +204,7 @@ func (w *Worker) handle(ctx context.Context, c *store.Claim) {
 		log.Error("delivery dead-lettered", "error", err, "attempts", c.Delivery.Attempts+1)
 	default:
 		var attempts int
-		if isOutbox(err) { // effects failed: delay the key, charge no delivery
+		if fault.IsOutbox(err) { // effects failed: delay the key, charge no delivery
 			n, _ := w.effectFailures.Load(c.Key)
 			attempts, _ = n.(int)
 			w.effectFailures.Store(c.Key, attempts+1)
@@ -235,15 +236,10 @@ func (w *Worker) safeHandle(ctx context.Context, c *store.Claim, log *slog.Logge
 	defer func() {
 		if r := recover(); r != nil {
 			log.Error("panic while processing", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-			err = permanent(fmt.Errorf("panic: %v", r))
+			err = fault.Permanent(fmt.Errorf("panic: %v", r))
 		}
 	}()
 	return w.proc.Handle(ctx, c, log)
-}
-
-func isOutbox(err error) bool {
-	var o outboxError
-	return errors.As(err, &o)
 }
 
 // retryDelay is the wait before the next attempt: exponential from 1 s, capped
@@ -259,17 +255,4 @@ func sleep(ctx context.Context, d time.Duration) {
 	case <-ctx.Done():
 	case <-time.After(d):
 	}
-}
-
-// permanentError marks a failure that retrying cannot fix.
-type permanentError struct{ err error }
-
-func (e permanentError) Error() string { return e.err.Error() }
-func (e permanentError) Unwrap() error { return e.err }
-
-func permanent(err error) error { return permanentError{err} }
-
-func isPermanent(err error) bool {
-	var p permanentError
-	return errors.As(err, &p)
 }

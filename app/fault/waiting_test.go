@@ -1,4 +1,4 @@
-package app
+package fault
 
 import (
 	"errors"
@@ -37,7 +37,7 @@ func TestGitHubWait(t *testing.T) {
 		{"not found", gh(404, nil), false, 0},
 		{"validation", gh(422, nil), false, 0},
 		{"forbidden", gh(403, nil), false, 0},
-		{"bad payload", permanent(errors.New("parse")), false, 0},
+		{"bad payload", Permanent(errors.New("parse")), false, 0},
 		{"plain error", errors.New("decode task"), false, 0},
 		{"server error", gh(502, nil), true, 0},
 		{"unavailable with Retry-After", gh(503, map[string]string{"Retry-After": "7"}), true, 7 * time.Second},
@@ -51,12 +51,12 @@ func TestGitHubWait(t *testing.T) {
 		{"token request 503", &url.Error{Op: "Get", URL: "http://x", Err: &ghinstallation.HTTPError{Message: "could not refresh", Response: answer(503, nil)}}, true, 0},
 		{"token request 404 (uninstalled)", &url.Error{Op: "Get", URL: "http://x", Err: &ghinstallation.HTTPError{Message: "could not refresh", Response: answer(404, nil)}}, false, 0},
 		{"token request rate limited", &url.Error{Op: "Post", URL: "http://x", Err: &ghinstallation.HTTPError{Message: "could not refresh", Response: answer(403, map[string]string{"Retry-After": "5"})}}, true, 5 * time.Second},
-		{"pacing", fmt.Errorf("resync: %w", waitError{wait: time.Minute, why: "low budget"}), true, time.Minute},
+		{"pacing", fmt.Errorf("resync: %w", WaitError{Wait: time.Minute, Why: "low budget"}), true, time.Minute},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			hint, waiting := githubWait(tc.err, now)
+			hint, waiting := GitHubWait(tc.err, now)
 			if waiting != tc.waiting || hint != tc.hint {
-				t.Fatalf("githubWait(%v) = %v, %v; want %v, %v", tc.err, hint, waiting, tc.hint, tc.waiting)
+				t.Fatalf("GitHubWait(%v) = %v, %v; want %v, %v", tc.err, hint, waiting, tc.hint, tc.waiting)
 			}
 		})
 	}
@@ -64,13 +64,13 @@ func TestGitHubWait(t *testing.T) {
 
 func TestWaitDelay(t *testing.T) {
 	for streak := 0; streak < 40; streak++ {
-		d := waitDelay(streak, 0, 5*time.Minute)
+		d := WaitDelay(streak, 0, 5*time.Minute)
 		full := min(time.Second<<min(streak, 20), 5*time.Minute)
 		if d < full/2 || d > full {
-			t.Fatalf("waitDelay(%d) = %v; want within [%v, %v]", streak, d, full/2, full)
+			t.Fatalf("WaitDelay(%d) = %v; want within [%v, %v]", streak, d, full/2, full)
 		}
 	}
-	if d := waitDelay(3, 42*time.Second, time.Second); d != 42*time.Second {
+	if d := WaitDelay(3, 42*time.Second, time.Second); d != 42*time.Second {
 		t.Fatalf("a hint is honoured beyond the cap: got %v", d)
 	}
 }
@@ -80,16 +80,16 @@ func TestWaitDelay(t *testing.T) {
 func TestRateLimitedIsNeverPermanent(t *testing.T) {
 	resp := &http.Response{StatusCode: 403, Header: http.Header{"Retry-After": {"5"}}, Request: &http.Request{Method: "GET", URL: &url.URL{Path: "/x"}}}
 	token := &url.Error{Op: "Post", URL: "http://x", Err: &ghinstallation.HTTPError{Message: "could not refresh", Response: resp}}
-	if installationGone(token) {
+	if InstallationGone(token) {
 		t.Fatal("a rate-limited token request taken for an uninstalled App")
 	}
 	for _, err := range []error{token, &github.ErrorResponse{Response: resp, Message: "slow down"}} {
-		if isPermanent(classify(err)) {
-			t.Fatalf("classify(%v) is permanent", err)
+		if IsPermanent(Classify(err)) {
+			t.Fatalf("Classify(%v) is permanent", err)
 		}
 	}
 	refused := &http.Response{StatusCode: 403, Header: http.Header{}, Request: resp.Request}
-	if !isPermanent(classify(&github.ErrorResponse{Response: refused, Message: "Resource not accessible by integration"})) {
+	if !IsPermanent(Classify(&github.ErrorResponse{Response: refused, Message: "Resource not accessible by integration"})) {
 		t.Fatal("a plain 403 is a refusal")
 	}
 }

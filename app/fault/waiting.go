@@ -1,4 +1,4 @@
-package app
+package fault
 
 import (
 	"errors"
@@ -24,13 +24,13 @@ import (
 // the primary limit resets within the hour.
 const maxHintWait = time.Hour
 
-// githubWait reports whether err is GitHub being away rather than the
+// GitHubWait reports whether err is GitHub being away rather than the
 // delivery failing, and how long GitHub asked to wait (0: no hint).
-func githubWait(err error, now time.Time) (hint time.Duration, waiting bool) {
-	if err == nil || isPermanent(err) {
+func GitHubWait(err error, now time.Time) (hint time.Duration, waiting bool) {
+	if err == nil || IsPermanent(err) {
 		return 0, false
 	}
-	if d, ok := isWaitError(err); ok {
+	if d, ok := IsWait(err); ok {
 		return d, true
 	}
 	var rl *github.RateLimitError
@@ -68,7 +68,7 @@ func githubWait(err error, now time.Time) (hint time.Duration, waiting bool) {
 func answerWait(resp *http.Response, now time.Time) (time.Duration, bool) {
 	switch {
 	case resp.StatusCode >= 500, resp.StatusCode == http.StatusTooManyRequests:
-	case rateLimited(resp):
+	case RateLimited(resp):
 	default:
 		return 0, false
 	}
@@ -104,10 +104,10 @@ func untilReset(reset, now time.Time) time.Duration {
 	return min(max(reset.Sub(now), 0)+time.Second, maxHintWait)
 }
 
-// waitDelay is how long a key waits for GitHub after its streak-th
+// WaitDelay is how long a key waits for GitHub after its streak-th
 // consecutive wait: GitHub's hint when it gave one, else exponential from
 // 1 s capped at limit, with jitter.
-func waitDelay(streak int, hint, limit time.Duration) time.Duration {
+func WaitDelay(streak int, hint, limit time.Duration) time.Duration {
 	if hint > 0 {
 		return hint
 	}
@@ -115,9 +115,9 @@ func waitDelay(streak int, hint, limit time.Duration) time.Duration {
 	return d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
 }
 
-// rateLimited reports whether a 403 or 429 answer is rate limiting rather
+// RateLimited reports whether a 403 or 429 answer is rate limiting rather
 // than a refusal.
-func rateLimited(resp *http.Response) bool {
+func RateLimited(resp *http.Response) bool {
 	return resp.StatusCode == http.StatusTooManyRequests ||
 		(resp.StatusCode == http.StatusForbidden && (resp.Header.Get("X-RateLimit-Remaining") == "0" || resp.Header.Get("Retry-After") != ""))
 }

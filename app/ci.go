@@ -98,7 +98,7 @@ func (p *Processor) onStatus(ctx context.Context, d *store.Delivery, e *github.S
 
 // ownApp reports whether a check run or suite is this App's own.
 func (p *Processor) ownApp(a *github.App) bool {
-	return a != nil && p.gh.appID != 0 && a.GetID() == p.gh.appID
+	return a != nil && p.gh.AppID() != 0 && a.GetID() == p.gh.AppID()
 }
 
 // toPulls hands a CI result to every open pull request whose head is sha: those

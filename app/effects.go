@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/app/fault"
+	"github.com/countersign/countersign/app/gh"
+	"github.com/countersign/countersign/app/metrics"
 	"github.com/countersign/countersign/app/seal"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
@@ -29,9 +31,9 @@ import (
 // marker and edited, never posted twice.
 type Executor struct {
 	store   store.Store
-	gh      *GitHub
+	gh      *gh.GitHub
 	log     *slog.Logger
-	metrics *Metrics
+	metrics *metrics.Metrics
 	keys    *seal.Keys // signs the records kept on GitHub
 
 	labels sync.Map // madeLabelKey -> struct{}: labels known to exist

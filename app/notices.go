@@ -240,12 +240,12 @@ func (x *Executor) upsertCheck(ctx context.Context, c *github.Client, owner, nam
 	}
 	if rec.ID == 0 && look {
 		runs, _, err := c.Checks.ListCheckRunsForRef(ctx, owner, name, sha, &github.ListCheckRunsOptions{
-			CheckName: github.String(checkName), AppID: github.Int64(x.gh.appID), ListOptions: github.ListOptions{PerPage: 100}})
+			CheckName: github.String(checkName), AppID: github.Int64(x.gh.AppID()), ListOptions: github.ListOptions{PerPage: 100}})
 		if err != nil {
 			return fmt.Errorf("list check runs: %w", err)
 		}
 		for _, r := range runs.CheckRuns { // newest first
-			if r.GetName() == checkName && r.GetApp().GetID() == x.gh.appID {
+			if r.GetName() == checkName && r.GetApp().GetID() == x.gh.AppID() {
 				rec = checkRunRecord{ID: r.GetID(), Completed: r.GetStatus() == "completed"}
 				break
 			}

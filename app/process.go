@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/app/fault"
+	"github.com/countersign/countersign/app/gh"
 	"github.com/countersign/countersign/app/reconcile"
 	"github.com/countersign/countersign/app/seal"
 	"github.com/countersign/countersign/app/store"
@@ -22,7 +23,7 @@ import (
 // its effects in one atomic commit, then applies the effects to GitHub.
 type Processor struct {
 	store store.Store
-	gh    *GitHub
+	gh    *gh.GitHub
 	exec  *Executor
 	keys  *seal.Keys // checks the records read back from GitHub
 	log   *slog.Logger

@@ -8,6 +8,8 @@ import (
 	"net/http"
 
 	"github.com/countersign/countersign/app/fault"
+	"github.com/countersign/countersign/app/gh"
+	"github.com/countersign/countersign/app/metrics"
 	"github.com/countersign/countersign/app/seal"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
@@ -40,22 +42,22 @@ var ErrNoEvidence = errors.New("no trusted record of this task")
 // record came from.
 func Proofpack(ctx context.Context, st Settings, s store.Store, repo string, n int) (rules.Evidence, error) {
 	owner, name := splitRepo(repo), repoName(repo)
-	gh, err := NewGitHub(st.APIURL, st.AppID, st.PrivateKey, NewMetrics(func() (int, int) { return 0, 0 }))
+	g, err := gh.New(st.APIURL, st.AppID, st.PrivateKey, metrics.New(func() (int, int) { return 0, 0 }))
 	if err != nil {
 		return rules.Evidence{}, err
 	}
-	inst, _, err := gh.app.Apps.FindRepositoryInstallation(ctx, owner, name)
+	inst, _, err := g.App().Apps.FindRepositoryInstallation(ctx, owner, name)
 	if fault.IsStatus(err, http.StatusNotFound) {
 		return rules.Evidence{}, fmt.Errorf("the App is not installed on %s", repo)
 	}
 	if err != nil {
 		return rules.Evidence{}, fmt.Errorf("find the installation of %s: %w", repo, err)
 	}
-	c, err := gh.Installation(inst.GetID())
+	c, err := g.Installation(inst.GetID())
 	if err != nil {
 		return rules.Evidence{}, err
 	}
-	bot, err := gh.BotLogin(ctx)
+	bot, err := g.BotLogin(ctx)
 	if err != nil {
 		return rules.Evidence{}, err
 	}

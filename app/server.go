@@ -19,7 +19,9 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/app/elect"
+	"github.com/countersign/countersign/app/gh"
 	"github.com/countersign/countersign/app/heal"
+	"github.com/countersign/countersign/app/metrics"
 	"github.com/countersign/countersign/app/pace"
 	"github.com/countersign/countersign/app/reconcile"
 	"github.com/countersign/countersign/app/store"
@@ -32,8 +34,8 @@ type Server struct {
 	settings Settings
 	log      *slog.Logger
 	store    store.Store
-	gh       *GitHub
-	metrics  *Metrics
+	gh       *gh.GitHub
+	metrics  *metrics.Metrics
 	worker   *Worker
 	healer   *heal.Healer
 	owner    string
@@ -88,7 +90,7 @@ func New(st Settings, s store.Store, log *slog.Logger) (*Server, error) {
 		return nil, errors.New("GITHUB_WEBHOOK_SECRET is empty: deliveries could not be authenticated")
 	}
 	srv := &Server{settings: st, log: log, store: s, readyErrors: newLogLimiter(10 * time.Second)}
-	srv.metrics = NewMetrics(func() (int, int) {
+	srv.metrics = metrics.New(func() (int, int) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		stats, err := s.Stats(ctx)
@@ -97,7 +99,7 @@ func New(st Settings, s store.Store, log *slog.Logger) (*Server, error) {
 		}
 		return stats.Queued, stats.DeadLetters
 	})
-	gh, err := NewGitHub(st.APIURL, st.AppID, st.PrivateKey, srv.metrics)
+	gh, err := gh.New(st.APIURL, st.AppID, st.PrivateKey, srv.metrics)
 	if err != nil {
 		return nil, err
 	}

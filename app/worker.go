@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/app/fault"
+	"github.com/countersign/countersign/app/metrics"
 	"github.com/countersign/countersign/app/store"
 )
 
@@ -20,7 +21,7 @@ type Worker struct {
 	store    store.Store
 	proc     *Processor
 	log      *slog.Logger
-	m        *Metrics
+	m        *metrics.Metrics
 	owner    string
 	leaseTTL time.Duration
 	// maxAttempts failed attempts at one delivery dead-letter it.
@@ -40,7 +41,7 @@ type Worker struct {
 	claimErrors *logLimiter
 }
 
-func newWorker(st store.Store, proc *Processor, log *slog.Logger, m *Metrics, owner string) *Worker {
+func newWorker(st store.Store, proc *Processor, log *slog.Logger, m *metrics.Metrics, owner string) *Worker {
 	return &Worker{store: st, proc: proc, log: log, m: m, owner: owner, leaseTTL: 30 * time.Second,
 		maxAttempts: 8, poll: 250 * time.Millisecond, notify: make(chan struct{}, 1), waitMax: 5 * time.Minute,
 		claimErrors: newLogLimiter(10 * time.Second)}

@@ -1,4 +1,8 @@
-package app
+// Package gh is countersign's GitHub client: the App's and each installation's
+// go-github clients, their transports (retries, metrics, ETag caching, rate
+// limit readings), the pacing of writes, and the few cached reads (the bot's
+// login, accounts by login).
+package gh
 
 import (
 	"bytes"
@@ -13,6 +17,7 @@ import (
 
 	"github.com/countersign/countersign/app/authors"
 	"github.com/countersign/countersign/app/fault"
+	"github.com/countersign/countersign/app/metrics"
 	"github.com/countersign/countersign/app/pace"
 	"github.com/countersign/countersign/rules"
 	"github.com/shurcooL/githubv4"
@@ -37,7 +42,7 @@ type GitHub struct {
 	base   http.RoundTripper
 	apps   *ghinstallation.AppsTransport
 	app    *github.Client
-	m      *Metrics
+	m      *metrics.Metrics
 
 	mu       sync.Mutex
 	clients  map[int64]*github.Client
@@ -88,8 +93,8 @@ func (g *GitHub) Account(ctx context.Context, c *github.Client, login string) (r
 	return a.user, nil
 }
 
-// NewGitHub builds the client factory for the App appID with its PEM key.
-func NewGitHub(apiURL string, appID int64, key []byte, m *Metrics) (*GitHub, error) {
+// New builds the client factory for the App appID with its PEM key.
+func New(apiURL string, appID int64, key []byte, m *metrics.Metrics) (*GitHub, error) {
 	base := newRetryTransport(&metricsTransport{next: http.DefaultTransport, m: m}, m)
 	apps, err := ghinstallation.NewAppsTransport(base, appID, key)
 	if err != nil {
@@ -139,6 +144,9 @@ func (g *GitHub) Installation(id int64) (*github.Client, error) {
 // App is the client acting as the App itself (its JWT): /app routes such as
 // the webhook delivery log.
 func (g *GitHub) App() *github.Client { return g.app }
+
+// AppID is the App's id (0 when unknown): its check runs carry it.
+func (g *GitHub) AppID() int64 { return g.appID }
 
 // itr is installation id's token transport. Call with g.mu held.
 func (g *GitHub) itr(id int64) *ghinstallation.Transport {

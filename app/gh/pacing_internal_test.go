@@ -1,4 +1,4 @@
-package app
+package gh
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/app/fault"
+	"github.com/countersign/countersign/app/metrics"
 	"github.com/countersign/countersign/app/pace"
 )
 
@@ -37,7 +38,7 @@ func TestPaceTransportDefersAndPassesReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	next := &countingTransport{}
-	m := NewMetrics(func() (int, int) { return 0, 0 })
+	m := metrics.New(func() (int, int) { return 0, 0 })
 	tr := &paceTransport{next: next, bucket: b, maxBlock: time.Second, m: m}
 	send := func(method string) (*closeTracker, error) {
 		body := &closeTracker{Reader: strings.NewReader("{}")}
@@ -78,7 +79,7 @@ func TestPaceTransportHonoursCancellation(t *testing.T) {
 		t.Fatal(err)
 	}
 	next := &countingTransport{}
-	tr := &paceTransport{next: next, bucket: b, maxBlock: 2 * time.Hour, m: NewMetrics(func() (int, int) { return 0, 0 })}
+	tr := &paceTransport{next: next, bucket: b, maxBlock: 2 * time.Hour, m: metrics.New(func() (int, int) { return 0, 0 })}
 	req, _ := http.NewRequest(http.MethodPost, "http://example.invalid/x", strings.NewReader("{}"))
 	if _, err := tr.RoundTrip(req); err != nil {
 		t.Fatal(err)
@@ -94,7 +95,7 @@ func TestPaceTransportHonoursCancellation(t *testing.T) {
 	}
 }
 
-func testCounter(t *testing.T, m *Metrics, name string) float64 {
+func testCounter(t *testing.T, m *metrics.Metrics, name string) float64 {
 	t.Helper()
 	mfs, err := m.Registry.Gather()
 	if err != nil {
@@ -136,7 +137,7 @@ func TestRetriedWriteTakesATurn(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			m := NewMetrics(func() (int, int) { return 0, 0 })
+			m := metrics.New(func() (int, int) { return 0, 0 })
 			tr := &paceTransport{next: fastRetry(m), bucket: b, maxBlock: time.Second, m: m}
 			req, _ := http.NewRequest(http.MethodPatch, srv.URL+"/repos/o/r/issues/comments/1", strings.NewReader("{}"))
 			resp, err := tr.RoundTrip(req)

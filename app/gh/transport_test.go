@@ -1,4 +1,4 @@
-package app
+package gh
 
 import (
 	"fmt"
@@ -11,10 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/countersign/countersign/app/metrics"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
-func fastRetry(m *Metrics) *retryTransport {
+func fastRetry(m *metrics.Metrics) *retryTransport {
 	rt := newRetryTransport(&metricsTransport{next: http.DefaultTransport, m: m}, m)
 	rt.baseDelay, rt.maxDelay, rt.maxWait = time.Millisecond, 5*time.Millisecond, 3*time.Second
 	return rt
@@ -67,7 +68,7 @@ func TestRetryTransport(t *testing.T) {
 				fmt.Fprint(w, "ok")
 			}))
 			defer srv.Close()
-			m := NewMetrics(func() (int, int) { return 0, 0 })
+			m := metrics.New(func() (int, int) { return 0, 0 })
 			c := &http.Client{Transport: fastRetry(m)}
 			req, _ := http.NewRequest(tc.method, srv.URL, strings.NewReader("payload"))
 			resp, err := c.Do(req)

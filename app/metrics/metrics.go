@@ -1,4 +1,5 @@
-package app
+// Package metrics holds the Prometheus metrics the bot exports on /metrics.
+package metrics
 
 import (
 	"github.com/countersign/countersign/app/buildinfo"
@@ -28,8 +29,8 @@ type Metrics struct {
 	RepliesHeld *prometheus.CounterVec
 }
 
-// NewMetrics creates the metrics; stats reports the store's depths.
-func NewMetrics(stats func() (queued, dead int)) *Metrics {
+// New creates the metrics; stats reports the store's depths.
+func New(stats func() (queued, dead int)) *Metrics {
 	m := &Metrics{
 		Registry: prometheus.NewRegistry(),
 		Deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{

@@ -1,4 +1,4 @@
-package app
+package gh
 
 import (
 	"bytes"
@@ -11,13 +11,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/countersign/countersign/app/metrics"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
 // metricsTransport counts GitHub API calls by method and status code.
 type metricsTransport struct {
 	next http.RoundTripper
-	m    *Metrics
+	m    *metrics.Metrics
 }
 
 func (t *metricsTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -57,7 +58,7 @@ func (t *rateTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // (retryTurn).
 type retryTransport struct {
 	next        http.RoundTripper
-	m           *Metrics
+	m           *metrics.Metrics
 	maxAttempts int
 	baseDelay   time.Duration
 	maxDelay    time.Duration // the longest backoff between two attempts
@@ -65,7 +66,7 @@ type retryTransport struct {
 	now         func() time.Time
 }
 
-func newRetryTransport(next http.RoundTripper, m *Metrics) *retryTransport {
+func newRetryTransport(next http.RoundTripper, m *metrics.Metrics) *retryTransport {
 	return &retryTransport{next: next, m: m, maxAttempts: 5, baseDelay: 250 * time.Millisecond,
 		maxDelay: 8 * time.Second, maxWait: 60 * time.Second, now: time.Now}
 }

@@ -1,4 +1,4 @@
-package app
+package gh
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/app/fault"
+	"github.com/countersign/countersign/app/metrics"
 	"github.com/countersign/countersign/app/pace"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -35,7 +36,7 @@ type paceTransport struct {
 	next     http.RoundTripper
 	bucket   *pace.Bucket
 	maxBlock time.Duration
-	m        *Metrics
+	m        *metrics.Metrics
 }
 
 func isContentWrite(method string) bool {

@@ -8,8 +8,8 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"time"
 
+	"github.com/countersign/countersign/app/deliveries"
 	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
@@ -18,28 +18,10 @@ import (
 
 // This file takes in CI results: check runs and commit statuses are the verify
 // commands' exit codes (seed 002). A result arrives under its repository's
-// key; it is handed, as an internal ciEvent delivery, to each open pull request
+// key; it is handed, as an internal CI delivery (package deliveries), to each open pull request
 // whose head it is about, under that pull request's key; there it is recorded
 // with the pull request and, when a result that some contract counts changed,
 // fanned out to the tasks the pull request closes (rules.PRChecked).
-
-// ciEvent is the internal event of CI results for one pull request's head.
-const ciEvent = "countersign.ci"
-
-// ciDelivery is the payload of a ciEvent delivery: a run to record, or (Read)
-// a request to read every run of the head again.
-type ciDelivery struct {
-	Installation int64        `json:"installation"`
-	Repo         string       `json:"repo"`
-	Number       int          `json:"number"`
-	Head         string       `json:"head"`
-	Run          *rules.CIRun `json:"run,omitempty"`
-	Read         bool         `json:"read,omitempty"`
-	At           time.Time    `json:"at,omitzero"` // when the result came
-	// Suite is the check suite whose completion asks for a read: a read that
-	// already saw every run of it complete saw what it announces.
-	Suite int64 `json:"suite,omitempty"`
-}
 
 // ciRead is what the last read of a head's CI results saw: the check suites
 // all of whose runs were complete (no clock is compared: replicas' clocks
@@ -70,7 +52,7 @@ func (p *Processor) onCheckRun(ctx context.Context, d *store.Delivery, e *github
 	if at.IsZero() {
 		at = cr.GetStartedAt().Time
 	}
-	return p.toPulls(ctx, inst, repo, cr.GetHeadSHA(), prs, d, ciDelivery{Run: &run, At: eventTime(at, d)})
+	return p.toPulls(ctx, inst, repo, cr.GetHeadSHA(), prs, d, deliveries.CIPayload{Run: &run, At: eventTime(at, d)})
 }
 
 func (p *Processor) onCheckSuite(ctx context.Context, d *store.Delivery, e *github.CheckSuiteEvent) (store.Commit, error) {
@@ -82,7 +64,7 @@ func (p *Processor) onCheckSuite(ctx context.Context, d *store.Delivery, e *gith
 	for _, pr := range cs.PullRequests {
 		prs = append(prs, pr.GetNumber())
 	}
-	return p.toPulls(ctx, inst, repo, cs.GetHeadSHA(), prs, d, ciDelivery{Read: true, Suite: cs.GetID(), At: eventTime(cs.GetUpdatedAt().Time, d)})
+	return p.toPulls(ctx, inst, repo, cs.GetHeadSHA(), prs, d, deliveries.CIPayload{Read: true, Suite: cs.GetID(), At: eventTime(cs.GetUpdatedAt().Time, d)})
 }
 
 func (p *Processor) onStatus(ctx context.Context, d *store.Delivery, e *github.StatusEvent) (store.Commit, error) {
@@ -93,7 +75,7 @@ func (p *Processor) onStatus(ctx context.Context, d *store.Delivery, e *github.S
 	// The status event's sender is the status's creator.
 	run := rules.CIRun{Name: e.GetContext(), Status: true, ID: e.GetID(), State: e.GetState(), URL: e.GetTargetURL(),
 		At: e.GetUpdatedAt().UTC(), Creator: user(e.GetSender())}
-	return p.toPulls(ctx, inst, repo, e.GetSHA(), nil, d, ciDelivery{Run: &run, At: eventTime(e.GetUpdatedAt().Time, d)})
+	return p.toPulls(ctx, inst, repo, e.GetSHA(), nil, d, deliveries.CIPayload{Run: &run, At: eventTime(e.GetUpdatedAt().Time, d)})
 }
 
 // ownApp reports whether a check run or suite is this App's own.
@@ -104,7 +86,7 @@ func (p *Processor) ownApp(a *github.App) bool {
 // toPulls hands a CI result to every open pull request whose head is sha: those
 // the webhook names and those the head index knows (statuses name none, nor do
 // check runs on forks' pull requests).
-func (p *Processor) toPulls(ctx context.Context, inst int64, repo, sha string, prs []int, d *store.Delivery, cd ciDelivery) (store.Commit, error) {
+func (p *Processor) toPulls(ctx context.Context, inst int64, repo, sha string, prs []int, d *store.Delivery, cd deliveries.CIPayload) (store.Commit, error) {
 	var known []int
 	if _, err := loadRecord(ctx, p.store, headRecordKey(repo, sha), &known); err != nil {
 		return store.Commit{}, err
@@ -112,14 +94,14 @@ func (p *Processor) toPulls(ctx context.Context, inst int64, repo, sha string, p
 	var w store.Commit
 	for _, n := range union(prs, known) {
 		cd.Installation, cd.Repo, cd.Number, cd.Head = inst, repo, n, sha
-		w.Enqueue = append(w.Enqueue, derived(fmt.Sprintf("%s/ci/%d", d.ID, n), ciEvent, rules.TaskKey(repo, n), cd))
+		w.Enqueue = append(w.Enqueue, deliveries.Derived(fmt.Sprintf("%s/ci/%d", d.ID, n), deliveries.CI, rules.TaskKey(repo, n), cd))
 	}
 	return w, nil
 }
 
 // decideCI records CI results on a pull request's head and tells the tasks it
 // closes when a result their contracts count changed.
-func (p *Processor) decideCI(ctx context.Context, cd ciDelivery, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
+func (p *Processor) decideCI(ctx context.Context, cd deliveries.CIPayload, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
 	pr, err := loadPR(ctx, p.store, cd.Repo, cd.Number)
 	if err != nil || pr == nil || !pr.Open || pr.Head != cd.Head {
 		return store.Commit{}, err // an old head's result, or a pull request countersign does not follow
@@ -180,7 +162,7 @@ func ciReadKey(repo string, n int, head string) string {
 
 // recordRead adds to w, when the results were read (readAt not nil), what
 // that read saw: committed with what was read, never without it.
-func recordRead(w store.Commit, cd ciDelivery, readAt []byte) store.Commit {
+func recordRead(w store.Commit, cd deliveries.CIPayload, readAt []byte) store.Commit {
 	if readAt == nil {
 		return w
 	}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/countersign/countersign/app/deliveries"
 	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
@@ -27,21 +28,6 @@ import (
 // one is due; a crash between the two queues a second one later, which finds
 // nothing left to write. A dashboard written but not yet marked as written is
 // written again, identically, at most once more.
-
-// dashboardEvent is the internal event that writes a goal's dashboard once its
-// coalescing window has passed.
-const dashboardEvent = "countersign.dashboard"
-
-// dashboardDelivery is the payload of a dashboardEvent delivery.
-type dashboardDelivery struct {
-	Installation int64     `json:"installation"`
-	Repo         string    `json:"repo"`
-	Milestone    int       `json:"milestone"`
-	Due          time.Time `json:"due"`
-	// Apply: the window has passed; decided under the goal's key, it
-	// writes the goal issue. Otherwise it is the timer, under its own key.
-	Apply bool `json:"apply,omitempty"`
-}
 
 // dashboardTimerKey is the ordering key of a goal's dashboard timers: not the
 // goal's, which they must not hold up.
@@ -67,12 +53,12 @@ func (x *Executor) deferDashboard(ctx context.Context, inst int64, repo string, 
 		return now.Before(due), nil // due: write it now
 	}
 	due = now.Add(x.coalesce).UTC()
-	b, err := json.Marshal(dashboardDelivery{Installation: inst, Repo: repo, Milestone: m, Due: due})
+	b, err := json.Marshal(deliveries.DashboardPayload{Installation: inst, Repo: repo, Milestone: m, Due: due})
 	if err != nil {
 		return false, fmt.Errorf("encode dashboard delivery: %w", err)
 	}
 	id := rules.GoalKey(repo, m) + "/dashboard/" + strconv.FormatInt(due.UnixNano(), 10)
-	if _, err := x.store.Accept(ctx, store.Delivery{ID: id, Event: dashboardEvent, Key: dashboardTimerKey(repo, m), Payload: b, ReceivedAt: now.UTC()}); err != nil {
+	if _, err := x.store.Accept(ctx, store.Delivery{ID: id, Event: deliveries.Dashboard, Key: dashboardTimerKey(repo, m), Payload: b, ReceivedAt: now.UTC()}); err != nil {
 		return false, fmt.Errorf("queue the dashboard edit: %w", err)
 	}
 	db, _ := json.Marshal(due) // a time: cannot fail
@@ -103,7 +89,7 @@ func (x *Executor) dashboardWritten(ctx context.Context, repo string, m int) err
 // decideDashboard waits for the dashboard delivery's window to pass, then
 // writes the goal issue as the goal's record is.
 func (p *Processor) decideDashboard(ctx context.Context, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
-	var dd dashboardDelivery
+	var dd deliveries.DashboardPayload
 	if err := json.Unmarshal(d.Payload, &dd); err != nil {
 		return store.Commit{}, fault.Permanent(fmt.Errorf("parse %s: %w", d.Event, err))
 	}
@@ -117,7 +103,7 @@ func (p *Processor) decideDashboard(ctx context.Context, d *store.Delivery, log 
 		log.Debug("goal dashboard due", "goal", rules.GoalKey(dd.Repo, dd.Milestone))
 		apply := dd
 		apply.Apply = true
-		return store.Commit{Enqueue: []store.Delivery{derived(d.ID+"/apply", dashboardEvent, rules.GoalKey(dd.Repo, dd.Milestone), apply)}}, nil
+		return store.Commit{Enqueue: []store.Delivery{deliveries.Derived(d.ID+"/apply", deliveries.Dashboard, rules.GoalKey(dd.Repo, dd.Milestone), apply)}}, nil
 	}
 	return p.commitFor(dd.Installation, d, nil, []rules.Effect{{Kind: rules.EffectGoalIssue, Repo: dd.Repo, Number: dd.Milestone}})
 }

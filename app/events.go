@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/app/authors"
+	"github.com/countersign/countersign/app/deliveries"
 	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
@@ -366,15 +367,15 @@ func (p *Processor) fanout(ctx context.Context, inst int64, d *store.Delivery, o
 		if te.Kind != ev.Kind { // PRLinked or PRUnlinked that precedes the event proper
 			tev.Review, tev.Commands, tev.CommentID, tev.Text = nil, nil, 0, ""
 		}
-		w.Enqueue = append(w.Enqueue, derived(fmt.Sprintf("%s/%d/%d", d.ID, te.Number, i), taskEvent,
-			rules.TaskKey(cur.Repo, te.Number), taskDelivery{Installation: inst, Event: tev}))
+		w.Enqueue = append(w.Enqueue, deliveries.Derived(fmt.Sprintf("%s/%d/%d", d.ID, te.Number, i), deliveries.Task,
+			rules.TaskKey(cur.Repo, te.Number), deliveries.TaskPayload{Installation: inst, Event: tev}))
 	}
 	return w, nil
 }
 
 // decideCheck works out the verification check of a pull request from the
 // tasks it closes.
-func (p *Processor) decideCheck(ctx context.Context, cd checkDelivery, d *store.Delivery) (store.Commit, error) {
+func (p *Processor) decideCheck(ctx context.Context, cd deliveries.CheckPayload, d *store.Delivery) (store.Commit, error) {
 	pr, err := loadPR(ctx, p.store, cd.Repo, cd.Number)
 	if err != nil {
 		return store.Commit{}, err
@@ -405,7 +406,7 @@ func (p *Processor) decideCheck(ctx context.Context, cd checkDelivery, d *store.
 // rebuildPR reads pull request cd.Number from GitHub and returns its record
 // and the records to write for it (itself, and its head's index). nil if it
 // is gone.
-func (p *Processor) rebuildPR(ctx context.Context, cd checkDelivery) (*rules.PullRequest, map[string][]byte, error) {
+func (p *Processor) rebuildPR(ctx context.Context, cd deliveries.CheckPayload) (*rules.PullRequest, map[string][]byte, error) {
 	c, err := p.gh.Installation(cd.Installation)
 	if err != nil {
 		return nil, nil, fault.Permanent(err)

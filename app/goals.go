@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/countersign/countersign/app/deliveries"
 	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
@@ -22,18 +23,9 @@ import (
 
 // This file carries goals (DESIGN §4): a milestone is a goal, its goal issue
 // the dashboard. Milestone events, events on the goal issue and changes of the
-// goal's tasks all reach the goal as internal goalEvent deliveries under the
+// goal's tasks all reach the goal as internal Goal deliveries (package deliveries) under the
 // goal's own key (rules.GoalKey), so one goal's events are decided one at a
 // time and in order.
-
-// goalEvent is the internal event of a goal.
-const goalEvent = "countersign.goal"
-
-// goalDelivery is the payload of a goalEvent delivery.
-type goalDelivery struct {
-	Installation int64           `json:"installation"`
-	Event        rules.GoalEvent `json:"event"`
-}
 
 func goalRecordKey(repo string, m int) string { return "goal/" + rules.GoalKey(repo, m) }
 
@@ -51,8 +43,8 @@ func loadGoal(ctx context.Context, st store.Store, repo string, m int) (*rules.G
 
 // toGoal is the commit that hands ev to its goal.
 func toGoal(inst int64, d *store.Delivery, ev rules.GoalEvent, i int) store.Delivery {
-	return derived(fmt.Sprintf("%s/goal/%d/%d", d.ID, ev.Milestone, i), goalEvent, rules.GoalKey(ev.Repo, ev.Milestone),
-		goalDelivery{Installation: inst, Event: ev})
+	return deliveries.Derived(fmt.Sprintf("%s/goal/%d/%d", d.ID, ev.Milestone, i), deliveries.Goal, rules.GoalKey(ev.Repo, ev.Milestone),
+		deliveries.GoalPayload{Installation: inst, Event: ev})
 }
 
 var milestoneKinds = map[string]rules.GoalEventKind{
@@ -106,7 +98,7 @@ func (p *Processor) onGoalIssue(inst int64, d *store.Delivery, repo string, m in
 }
 
 // decideGoal decides a goal event, looking up the facts it needs.
-func (p *Processor) decideGoal(ctx context.Context, gd goalDelivery, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
+func (p *Processor) decideGoal(ctx context.Context, gd deliveries.GoalPayload, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
 	ev := gd.Event
 	c, err := p.gh.Installation(gd.Installation)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/countersign/countersign/app/deliveries"
 	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
@@ -27,17 +28,6 @@ import (
 // (a regate delivery to the pull request's key); the task's own key decides
 // again with its own record (rules.mayLink), and unlinks an outsider's pull
 // request when its author is unassigned.
-
-// regateEvent is the internal event that makes a pull request's key decide
-// again which tasks it links (its author was assigned to one it was refused).
-const regateEvent = "countersign.regate"
-
-// regateDelivery is the payload of a regateEvent delivery.
-type regateDelivery struct {
-	Installation int64  `json:"installation"`
-	Repo         string `json:"repo"`
-	Number       int    `json:"number"` // the pull request
-}
 
 // linkGate is what gateLinks decided beyond cur's links: the reply the pull
 // request gets, if any, and the refused-link records to write or delete.
@@ -200,15 +190,15 @@ func (p *Processor) regates(ctx context.Context, inst int64, d *store.Delivery, 
 	}
 	var out []store.Delivery
 	for _, pr := range prs {
-		out = append(out, derived(fmt.Sprintf("%s/regate/%d", d.ID, pr), regateEvent, rules.TaskKey(repo, pr),
-			regateDelivery{Installation: inst, Repo: repo, Number: pr}))
+		out = append(out, deliveries.Derived(fmt.Sprintf("%s/regate/%d", d.ID, pr), deliveries.Regate, rules.TaskKey(repo, pr),
+			deliveries.RegatePayload{Installation: inst, Repo: repo, Number: pr}))
 	}
 	return out, nil
 }
 
 // decideRegate decides again, under the pull request's key, which tasks it
 // links, and tells the tasks it now links.
-func (p *Processor) decideRegate(ctx context.Context, rd regateDelivery, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
+func (p *Processor) decideRegate(ctx context.Context, rd deliveries.RegatePayload, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
 	old, err := loadPR(ctx, p.store, rd.Repo, rd.Number)
 	if err != nil || old == nil || !old.Open || old.TooMany > 0 {
 		return store.Commit{}, err

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/countersign/countersign/app/deliveries"
 	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/gh"
 	"github.com/countersign/countersign/app/reconcile"
@@ -95,60 +96,6 @@ func (p *Processor) drain(ctx context.Context, c *store.Claim, log *slog.Logger,
 	return nil
 }
 
-// Internal events: a pull request's event fanned out to a task it closes, and
-// a task's change fanned back to the pull requests whose check depends on it.
-const (
-	taskEvent  = "countersign.task"
-	checkEvent = "countersign.check"
-)
-
-// taskDelivery is the payload of a taskEvent delivery.
-type taskDelivery struct {
-	Installation int64       `json:"installation"`
-	Event        rules.Event `json:"event"`
-}
-
-// checkDelivery is the payload of a checkEvent delivery.
-type checkDelivery struct {
-	Installation int64  `json:"installation"`
-	Repo         string `json:"repo"`
-	Number       int    `json:"number"`
-}
-
-// handledActions are the event.action pairs countersign decides on.
-var handledActions = map[string]bool{
-	"issues.opened": true, "issues.edited": true, "issues.assigned": true, "issues.unassigned": true,
-	"issues.closed": true, "issues.reopened": true, "issues.labeled": true, "issues.unlabeled": true,
-	"issues.milestoned":     true,
-	"issue_comment.created": true,
-	"pull_request.opened":   true, "pull_request.reopened": true, "pull_request.edited": true,
-	"pull_request.ready_for_review": true, "pull_request.converted_to_draft": true,
-	"pull_request.synchronize": true, "pull_request.closed": true,
-	"pull_request_review.submitted": true, "pull_request_review.dismissed": true,
-	"push.":                 true,
-	"issues.demilestoned":   true,
-	"milestone.created":     true,
-	"milestone.edited":      true,
-	"milestone.closed":      true,
-	"milestone.opened":      true,
-	goalEvent + ".":         true,
-	"check_run.created":     true,
-	"check_run.completed":   true,
-	"check_suite.completed": true,
-	"status.":               true,
-	taskEvent + ".":         true,
-	checkEvent + ".":        true,
-	regateEvent + ".":       true,
-	dashboardEvent + ".":    true,
-	"label.edited":          true,
-	"label.deleted":         true,
-	ciEvent + ".":           true,
-	// reconciliation (resync.go)
-	"installation.created": true, "installation.new_permissions_accepted": true, "installation.unsuspend": true,
-	"installation_repositories.added": true,
-	reconcile.ResyncEvent + ".":       true, reconcile.RepairEvent + ".": true,
-}
-
 // decide asks rules what the delivery means. It reads GitHub and the store but
 // writes nothing. Only the events and actions rules acts on are parsed; the rest
 // are done with at once.
@@ -163,43 +110,43 @@ func (p *Processor) decide(ctx context.Context, d *store.Delivery, log *slog.Log
 		}
 		action = head.Action
 	}
-	if !handledActions[d.Event+"."+action] {
+	if !deliveries.Handled(d.Event, action) {
 		return store.Commit{}, nil
 	}
 	switch d.Event {
-	case taskEvent:
-		var td taskDelivery
+	case deliveries.Task:
+		var td deliveries.TaskPayload
 		if err := json.Unmarshal(d.Payload, &td); err != nil {
 			return store.Commit{}, fault.Permanent(fmt.Errorf("parse %s: %w", d.Event, err))
 		}
 		return p.decideTask(ctx, td.Installation, d, td.Event, log)
-	case checkEvent:
-		var cd checkDelivery
+	case deliveries.Check:
+		var cd deliveries.CheckPayload
 		if err := json.Unmarshal(d.Payload, &cd); err != nil {
 			return store.Commit{}, fault.Permanent(fmt.Errorf("parse %s: %w", d.Event, err))
 		}
 		return p.decideCheck(ctx, cd, d)
-	case goalEvent:
-		var gd goalDelivery
+	case deliveries.Goal:
+		var gd deliveries.GoalPayload
 		if err := json.Unmarshal(d.Payload, &gd); err != nil {
 			return store.Commit{}, fault.Permanent(fmt.Errorf("parse %s: %w", d.Event, err))
 		}
 		return p.decideGoal(ctx, gd, d, log)
-	case ciEvent:
-		var cd ciDelivery
+	case deliveries.CI:
+		var cd deliveries.CIPayload
 		if err := json.Unmarshal(d.Payload, &cd); err != nil {
 			return store.Commit{}, fault.Permanent(fmt.Errorf("parse %s: %w", d.Event, err))
 		}
 		return p.decideCI(ctx, cd, d, log)
-	case reconcile.ResyncEvent, reconcile.RepairEvent:
+	case deliveries.Resync, deliveries.Repair:
 		return p.decideReconcile(ctx, d, log)
-	case regateEvent:
-		var rd regateDelivery
+	case deliveries.Regate:
+		var rd deliveries.RegatePayload
 		if err := json.Unmarshal(d.Payload, &rd); err != nil {
 			return store.Commit{}, fault.Permanent(fmt.Errorf("parse %s: %w", d.Event, err))
 		}
 		return p.decideRegate(ctx, rd, d, log)
-	case dashboardEvent:
+	case deliveries.Dashboard:
 		return p.decideDashboard(ctx, d, log)
 	case "label":
 		return p.onLabel(ctx, d, log)
@@ -305,8 +252,8 @@ func (p *Processor) decideTask(ctx context.Context, inst int64, d *store.Deliver
 		}
 	}
 	for _, pr := range dec.Refresh {
-		w.Enqueue = append(w.Enqueue, derived(fmt.Sprintf("%s/check/%d", d.ID, pr), checkEvent, rules.TaskKey(repo, pr),
-			checkDelivery{Installation: inst, Repo: repo, Number: pr}))
+		w.Enqueue = append(w.Enqueue, deliveries.Derived(fmt.Sprintf("%s/check/%d", d.ID, pr), deliveries.Check, rules.TaskKey(repo, pr),
+			deliveries.CheckPayload{Installation: inst, Repo: repo, Number: pr}))
 	}
 	return w, nil
 }
@@ -472,12 +419,6 @@ func (p *Processor) commitFor(inst int64, d *store.Delivery, task *rules.Task, e
 		w.Effects = append(w.Effects, b)
 	}
 	return w, nil
-}
-
-// derived is an internal delivery.
-func derived(id, event, key string, payload any) store.Delivery {
-	b, _ := json.Marshal(payload) // plain structs of strings and numbers: cannot fail
-	return store.Delivery{ID: id, Event: event, Key: key, Payload: b, ReceivedAt: time.Now().UTC()}
 }
 
 func taskRecordKey(repo string, n int) string { return "task/" + rules.TaskKey(repo, n) }

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/countersign/countersign/app/deliveries"
 	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/reconcile"
 	"github.com/countersign/countersign/app/store"
@@ -125,8 +126,8 @@ func (p *Processor) resync(ctx context.Context, d *store.Delivery, r reconcile.R
 		}
 		sort.Ints(prs)
 		for _, pr := range prs {
-			w.Enqueue = append(w.Enqueue, derived(fmt.Sprintf("%s/check/%d", d.ID, pr), checkEvent, rules.TaskKey(r.Repo, pr),
-				checkDelivery{Installation: inst, Repo: r.Repo, Number: pr}))
+			w.Enqueue = append(w.Enqueue, deliveries.Derived(fmt.Sprintf("%s/check/%d", d.ID, pr), deliveries.Check, rules.TaskKey(r.Repo, pr),
+				deliveries.CheckPayload{Installation: inst, Repo: r.Repo, Number: pr}))
 		}
 	}
 	if p.recon != nil {
@@ -169,8 +170,8 @@ func (p *Processor) repair(ctx context.Context, d *store.Delivery, r reconcile.R
 		}
 	}
 	for _, pr := range task.OpenPRs() {
-		w.Enqueue = append(w.Enqueue, derived(fmt.Sprintf("%s/check/%d", d.ID, pr), checkEvent, rules.TaskKey(r.Repo, pr),
-			checkDelivery{Installation: r.Installation, Repo: r.Repo, Number: pr}))
+		w.Enqueue = append(w.Enqueue, deliveries.Derived(fmt.Sprintf("%s/check/%d", d.ID, pr), deliveries.Check, rules.TaskKey(r.Repo, pr),
+			deliveries.CheckPayload{Installation: r.Installation, Repo: r.Repo, Number: pr}))
 	}
 	if p.recon != nil {
 		p.recon.Repairs.WithLabelValues("labels").Inc()

@@ -13,30 +13,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/countersign/countersign/app/deliveries"
 	"github.com/countersign/countersign/app/store"
 	"github.com/google/go-github/v60/github"
 )
 
 // MaxPayload is the largest delivery accepted (GitHub caps payloads at 25 MiB).
 const MaxPayload = 25 << 20
-
-// handledEvents are the webhook events countersign acts on; the App manifest
-// (app.yml) subscribes to exactly these. Others are answered 202 and ignored.
-var handledEvents = map[string]bool{
-	"issues":              true,
-	"issue_comment":       true,
-	"pull_request":        true,
-	"pull_request_review": true,
-	"check_run":           true,
-	"check_suite":         true,
-	"status":              true,
-	"milestone":           true,
-	"push":                true,
-	"label":               true,
-	// always sent to an App: new repositories to track (resync.go)
-	"installation":              true,
-	"installation_repositories": true,
-}
 
 // envelope is the part of every payload that intake and logs need.
 type envelope struct {
@@ -173,7 +156,7 @@ func (s *Server) serveWebhook(w http.ResponseWriter, r *http.Request) {
 		log.Info("ping")
 		reply(http.StatusOK, "ping", "pong")
 		return
-	case !handledEvents[event]:
+	case !deliveries.Webhook(event):
 		log.Debug("delivery ignored: event not handled")
 		reply(http.StatusAccepted, "ignored", "event not handled")
 		return
@@ -222,7 +205,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 
 // metricEvent bounds the event label's values to the events GitHub has.
 func metricEvent(event string) string {
-	if handledEvents[event] || event == "ping" {
+	if deliveries.Webhook(event) || event == "ping" {
 		return event
 	}
 	return "other"

@@ -11,6 +11,7 @@ import (
 
 	"github.com/countersign/countersign/app/deliveries"
 	"github.com/countersign/countersign/app/fault"
+	"github.com/countersign/countersign/app/records"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
 	"github.com/google/go-github/v60/github"
@@ -88,7 +89,7 @@ func (p *Processor) ownApp(a *github.App) bool {
 // check runs on forks' pull requests).
 func (p *Processor) toPulls(ctx context.Context, inst int64, repo, sha string, prs []int, d *store.Delivery, cd deliveries.CIPayload) (store.Commit, error) {
 	var known []int
-	if _, err := loadRecord(ctx, p.store, headRecordKey(repo, sha), &known); err != nil {
+	if _, err := records.Load(ctx, p.store, records.HeadKey(repo, sha), &known); err != nil {
 		return store.Commit{}, err
 	}
 	var w store.Commit
@@ -102,7 +103,7 @@ func (p *Processor) toPulls(ctx context.Context, inst int64, repo, sha string, p
 // decideCI records CI results on a pull request's head and tells the tasks it
 // closes when a result their contracts count changed.
 func (p *Processor) decideCI(ctx context.Context, cd deliveries.CIPayload, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
-	pr, err := loadPR(ctx, p.store, cd.Repo, cd.Number)
+	pr, err := records.LoadPR(ctx, p.store, cd.Repo, cd.Number)
 	if err != nil || pr == nil || !pr.Open || pr.Head != cd.Head {
 		return store.Commit{}, err // an old head's result, or a pull request countersign does not follow
 	}
@@ -117,12 +118,12 @@ func (p *Processor) decideCI(ctx context.Context, cd deliveries.CIPayload, d *st
 		// A burst of suites completing on one head is read once: a read that
 		// saw every run of this suite complete saw what it announces.
 		var last ciRead
-		if b, err := p.store.Get(ctx, ciReadKey(cd.Repo, cd.Number, cd.Head)); err == nil {
+		if b, err := p.store.Get(ctx, records.CIReadKey(cd.Repo, cd.Number, cd.Head)); err == nil {
 			if json.Unmarshal(b, &last) == nil && cd.Suite != 0 && slices.Contains(last.Suites, cd.Suite) {
 				return store.Commit{}, nil
 			}
 		} else if !errors.Is(err, store.ErrNotFound) {
-			return store.Commit{}, fmt.Errorf("read %s: %w", ciReadKey(cd.Repo, cd.Number, cd.Head), err)
+			return store.Commit{}, fmt.Errorf("read %s: %w", records.CIReadKey(cd.Repo, cd.Number, cd.Head), err)
 		}
 		var done []int64
 		if runs, done, err = p.ciRuns(ctx, c, cd.Repo, cd.Head); err != nil {
@@ -154,12 +155,6 @@ func (p *Processor) decideCI(ctx context.Context, cd deliveries.CIPayload, d *st
 	return recordRead(w, cd, readAt), nil
 }
 
-// ciReadKey records what the last read of pull request n's CI results on
-// head saw (ciRead).
-func ciReadKey(repo string, n int, head string) string {
-	return "ci-read/" + rules.TaskKey(repo, n) + "@" + head
-}
-
 // recordRead adds to w, when the results were read (readAt not nil), what
 // that read saw: committed with what was read, never without it.
 func recordRead(w store.Commit, cd deliveries.CIPayload, readAt []byte) store.Commit {
@@ -169,7 +164,7 @@ func recordRead(w store.Commit, cd deliveries.CIPayload, readAt []byte) store.Co
 	if w.Records == nil {
 		w.Records = map[string][]byte{}
 	}
-	w.Records[ciReadKey(cd.Repo, cd.Number, cd.Head)] = readAt
+	w.Records[records.CIReadKey(cd.Repo, cd.Number, cd.Head)] = readAt
 	return w
 }
 
@@ -258,9 +253,6 @@ func (p *Processor) changedFiles(ctx context.Context, c *github.Client, repo str
 	return out, nil
 }
 
-// headRecordKey keys the pull requests whose head is sha.
-func headRecordKey(repo, sha string) string { return "head/" + repo + "@" + sha }
-
 // indexHead records, in commit w, that pull request cur's head is its head,
 // when it moved.
 func (p *Processor) indexHead(ctx context.Context, w *store.Commit, old, cur *rules.PullRequest) error {
@@ -268,7 +260,7 @@ func (p *Processor) indexHead(ctx context.Context, w *store.Commit, old, cur *ru
 		return nil
 	}
 	var prs []int
-	if _, err := loadRecord(ctx, p.store, headRecordKey(cur.Repo, cur.Head), &prs); err != nil {
+	if _, err := records.Load(ctx, p.store, records.HeadKey(cur.Repo, cur.Head), &prs); err != nil {
 		return err
 	}
 	if slices.Contains(prs, cur.Number) {
@@ -278,7 +270,7 @@ func (p *Processor) indexHead(ctx context.Context, w *store.Commit, old, cur *ru
 	if err != nil {
 		return err
 	}
-	w.Records[headRecordKey(cur.Repo, cur.Head)] = b
+	w.Records[records.HeadKey(cur.Repo, cur.Head)] = b
 	return nil
 }
 

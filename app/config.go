@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/app/fault"
+	"github.com/countersign/countersign/app/records"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
 	"github.com/google/go-github/v60/github"
@@ -29,12 +30,10 @@ type configRecord struct {
 	ReadAt time.Time    `json:"read_at"`
 }
 
-func configKey(repo string) string { return "config/" + repo }
-
 // config is repo's configuration: the cached one while fresh, else read again.
 func (p *Processor) config(ctx context.Context, c *github.Client, repo string, log *slog.Logger) (rules.Config, error) {
 	var rec configRecord
-	ok, err := loadRecord(ctx, p.store, configKey(repo), &rec)
+	ok, err := records.Load(ctx, p.store, records.ConfigKey(repo), &rec)
 	if err != nil {
 		return rules.Config{}, err
 	}
@@ -133,7 +132,7 @@ func (p *Processor) readConfig(ctx context.Context, c *github.Client, repo strin
 	if err != nil {
 		return rec, fmt.Errorf("encode configuration: %w", err)
 	}
-	if err := p.store.Put(ctx, configKey(repo), b); err != nil {
+	if err := p.store.Put(ctx, records.ConfigKey(repo), b); err != nil {
 		return rec, fmt.Errorf("cache configuration: %w", err)
 	}
 	return rec, nil
@@ -153,7 +152,7 @@ func (p *Processor) onPush(ctx context.Context, d *store.Delivery, e *github.Pus
 	}
 	var prev *configRecord
 	var old configRecord
-	if ok, err := loadRecord(ctx, p.store, configKey(repo), &old); err != nil {
+	if ok, err := records.Load(ctx, p.store, records.ConfigKey(repo), &old); err != nil {
 		return store.Commit{}, err
 	} else if ok {
 		prev = &old

@@ -11,6 +11,7 @@ import (
 
 	"github.com/countersign/countersign/app/deliveries"
 	"github.com/countersign/countersign/app/fault"
+	"github.com/countersign/countersign/app/records"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
 )
@@ -29,13 +30,6 @@ import (
 // nothing left to write. A dashboard written but not yet marked as written is
 // written again, identically, at most once more.
 
-// dashboardTimerKey is the ordering key of a goal's dashboard timers: not the
-// goal's, which they must not hold up.
-func dashboardTimerKey(repo string, m int) string { return "dashboard/" + rules.GoalKey(repo, m) }
-
-// dashboardDueKey records when a goal's pending dashboard edit is due.
-func dashboardDueKey(repo string, m int) string { return "dashboard-due/" + rules.GoalKey(repo, m) }
-
 // deferDashboard reports whether the goal's dashboard edit is left to a
 // dashboard delivery (scheduling one when none is due), rather than written
 // now.
@@ -44,7 +38,7 @@ func (x *Executor) deferDashboard(ctx context.Context, inst int64, repo string, 
 		return false, nil
 	}
 	var due time.Time
-	pending, err := loadRecord(ctx, x.store, dashboardDueKey(repo, m), &due)
+	pending, err := records.Load(ctx, x.store, records.DashboardDueKey(repo, m), &due)
 	if err != nil {
 		return false, err
 	}
@@ -58,11 +52,11 @@ func (x *Executor) deferDashboard(ctx context.Context, inst int64, repo string, 
 		return false, fmt.Errorf("encode dashboard delivery: %w", err)
 	}
 	id := rules.GoalKey(repo, m) + "/dashboard/" + strconv.FormatInt(due.UnixNano(), 10)
-	if _, err := x.store.Accept(ctx, store.Delivery{ID: id, Event: deliveries.Dashboard, Key: dashboardTimerKey(repo, m), Payload: b, ReceivedAt: now.UTC()}); err != nil {
+	if _, err := x.store.Accept(ctx, store.Delivery{ID: id, Event: deliveries.Dashboard, Key: records.DashboardTimerKey(repo, m), Payload: b, ReceivedAt: now.UTC()}); err != nil {
 		return false, fmt.Errorf("queue the dashboard edit: %w", err)
 	}
 	db, _ := json.Marshal(due) // a time: cannot fail
-	if err := x.store.Put(ctx, dashboardDueKey(repo, m), db); err != nil {
+	if err := x.store.Put(ctx, records.DashboardDueKey(repo, m), db); err != nil {
 		return false, fmt.Errorf("remember the dashboard edit: %w", err)
 	}
 	return true, nil
@@ -73,14 +67,14 @@ func (x *Executor) dashboardWritten(ctx context.Context, repo string, m int) err
 	if x.coalesce <= 0 {
 		return nil
 	}
-	b, err := x.store.Get(ctx, dashboardDueKey(repo, m))
+	b, err := x.store.Get(ctx, records.DashboardDueKey(repo, m))
 	if errors.Is(err, store.ErrNotFound) || (err == nil && string(b) == "null") {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("read %s: %w", dashboardDueKey(repo, m), err)
+		return fmt.Errorf("read %s: %w", records.DashboardDueKey(repo, m), err)
 	}
-	if err := x.store.Put(ctx, dashboardDueKey(repo, m), []byte("null")); err != nil {
+	if err := x.store.Put(ctx, records.DashboardDueKey(repo, m), []byte("null")); err != nil {
 		return fmt.Errorf("clear the dashboard edit: %w", err)
 	}
 	return nil

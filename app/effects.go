@@ -18,6 +18,7 @@ import (
 	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/gh"
 	"github.com/countersign/countersign/app/metrics"
+	"github.com/countersign/countersign/app/records"
 	"github.com/countersign/countersign/app/seal"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
@@ -45,7 +46,7 @@ type Executor struct {
 
 // Apply applies one outbox effect. leftover says it may have been applied
 // before (see Processor.drain).
-func (x *Executor) Apply(ctx context.Context, oe outboxEffect, leftover bool) error {
+func (x *Executor) Apply(ctx context.Context, oe records.OutboxEffect, leftover bool) error {
 	c, err := x.gh.Installation(oe.Installation)
 	if err != nil {
 		return fault.Permanent(err)
@@ -109,12 +110,12 @@ func (x *Executor) syncLabels(ctx context.Context, c *github.Client, owner, name
 // says countersign owns (and none of also), starting from the labels it
 // recorded setting there, and records what it set.
 func (x *Executor) syncRecordedLabels(ctx context.Context, c *github.Client, owner, name, repo string, n int, labels []string, owned func(string) bool, also ...string) error {
-	key := labelViewKey(repo, n)
+	key := records.LabelViewKey(repo, n)
 	var view labelView
 	known := false
 	if len(also) == 0 { // stripping a label countersign does not own: look
 		var err error
-		if known, err = loadRecord(ctx, x.store, key, &view); err != nil {
+		if known, err = records.Load(ctx, x.store, key, &view); err != nil {
 			return err
 		}
 	}
@@ -152,9 +153,6 @@ type labelView struct {
 // staleLabelView is the labelView record that says the record is not to be
 // trusted.
 var staleLabelView = []byte(`{"stale":true}`)
-
-// labelViewKey records the owned labels countersign last set on issue n.
-func labelViewKey(repo string, n int) string { return "labels/" + rules.TaskKey(repo, n) }
 
 // sameFold reports whether a and b hold the same labels, case-insensitively.
 func sameFold(a, b []string) bool {
@@ -279,7 +277,7 @@ func (x *Executor) issueLabels(ctx context.Context, c *github.Client, owner, nam
 // remembered in the store, so a label is created once per repository and
 // never looked up again. Creating is tried at once (422: it exists).
 func (x *Executor) ensureLabel(ctx context.Context, c *github.Client, owner, name, label string) error {
-	key := madeLabelKey(owner+"/"+name, label)
+	key := records.MadeLabelKey(owner+"/"+name, label)
 	if _, ok := x.labels.Load(key); ok {
 		return nil
 	}
@@ -312,16 +310,10 @@ const (
 	labelGone = "gone"
 )
 
-// madeLabelKey records that repo has label (case-insensitive, as GitHub
-// compares label names).
-func madeLabelKey(repo, label string) string {
-	return "label-made/" + repo + "\x00" + strings.ToLower(label)
-}
-
 // forgetLabel drops what countersign knows of repo's label: it was renamed
 // or deleted, so it must be created again when next needed.
 func (x *Executor) forgetLabel(ctx context.Context, repo, label string) error {
-	key := madeLabelKey(repo, label)
+	key := records.MadeLabelKey(repo, label)
 	x.labels.Delete(key)
 	if err := x.store.Put(ctx, key, []byte(labelGone)); err != nil {
 		return fmt.Errorf("forget label %s: %w", label, err)
@@ -331,7 +323,7 @@ func (x *Executor) forgetLabel(ctx context.Context, repo, label string) error {
 
 // syncCard makes the task card show the task's current record.
 func (x *Executor) syncCard(ctx context.Context, c *github.Client, owner, name string, e rules.Effect) error {
-	task, err := loadTask(ctx, x.store, e.Repo, e.Number)
+	task, err := records.LoadTask(ctx, x.store, e.Repo, e.Number)
 	if err != nil || task == nil {
 		return err // no record: nothing to show
 	}
@@ -416,7 +408,7 @@ func (x *Executor) cardWritten(ctx context.Context, e rules.Effect, current *git
 	}
 	if u := current.GetHTMLURL(); u != "" {
 		if known, _ := x.cardURL(ctx, e.Repo, e.Number); known != u {
-			if err := x.store.Put(ctx, cardURLKey(e.Repo, e.Number), []byte(u)); err != nil {
+			if err := x.store.Put(ctx, records.CardURLKey(e.Repo, e.Number), []byte(u)); err != nil {
 				return fmt.Errorf("remember card url: %w", err)
 			}
 		}
@@ -427,12 +419,10 @@ func (x *Executor) cardWritten(ctx context.Context, e rules.Effect, current *git
 	return nil
 }
 
-func cardURLKey(repo string, n int) string { return "card-url/" + rules.TaskKey(repo, n) }
-
 // cardURL is the web address of task n's card, as GitHub gave it ("" if the
 // card was not written yet).
 func (x *Executor) cardURL(ctx context.Context, repo string, n int) (string, error) {
-	b, err := x.store.Get(ctx, cardURLKey(repo, n))
+	b, err := x.store.Get(ctx, records.CardURLKey(repo, n))
 	if errors.Is(err, store.ErrNotFound) {
 		return "", nil
 	}
@@ -472,7 +462,7 @@ func cardRecord(body string) ([]byte, bool) { return templates.CardRecord(body) 
 
 // renderCard is the task card's text for t, its record signed with keys.
 func renderCard(t *rules.Task, keys *seal.Keys) (string, error) {
-	marker, err := templates.CardMarker(t, func(rec []byte) string { return keys.Sign(taskScope(t.Repo, t.Number), rec) })
+	marker, err := templates.CardMarker(t, func(rec []byte) string { return keys.Sign(records.TaskScope(t.Repo, t.Number), rec) })
 	if err != nil {
 		return "", err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/countersign/countersign/app/authors"
 	"github.com/countersign/countersign/app/deliveries"
 	"github.com/countersign/countersign/app/fault"
+	"github.com/countersign/countersign/app/records"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
 	"github.com/google/go-github/v60/github"
@@ -46,7 +47,7 @@ func (p *Processor) onIssue(ctx context.Context, d *store.Delivery, e *github.Is
 		if w.Records == nil {
 			w.Records = map[string][]byte{}
 		}
-		w.Records[labelViewKey(repo, issue.GetNumber())] = staleLabelView
+		w.Records[records.LabelViewKey(repo, issue.GetNumber())] = staleLabelView
 	}
 	return w, err
 }
@@ -66,7 +67,7 @@ func (p *Processor) onPeoplesIssue(ctx context.Context, d *store.Delivery, e *gi
 		case "edited", "closed", "reopened":
 			// Someone changed the goal issue: what countersign recorded
 			// writing there is no longer what it shows.
-			w.Records = map[string][]byte{goalTextKey(repo, issue.GetNumber()): staleGoalText}
+			w.Records = map[string][]byte{records.GoalTextKey(repo, issue.GetNumber()): staleGoalText}
 		}
 		return w, nil
 	}
@@ -104,7 +105,7 @@ func (p *Processor) onComment(ctx context.Context, d *store.Delivery, e *github.
 	if err != nil {
 		return store.Commit{}, fault.Permanent(err)
 	}
-	old, err := loadPR(ctx, p.store, repo, issue.GetNumber())
+	old, err := records.LoadPR(ctx, p.store, repo, issue.GetNumber())
 	if err != nil {
 		return store.Commit{}, err
 	}
@@ -155,15 +156,10 @@ func (p *Processor) onPull(ctx context.Context, d *store.Delivery, e *github.Pul
 		if w.Records == nil {
 			w.Records = map[string][]byte{}
 		}
-		w.Records[newHeadKey(repo, pr.GetHead().GetSHA())] = []byte{'1'}
+		w.Records[records.NewHeadKey(repo, pr.GetHead().GetSHA())] = []byte{'1'}
 	}
 	return w, err
 }
-
-// newHeadKey records that sha came as a pull request's new head
-// (pull_request opened or synchronize): no check run of countersign's can be
-// on it but those it remembers making.
-func newHeadKey(repo, sha string) string { return "new-head/" + repo + "@" + sha }
 
 func (p *Processor) onReview(ctx context.Context, d *store.Delivery, e *github.PullRequestReviewEvent, log *slog.Logger) (store.Commit, error) {
 	inst, repo, pr, rv := e.GetInstallation().GetID(), e.GetRepo().GetFullName(), e.GetPullRequest(), e.GetReview()
@@ -189,7 +185,7 @@ func (p *Processor) pullEvent(ctx context.Context, inst int64, repo string, d *s
 	if err != nil {
 		return store.Commit{}, fault.Permanent(err)
 	}
-	old, err := loadPR(ctx, p.store, repo, pr.GetNumber())
+	old, err := records.LoadPR(ctx, p.store, repo, pr.GetNumber())
 	if err != nil {
 		return store.Commit{}, err
 	}
@@ -221,7 +217,7 @@ func (p *Processor) pullEvent(ctx context.Context, inst int64, repo string, d *s
 	if err != nil || check == nil {
 		return w, err
 	}
-	b, err := json.Marshal(outboxEffect{Installation: inst, Delivery: d.ID, Key: d.ID + "/config", At: time.Now().UTC(), Effect: *check})
+	b, err := json.Marshal(records.OutboxEffect{Installation: inst, Delivery: d.ID, Key: d.ID + "/config", At: time.Now().UTC(), Effect: *check})
 	if err != nil {
 		return w, fmt.Errorf("encode effect: %w", err)
 	}
@@ -336,7 +332,7 @@ func (p *Processor) fanout(ctx context.Context, inst int64, d *store.Delivery, o
 	if err != nil {
 		return w, err
 	}
-	w.Records = map[string][]byte{prRecordKey(cur.Repo, cur.Number): b}
+	w.Records = map[string][]byte{records.PRKey(cur.Repo, cur.Number): b}
 	for k, v := range gate.records {
 		w.Records[k] = v
 	}
@@ -376,30 +372,30 @@ func (p *Processor) fanout(ctx context.Context, inst int64, d *store.Delivery, o
 // decideCheck works out the verification check of a pull request from the
 // tasks it closes.
 func (p *Processor) decideCheck(ctx context.Context, cd deliveries.CheckPayload, d *store.Delivery) (store.Commit, error) {
-	pr, err := loadPR(ctx, p.store, cd.Repo, cd.Number)
+	pr, err := records.LoadPR(ctx, p.store, cd.Repo, cd.Number)
 	if err != nil {
 		return store.Commit{}, err
 	}
-	var records map[string][]byte
+	var recs map[string][]byte
 	if pr == nil {
 		// Lost with the store: the task that asks still has a gate to keep in
 		// step (invariant 5), so the pull request is read again and recorded.
-		if pr, records, err = p.rebuildPR(ctx, cd); err != nil || pr == nil {
+		if pr, recs, err = p.rebuildPR(ctx, cd); err != nil || pr == nil {
 			return store.Commit{}, err
 		}
 	}
 	if (!pr.Open && !pr.Merged) || pr.Head == "" {
-		return store.Commit{Records: records}, nil
+		return store.Commit{Records: recs}, nil
 	}
 	tasks := make([]*rules.Task, len(pr.Links))
 	for i, n := range pr.Links {
-		if tasks[i], err = loadTask(ctx, p.store, cd.Repo, n); err != nil {
+		if tasks[i], err = records.LoadTask(ctx, p.store, cd.Repo, n); err != nil {
 			return store.Commit{}, err
 		}
 	}
 	check := rules.CheckFor(pr, tasks)
 	w, err := p.commitFor(cd.Installation, d, nil, []rules.Effect{{Kind: rules.EffectCheck, Repo: cd.Repo, Number: cd.Number, SHA: pr.Head, Check: &check}})
-	w.Records = records
+	w.Records = recs
 	return w, err
 }
 
@@ -426,7 +422,7 @@ func (p *Processor) rebuildPR(ctx context.Context, cd deliveries.CheckPayload) (
 	if err != nil {
 		return nil, nil, err
 	}
-	w := store.Commit{Records: map[string][]byte{prRecordKey(cd.Repo, cd.Number): b}}
+	w := store.Commit{Records: map[string][]byte{records.PRKey(cd.Repo, cd.Number): b}}
 	if err := p.indexHead(ctx, &w, nil, pr); err != nil {
 		return nil, nil, err
 	}

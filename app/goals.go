@@ -15,6 +15,7 @@ import (
 
 	"github.com/countersign/countersign/app/deliveries"
 	"github.com/countersign/countersign/app/fault"
+	"github.com/countersign/countersign/app/records"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
 	"github.com/countersign/countersign/templates"
@@ -26,20 +27,6 @@ import (
 // goal's tasks all reach the goal as internal Goal deliveries (package deliveries) under the
 // goal's own key (rules.GoalKey), so one goal's events are decided one at a
 // time and in order.
-
-func goalRecordKey(repo string, m int) string { return "goal/" + rules.GoalKey(repo, m) }
-
-// goalIssueKey maps a goal issue's number to its milestone.
-func goalIssueKey(repo string, n int) string { return "goal-issue/" + rules.TaskKey(repo, n) }
-
-func loadGoal(ctx context.Context, st store.Store, repo string, m int) (*rules.Goal, error) {
-	var g rules.Goal
-	ok, err := loadRecord(ctx, st, goalRecordKey(repo, m), &g)
-	if !ok {
-		return nil, err
-	}
-	return &g, nil
-}
 
 // toGoal is the commit that hands ev to its goal.
 func toGoal(inst int64, d *store.Delivery, ev rules.GoalEvent, i int) store.Delivery {
@@ -69,7 +56,7 @@ func (p *Processor) onMilestone(ctx context.Context, d *store.Delivery, e *githu
 // goalIssue reports the milestone whose goal issue issue n is (0 if none).
 func (p *Processor) goalIssue(ctx context.Context, repo string, is *github.Issue) (int, error) {
 	var m int
-	ok, err := loadRecord(ctx, p.store, goalIssueKey(repo, is.GetNumber()), &m)
+	ok, err := records.Load(ctx, p.store, records.GoalIssueKey(repo, is.GetNumber()), &m)
 	if err != nil || ok {
 		return m, err
 	}
@@ -104,7 +91,7 @@ func (p *Processor) decideGoal(ctx context.Context, gd deliveries.GoalPayload, d
 	if err != nil {
 		return store.Commit{}, fault.Permanent(err)
 	}
-	g, err := loadGoal(ctx, p.store, ev.Repo, ev.Milestone)
+	g, err := records.LoadGoal(ctx, p.store, ev.Repo, ev.Milestone)
 	if err != nil {
 		return store.Commit{}, err
 	}
@@ -133,7 +120,7 @@ func (p *Processor) decideGoal(ctx context.Context, gd deliveries.GoalPayload, d
 	}
 	if g != nil && g.Issue == 0 {
 		var n int
-		if _, err := loadRecord(ctx, p.store, "goal-issue-of/"+rules.GoalKey(ev.Repo, ev.Milestone), &n); err != nil {
+		if _, err := records.Load(ctx, p.store, "goal-issue-of/"+rules.GoalKey(ev.Repo, ev.Milestone), &n); err != nil {
 			return store.Commit{}, err
 		}
 		g.Issue = n
@@ -179,17 +166,17 @@ func (p *Processor) decideGoal(ctx context.Context, gd deliveries.GoalPayload, d
 		// A goal label changed on the goal issue (or was deleted or renamed
 		// in the repository): the labels countersign recorded setting there
 		// are no longer what it carries.
-		w.Records[labelViewKey(ev.Repo, issue)] = staleLabelView
+		w.Records[records.LabelViewKey(ev.Repo, issue)] = staleLabelView
 	}
 	if dec.Goal != nil {
 		b, err := json.Marshal(dec.Goal)
 		if err != nil {
 			return w, err
 		}
-		w.Records[goalRecordKey(ev.Repo, ev.Milestone)] = b
+		w.Records[records.GoalKey(ev.Repo, ev.Milestone)] = b
 		if dec.Goal.Issue != 0 {
 			m, _ := json.Marshal(ev.Milestone)
-			w.Records[goalIssueKey(ev.Repo, dec.Goal.Issue)] = m
+			w.Records[records.GoalIssueKey(ev.Repo, dec.Goal.Issue)] = m
 		}
 	}
 	return w, nil
@@ -278,17 +265,17 @@ func goalNotes(inst int64, d *store.Delivery, t *rules.Task, notes []rules.GoalN
 // goalIssueEffect makes the goal issue of milestone e.Number exist and show
 // the goal as it is now (DESIGN §4): its dashboard, its labels, open or closed.
 func (x *Executor) goalIssueEffect(ctx context.Context, c *github.Client, owner, name string, inst int64, e rules.Effect) error {
-	g, err := loadGoal(ctx, x.store, e.Repo, e.Number)
+	g, err := records.LoadGoal(ctx, x.store, e.Repo, e.Number)
 	if err != nil || g == nil {
 		return err
 	}
 	cfg := rules.DefaultConfig()
 	var rec configRecord
-	if ok, err := loadRecord(ctx, x.store, configKey(e.Repo), &rec); err == nil && ok {
+	if ok, err := records.Load(ctx, x.store, records.ConfigKey(e.Repo), &rec); err == nil && ok {
 		cfg = rec.Config
 	}
 	body, err := templates.RenderGoal(g, cfg.Goals.IntegrationCheck, func(rec []byte) string {
-		return x.keys.Sign(goalScope(g.Repo, g.Milestone), rec)
+		return x.keys.Sign(records.GoalScope(g.Repo, g.Milestone), rec)
 	})
 	if err != nil {
 		return fault.Permanent(err)
@@ -303,13 +290,13 @@ func (x *Executor) goalIssueEffect(ctx context.Context, c *github.Client, owner,
 	// stale (onPeoplesIssue); then it is read as before.
 	known := g.Issue
 	if known == 0 {
-		if _, err := loadRecord(ctx, x.store, "goal-issue-of/"+g.Key(), &known); err != nil {
+		if _, err := records.Load(ctx, x.store, "goal-issue-of/"+g.Key(), &known); err != nil {
 			return err
 		}
 	}
 	var text goalIssueText
 	if known != 0 {
-		if _, err := loadRecord(ctx, x.store, goalTextKey(e.Repo, known), &text); err != nil {
+		if _, err := records.Load(ctx, x.store, records.GoalTextKey(e.Repo, known), &text); err != nil {
 			return err
 		}
 	}
@@ -317,7 +304,7 @@ func (x *Executor) goalIssueEffect(ctx context.Context, c *github.Client, owner,
 		// A change of a goal issue that shows what countersign last wrote
 		// is maybe coalesced with the changes that follow (dashboard.go).
 		var view labelView
-		if ok, err := loadRecord(ctx, x.store, labelViewKey(e.Repo, known), &view); err != nil {
+		if ok, err := records.Load(ctx, x.store, records.LabelViewKey(e.Repo, known), &view); err != nil {
 			return err
 		} else if ok && !view.Stale && (text.Digest != digest || text.State != state || !sameFold(view.Labels, g.Labels())) {
 			if deferred, err := x.deferDashboard(ctx, inst, e.Repo, e.Number); err != nil || deferred {
@@ -369,7 +356,7 @@ func (x *Executor) goalIssueEffect(ctx context.Context, c *github.Client, owner,
 	if err := x.store.Put(ctx, "goal-issue-of/"+rules.GoalKey(e.Repo, e.Number), []byte(strconv.Itoa(n))); err != nil {
 		return fmt.Errorf("remember the goal issue: %w", err)
 	}
-	if err := x.store.Put(ctx, goalIssueKey(e.Repo, n), []byte(strconv.Itoa(e.Number))); err != nil {
+	if err := x.store.Put(ctx, records.GoalIssueKey(e.Repo, n), []byte(strconv.Itoa(e.Number))); err != nil {
 		return fmt.Errorf("remember the goal issue: %w", err)
 	}
 	if err := x.syncRecordedLabels(ctx, c, owner, name, e.Repo, n, g.Labels(), rules.GoalOwned); err != nil {
@@ -395,8 +382,6 @@ type goalIssueText struct {
 // staleGoalText is the goalIssueText record that says it is not to be trusted.
 var staleGoalText = []byte(`{"stale":true}`)
 
-func goalTextKey(repo string, n int) string { return "goal-issue-text/" + rules.TaskKey(repo, n) }
-
 func (x *Executor) goalIssueWritten(ctx context.Context, e rules.Effect, n int, digest, state string) error {
 	if err := x.dashboardWritten(ctx, e.Repo, e.Number); err != nil {
 		return err
@@ -405,7 +390,7 @@ func (x *Executor) goalIssueWritten(ctx context.Context, e rules.Effect, n int, 
 	if err != nil {
 		return fmt.Errorf("encode goal issue record: %w", err)
 	}
-	if err := x.store.Put(ctx, goalTextKey(e.Repo, n), b); err != nil {
+	if err := x.store.Put(ctx, records.GoalTextKey(e.Repo, n), b); err != nil {
 		return fmt.Errorf("remember the goal issue's text: %w", err)
 	}
 	return nil
@@ -417,7 +402,7 @@ func (x *Executor) findGoalIssue(ctx context.Context, c *github.Client, owner, n
 	n := g.Issue
 	if n == 0 {
 		var known int
-		if _, err := loadRecord(ctx, x.store, "goal-issue-of/"+g.Key(), &known); err != nil {
+		if _, err := records.Load(ctx, x.store, "goal-issue-of/"+g.Key(), &known); err != nil {
 			return nil, err
 		}
 		n = known
@@ -470,7 +455,7 @@ func (p *Processor) recoverGoal(ctx context.Context, c *github.Client, repo stri
 	sig, _ := templates.RecordSignature(is.GetBody())
 	var g rules.Goal
 	switch {
-	case ok && !p.keys.Verify(goalScope(repo, m), rec, sig):
+	case ok && !p.keys.Verify(records.GoalScope(repo, m), rec, sig):
 		// Anyone with write access can edit the goal issue: a record this
 		// server did not sign is not trusted. The goal starts afresh on its
 		// own issue (open, its tasks joining as they change), so nothing it
@@ -497,7 +482,7 @@ func (p *Processor) recoverGoal(ctx context.Context, c *github.Client, repo stri
 	}
 	g.Issue = is.GetNumber()
 	for i, gt := range g.Tasks {
-		t, err := loadTask(ctx, p.store, repo, gt.Number)
+		t, err := records.LoadTask(ctx, p.store, repo, gt.Number)
 		if err != nil {
 			return nil, false, err
 		}
@@ -528,9 +513,9 @@ func (p *Processor) freshGoal(ctx context.Context, c *github.Client, repo string
 }
 
 // goalNotice posts a notice on the goal issue of milestone e.Number.
-func (x *Executor) goalNotice(ctx context.Context, c *github.Client, owner, name string, oe outboxEffect, leftover bool) error {
+func (x *Executor) goalNotice(ctx context.Context, c *github.Client, owner, name string, oe records.OutboxEffect, leftover bool) error {
 	var n int
-	ok, err := loadRecord(ctx, x.store, "goal-issue-of/"+rules.GoalKey(oe.Effect.Repo, oe.Effect.Number), &n)
+	ok, err := records.Load(ctx, x.store, "goal-issue-of/"+rules.GoalKey(oe.Effect.Repo, oe.Effect.Number), &n)
 	if err != nil {
 		return err
 	}

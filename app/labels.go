@@ -7,12 +7,12 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/reconcile"
+	"github.com/countersign/countersign/app/records"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
 	"github.com/google/go-github/v60/github"
@@ -103,13 +103,13 @@ func (p *Processor) onLabel(ctx context.Context, d *store.Delivery, log *slog.Lo
 // goalsCarrying are the milestones of repo whose goal issue carries label by
 // its goal's record.
 func (p *Processor) goalsCarrying(ctx context.Context, repo, label string) ([]int, error) {
-	ms, err := scanNumbers(ctx, p.store, strings.TrimSuffix(goalRecordKey(repo, 0), "0"))
+	ms, err := records.ScanNumbers(ctx, p.store, strings.TrimSuffix(records.GoalKey(repo, 0), "0"))
 	if err != nil {
 		return nil, fmt.Errorf("list goals of %s: %w", repo, err)
 	}
 	var out []int
 	for _, m := range ms {
-		g, err := loadGoal(ctx, p.store, repo, m)
+		g, err := records.LoadGoal(ctx, p.store, repo, m)
 		if err != nil {
 			return nil, err
 		}
@@ -123,33 +123,17 @@ func (p *Processor) goalsCarrying(ctx context.Context, repo, label string) ([]in
 // tasksCarrying are the tracked tasks of repo whose records say they carry
 // label (the store's task records; GitHub is not asked).
 func (p *Processor) tasksCarrying(ctx context.Context, repo, label string) ([]int, error) {
-	ns, err := scanNumbers(ctx, p.store, strings.TrimSuffix(taskRecordKey(repo, 0), "0"))
+	ns, err := records.ScanNumbers(ctx, p.store, strings.TrimSuffix(records.TaskKey(repo, 0), "0"))
 	if err != nil {
 		return nil, fmt.Errorf("list tasks of %s: %w", repo, err)
 	}
 	var out []int
 	for _, n := range ns {
-		t, err := loadTask(ctx, p.store, repo, n)
+		t, err := records.LoadTask(ctx, p.store, repo, n)
 		if err != nil {
 			return nil, err
 		}
 		if t != nil && containsFold(t.Labels(), label) {
-			out = append(out, n)
-		}
-	}
-	return out, nil
-}
-
-// scanNumbers are the numbers that end the keys of the records whose key is
-// prefix followed by a number.
-func scanNumbers(ctx context.Context, st store.Store, prefix string) ([]int, error) {
-	keys, err := st.Scan(ctx, prefix)
-	if err != nil {
-		return nil, err
-	}
-	var out []int
-	for _, k := range keys {
-		if n, err := strconv.Atoi(strings.TrimPrefix(k, prefix)); err == nil {
 			out = append(out, n)
 		}
 	}

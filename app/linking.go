@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/countersign/countersign/app/deliveries"
 	"github.com/countersign/countersign/app/fault"
+	"github.com/countersign/countersign/app/records"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
 	"github.com/google/go-github/v60/github"
@@ -34,14 +34,6 @@ import (
 type linkGate struct {
 	reply   *rules.Notice
 	records map[string][]byte
-}
-
-func refusedPrefix(repo string, task int) string {
-	return "refused/" + rules.TaskKey(repo, task) + "/"
-}
-
-func refusedKey(repo string, task, pr int) string {
-	return refusedPrefix(repo, task) + strconv.Itoa(pr)
 }
 
 // gateLinks decides which of the issues cur's description closes it links
@@ -91,7 +83,7 @@ func (p *Processor) gateLinks(ctx context.Context, c *github.Client, repo string
 	}
 	var links, refused []int
 	for _, n := range cur.Links {
-		t, err := loadTask(ctx, p.store, repo, n)
+		t, err := records.LoadTask(ctx, p.store, repo, n)
 		if err != nil {
 			return g, err
 		}
@@ -128,12 +120,12 @@ func refusedRecords(repo string, pr int, before, now []int) map[string][]byte {
 	out := map[string][]byte{}
 	for _, n := range before {
 		if !slices.Contains(now, n) {
-			out[refusedKey(repo, n, pr)] = nil
+			out[records.RefusedKey(repo, n, pr)] = nil
 		}
 	}
 	for _, n := range now {
 		if !slices.Contains(before, n) {
-			out[refusedKey(repo, n, pr)] = []byte("1")
+			out[records.RefusedKey(repo, n, pr)] = []byte("1")
 		}
 	}
 	return out
@@ -184,7 +176,7 @@ func assignedTo(t *rules.Task, cfg rules.Config, author rules.User) bool {
 // regates are the deliveries that make the pull requests refused for task n
 // decide again, now that its assignees changed.
 func (p *Processor) regates(ctx context.Context, inst int64, d *store.Delivery, repo string, n int) ([]store.Delivery, error) {
-	prs, err := scanNumbers(ctx, p.store, refusedPrefix(repo, n))
+	prs, err := records.ScanNumbers(ctx, p.store, records.RefusedPrefix(repo, n))
 	if err != nil {
 		return nil, fmt.Errorf("list refused links of #%d: %w", n, err)
 	}
@@ -199,7 +191,7 @@ func (p *Processor) regates(ctx context.Context, inst int64, d *store.Delivery, 
 // decideRegate decides again, under the pull request's key, which tasks it
 // links, and tells the tasks it now links.
 func (p *Processor) decideRegate(ctx context.Context, rd deliveries.RegatePayload, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
-	old, err := loadPR(ctx, p.store, rd.Repo, rd.Number)
+	old, err := records.LoadPR(ctx, p.store, rd.Repo, rd.Number)
 	if err != nil || old == nil || !old.Open || old.TooMany > 0 {
 		return store.Commit{}, err
 	}

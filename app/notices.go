@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/app/fault"
+	"github.com/countersign/countersign/app/records"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
 	"github.com/countersign/countersign/templates"
@@ -20,7 +21,7 @@ import (
 // notice posts a comment that needs someone's attention. Its hidden marker
 // carries the effect's unique key: a leftover notice (maybe posted before a
 // crash) is looked for first, so it is never posted twice.
-func (x *Executor) notice(ctx context.Context, c *github.Client, owner, name string, oe outboxEffect, leftover bool) error {
+func (x *Executor) notice(ctx context.Context, c *github.Client, owner, name string, oe records.OutboxEffect, leftover bool) error {
 	e := oe.Effect
 	if e.Notice == nil {
 		return fault.Permanent(fmt.Errorf("notice effect without a notice"))
@@ -44,7 +45,7 @@ func (x *Executor) notice(ctx context.Context, c *github.Client, owner, name str
 	}
 	data := noticeData{Notice: e.Notice, Repo: e.Repo, Where: e.Number}
 	if e.Notice.Kind == rules.NoticeStatus {
-		task, err := loadTask(ctx, x.store, e.Repo, e.Notice.Task)
+		task, err := records.LoadTask(ctx, x.store, e.Repo, e.Notice.Task)
 		if err != nil {
 			return err
 		}
@@ -85,7 +86,7 @@ var replyKinds = map[rules.NoticeKind]bool{
 // is over it. A reply is counted once, however often posting it is tried (a
 // GitHub outage must not use up someone's share): a retry of a reply that was
 // allowed is allowed.
-func (x *Executor) replyHeld(ctx context.Context, oe outboxEffect) (bool, error) {
+func (x *Executor) replyHeld(ctx context.Context, oe records.OutboxEffect) (bool, error) {
 	e := oe.Effect
 	n := e.Notice
 	if !replyKinds[n.Kind] || n.Actor == "" || n.Once {
@@ -222,7 +223,7 @@ func (x *Executor) upsertCheck(ctx context.Context, c *github.Client, owner, nam
 	idKey := "checkrun/" + owner + "/" + name + "/" + checkName + "@" + sha
 	digest := fmt.Sprintf("%x", sha256.Sum256([]byte(status+"\x00"+conclusion+"\x00"+details+"\x00"+out.GetTitle()+"\x00"+out.GetSummary()+"\x00"+out.GetText())))
 	var rec checkRunRecord
-	if _, err := loadRecord(ctx, x.store, idKey, &rec); err != nil {
+	if _, err := records.Load(ctx, x.store, idKey, &rec); err != nil {
 		return err
 	}
 	if rec.ID != 0 && rec.Digest == digest {
@@ -230,12 +231,12 @@ func (x *Executor) upsertCheck(ctx context.Context, c *github.Client, owner, nam
 	}
 	look := leftover
 	if rec.ID == 0 && !look {
-		_, err := x.store.Get(ctx, newHeadKey(owner+"/"+name, sha))
+		_, err := x.store.Get(ctx, records.NewHeadKey(owner+"/"+name, sha))
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			look = true
 		case err != nil:
-			return fmt.Errorf("read %s: %w", newHeadKey(owner+"/"+name, sha), err)
+			return fmt.Errorf("read %s: %w", records.NewHeadKey(owner+"/"+name, sha), err)
 		}
 	}
 	if rec.ID == 0 && look {

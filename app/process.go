@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -14,6 +13,7 @@ import (
 	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/gh"
 	"github.com/countersign/countersign/app/reconcile"
+	"github.com/countersign/countersign/app/records"
 	"github.com/countersign/countersign/app/seal"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
@@ -29,15 +29,6 @@ type Processor struct {
 	keys  *seal.Keys // checks the records read back from GitHub
 	log   *slog.Logger
 	recon *reconcile.Metrics
-}
-
-// outboxEffect is an effect as kept in the store's outbox until applied.
-type outboxEffect struct {
-	Installation int64        `json:"installation"`
-	Delivery     string       `json:"delivery"` // the delivery that caused it, for logs
-	Key          string       `json:"key"`      // unique: marks a notice so a retry finds it
-	At           time.Time    `json:"at"`       // when it was decided
-	Effect       rules.Effect `json:"effect"`
 }
 
 // Handle processes claim c. Effects left over from an earlier attempt are applied
@@ -80,7 +71,7 @@ func (p *Processor) drain(ctx context.Context, c *store.Claim, log *slog.Logger,
 		return fmt.Errorf("read outbox: %w", err)
 	}
 	for _, raw := range effects {
-		var oe outboxEffect
+		var oe records.OutboxEffect
 		if err := json.Unmarshal(raw, &oe); err != nil {
 			log.Error("dropping an unreadable outbox effect", "error", err)
 		} else if err := p.exec.Apply(ctx, oe, leftover); err != nil {
@@ -200,7 +191,7 @@ func (p *Processor) decideTask(ctx context.Context, inst int64, d *store.Deliver
 	if err != nil {
 		return store.Commit{}, fault.Permanent(err)
 	}
-	task, err := loadTask(ctx, p.store, repo, n)
+	task, err := records.LoadTask(ctx, p.store, repo, n)
 	if err != nil {
 		return store.Commit{}, err
 	}
@@ -213,7 +204,7 @@ func (p *Processor) decideTask(ctx context.Context, inst int64, d *store.Deliver
 		// A goal issue (any issue this App opened) is never a task, whatever
 		// event names it: a pull request's "Fixes #N" included.
 		var m int
-		if goal, err := loadRecord(ctx, p.store, goalIssueKey(repo, n), &m); err != nil || goal {
+		if goal, err := records.Load(ctx, p.store, records.GoalIssueKey(repo, n), &m); err != nil || goal {
 			return store.Commit{}, err
 		}
 		if task, rebuilt, err = p.untracked(ctx, c, &ev, log); err != nil || (task == nil && ev.Issue.Title == "" && ev.Issue.Author.IsZero()) {
@@ -408,54 +399,17 @@ func (p *Processor) commitFor(inst int64, d *store.Delivery, task *rules.Task, e
 		if err != nil {
 			return w, fmt.Errorf("encode task: %w", err)
 		}
-		w.Records = map[string][]byte{taskRecordKey(task.Repo, task.Number): b}
+		w.Records = map[string][]byte{records.TaskKey(task.Repo, task.Number): b}
 	}
 	now := time.Now().UTC()
 	for i, e := range effects {
-		b, err := json.Marshal(outboxEffect{Installation: inst, Delivery: d.ID, Key: fmt.Sprintf("%s/%d", d.ID, i), At: now, Effect: e})
+		b, err := json.Marshal(records.OutboxEffect{Installation: inst, Delivery: d.ID, Key: fmt.Sprintf("%s/%d", d.ID, i), At: now, Effect: e})
 		if err != nil {
 			return w, fmt.Errorf("encode effect: %w", err)
 		}
 		w.Effects = append(w.Effects, b)
 	}
 	return w, nil
-}
-
-func taskRecordKey(repo string, n int) string { return "task/" + rules.TaskKey(repo, n) }
-func prRecordKey(repo string, n int) string   { return "pr/" + rules.TaskKey(repo, n) }
-
-// loadTask reads a task's record; nil when the issue is not tracked.
-func loadTask(ctx context.Context, st store.Store, repo string, n int) (*rules.Task, error) {
-	var t rules.Task
-	ok, err := loadRecord(ctx, st, taskRecordKey(repo, n), &t)
-	if !ok {
-		return nil, err
-	}
-	return &t, nil
-}
-
-// loadPR reads a pull request's record; nil when there is none.
-func loadPR(ctx context.Context, st store.Store, repo string, n int) (*rules.PullRequest, error) {
-	var pr rules.PullRequest
-	ok, err := loadRecord(ctx, st, prRecordKey(repo, n), &pr)
-	if !ok {
-		return nil, err
-	}
-	return &pr, nil
-}
-
-func loadRecord(ctx context.Context, st store.Store, key string, v any) (bool, error) {
-	b, err := st.Get(ctx, key)
-	if errors.Is(err, store.ErrNotFound) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("read %s: %w", key, err)
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return false, fmt.Errorf("decode %s: %w", key, err)
-	}
-	return true, nil
 }
 
 // user is the account u as rules knows people: its id, and its login for display.

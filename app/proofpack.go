@@ -10,6 +10,7 @@ import (
 	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/gh"
 	"github.com/countersign/countersign/app/metrics"
+	"github.com/countersign/countersign/app/records"
 	"github.com/countersign/countersign/app/seal"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
@@ -68,7 +69,7 @@ func Proofpack(ctx context.Context, st Settings, s store.Store, repo string, n i
 	var t *rules.Task
 	source := "store"
 	if s != nil {
-		if t, err = loadTask(ctx, s, repo, n); err != nil {
+		if t, err = records.LoadTask(ctx, s, repo, n); err != nil {
 			return rules.Evidence{}, err
 		}
 	}
@@ -86,7 +87,7 @@ func Proofpack(ctx context.Context, st Settings, s store.Store, repo string, n i
 		switch {
 		case !ok:
 			return rules.Evidence{}, fmt.Errorf("%s#%d: %w: its card carries no record", repo, n, ErrNoEvidence)
-		case !keys.Verify(taskScope(repo, n), rec, sig):
+		case !keys.Verify(records.TaskScope(repo, n), rec, sig):
 			return rules.Evidence{}, fmt.Errorf("%s#%d: %w: its card's record is not signed with this server's record key", repo, n, ErrNoEvidence)
 		case json.Unmarshal(rec, &r) != nil || r.Repo != repo || r.Number != n:
 			return rules.Evidence{}, fmt.Errorf("%s#%d: %w: its card's record is unusable", repo, n, ErrNoEvidence)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/countersign/countersign/app/records"
 	"github.com/countersign/countersign/rules"
 	"github.com/countersign/countersign/templates"
 	"github.com/google/go-github/v60/github"
@@ -20,11 +21,6 @@ import (
 // signature (app/seal) verifies and GitHub's own history agrees with it (the
 // state labels countersign itself applied, in the issue's events). Otherwise
 // the task is rebuilt conservatively from what GitHub proves.
-
-// taskScope and goalScope name what a signed record is about: a record signed
-// for one task is worth nothing on another.
-func taskScope(repo string, n int) string { return "task/" + rules.TaskKey(repo, n) }
-func goalScope(repo string, m int) string { return "goal/" + rules.GoalKey(repo, m) }
 
 // recoverTask rebuilds the record of the task issue is, lost with the store.
 // rebuilt says the record was not trusted and was rebuilt conservatively: the
@@ -58,7 +54,7 @@ func (p *Processor) recoverTask(ctx context.Context, c *github.Client, issue rul
 		switch {
 		case !ok:
 			why = "its card carries no record"
-		case !p.keys.Verify(taskScope(repo, n), rec, sig):
+		case !p.keys.Verify(records.TaskScope(repo, n), rec, sig):
 			why = "its card's record is not signed by this server"
 		case json.Unmarshal(rec, &t) != nil || t.Repo != repo || t.Number != n || !t.State.Valid():
 			why = "its card's record is unusable"

@@ -12,6 +12,7 @@ import (
 	"github.com/countersign/countersign/app/deliveries"
 	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/reconcile"
+	"github.com/countersign/countersign/app/records"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
 	"github.com/google/go-github/v60/github"
@@ -87,7 +88,7 @@ func (p *Processor) resync(ctx context.Context, d *store.Delivery, r reconcile.R
 	}
 	openPRs := map[int]bool{} // of the tasks compared: their checks are recomputed on a full resync
 	sc, err := reconcile.Compare(ctx, c, r.Repo, r.Since, r.Page, func(ctx context.Context, n int) ([]string, bool, error) {
-		t, err := loadTask(ctx, p.store, r.Repo, n)
+		t, err := records.LoadTask(ctx, p.store, r.Repo, n)
 		if err != nil || t == nil {
 			return nil, false, err
 		}
@@ -142,7 +143,7 @@ func (p *Processor) resync(ctx context.Context, d *store.Delivery, r reconcile.R
 // repair makes a task's owned labels what its record says, and its pull
 // requests' verification checks what its record makes them.
 func (p *Processor) repair(ctx context.Context, d *store.Delivery, r reconcile.Repair, log *slog.Logger) (store.Commit, error) {
-	task, err := loadTask(ctx, p.store, r.Repo, r.Number)
+	task, err := records.LoadTask(ctx, p.store, r.Repo, r.Number)
 	if err != nil || task == nil {
 		return store.Commit{}, err
 	}
@@ -157,7 +158,7 @@ func (p *Processor) repair(ctx context.Context, d *store.Delivery, r reconcile.R
 	}
 	// The labels drifted from what countersign recorded setting: forget
 	// them, so that the sync reads what the issue carries.
-	w.Records = map[string][]byte{labelViewKey(r.Repo, r.Number): staleLabelView}
+	w.Records = map[string][]byte{records.LabelViewKey(r.Repo, r.Number): staleLabelView}
 	// Drift means GitHub and the store disagree (a store restored from a
 	// backup, writes lost): what countersign recorded writing is no longer
 	// to be trusted either. The card and the checks are written again, not

@@ -15,6 +15,7 @@ import (
 
 	"github.com/countersign/countersign/app/deliveries"
 	"github.com/countersign/countersign/app/fault"
+	"github.com/countersign/countersign/app/people"
 	"github.com/countersign/countersign/app/records"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
@@ -130,15 +131,15 @@ func (p *Processor) decideGoal(ctx context.Context, gd deliveries.GoalPayload, d
 		return store.Commit{}, err
 	}
 	f := rules.GoalFacts{IntegrationCheck: cfg.Goals.IntegrationCheck}
-	dir := newDirectory(c, ev.Repo, cfg)
+	dir := people.New(c, ev.Repo, cfg)
 	switch ev.Kind {
 	case rules.GoalMilestoneClosed, rules.GoalCommented, rules.GoalIssueClosed, rules.GoalIssueReopened, rules.GoalMilestoneReopened:
-		if f.Actor, err = dir.person(ctx, rules.User{ID: ev.ActorID, Login: ev.Actor}); err != nil {
+		if f.Actor, err = dir.Person(ctx, rules.User{ID: ev.ActorID, Login: ev.Actor}); err != nil {
 			return store.Commit{}, err
 		}
 	}
 	if needsLeads(g, ev) {
-		if f.Leads, err = dir.leads(ctx); err != nil {
+		if f.Leads, err = dir.Leads(ctx); err != nil {
 			return store.Commit{}, err
 		}
 	}

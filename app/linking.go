@@ -10,6 +10,7 @@ import (
 
 	"github.com/countersign/countersign/app/deliveries"
 	"github.com/countersign/countersign/app/fault"
+	"github.com/countersign/countersign/app/people"
 	"github.com/countersign/countersign/app/records"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
@@ -74,7 +75,7 @@ func (p *Processor) gateLinks(ctx context.Context, c *github.Client, repo string
 	same := old != nil && !recheck && old.Author.Is(cur.Author) && old.Head == cur.Head && slices.Equal(old.Named, cur.Links)
 	if same {
 		cur.Outsider = old.Outsider // decided for this author, head and links already
-	} else if cur.Outsider, err = p.outsider(ctx, newDirectory(c, repo, cfg), cur); err != nil {
+	} else if cur.Outsider, err = p.outsider(ctx, people.New(c, repo, cfg), cur); err != nil {
 		return g, err
 	}
 	cur.Named = append([]int(nil), cur.Links...)
@@ -135,17 +136,17 @@ func refusedRecords(repo string, pr int, before, now []int) map[string][]byte {
 // no write permission; not an agent account (agents:) whose pilot has it; and
 // not an unconfigured bot whose pull request is assigned to someone who has
 // it (the human who set it to work, DESIGN §1's default pilot).
-func (p *Processor) outsider(ctx context.Context, dir *directory, pr *rules.PullRequest) (bool, error) {
+func (p *Processor) outsider(ctx context.Context, dir *people.Directory, pr *rules.PullRequest) (bool, error) {
 	author := pr.Author
 	if author.Login == "" {
 		return true, nil
 	}
-	a, err := dir.access(ctx, author.Login)
-	if err != nil || a.writer() {
+	a, err := dir.Access(ctx, author.Login)
+	if err != nil || a.Writer() {
 		return false, err
 	}
 	pilots := []string{}
-	if pilot, ok := dir.cfg.Pilot(author.Login); ok {
+	if pilot, ok := dir.Config().Pilot(author.Login); ok {
 		pilots = append(pilots, pilot)
 	} else if rules.IsBot(author.Login) {
 		for _, as := range pr.Assignees {
@@ -155,8 +156,8 @@ func (p *Processor) outsider(ctx context.Context, dir *directory, pr *rules.Pull
 		}
 	}
 	for _, pilot := range pilots {
-		pa, err := dir.access(ctx, pilot)
-		if err != nil || pa.writer() {
+		pa, err := dir.Access(ctx, pilot)
+		if err != nil || pa.Writer() {
 			return false, err
 		}
 	}

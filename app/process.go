@@ -12,6 +12,7 @@ import (
 	"github.com/countersign/countersign/app/deliveries"
 	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/gh"
+	"github.com/countersign/countersign/app/people"
 	"github.com/countersign/countersign/app/reconcile"
 	"github.com/countersign/countersign/app/records"
 	"github.com/countersign/countersign/app/seal"
@@ -216,7 +217,7 @@ func (p *Processor) decideTask(ctx context.Context, inst int64, d *store.Deliver
 			}
 		}
 	}
-	facts, err := p.facts(ctx, newDirectory(c, repo, cfg), task, ev)
+	facts, err := p.facts(ctx, people.New(c, repo, cfg), task, ev)
 	if err != nil {
 		return store.Commit{}, err
 	}
@@ -253,14 +254,14 @@ func (p *Processor) decideTask(ctx context.Context, inst int64, d *store.Deliver
 // actor's standing for commands, reviews and closes; the team size for
 // /verify; the leads for /reject and for a pull request's event that may fail
 // an attempt (either may escalate); the pilots of agents involved.
-func (p *Processor) facts(ctx context.Context, dir *directory, task *rules.Task, ev rules.Event) (rules.Facts, error) {
+func (p *Processor) facts(ctx context.Context, dir *people.Directory, task *rules.Task, ev rules.Event) (rules.Facts, error) {
 	var f rules.Facts
 	var err error
 	if f.Pilots, err = p.pilots(ctx, dir, task, ev); err != nil {
 		return f, err
 	}
-	if f.Leads == nil && mayEscalateByFailure(dir.cfg, task, ev) {
-		if f.Leads, err = dir.leads(ctx); err != nil {
+	if f.Leads == nil && mayEscalateByFailure(dir.Config(), task, ev) {
+		if f.Leads, err = dir.Leads(ctx); err != nil {
 			return f, err
 		}
 		if f.Leads == nil {
@@ -283,24 +284,24 @@ func (p *Processor) facts(ctx context.Context, dir *directory, task *rules.Task,
 	if who.Login == "" {
 		return f, nil
 	}
-	if f.Actor, err = dir.person(ctx, who); err != nil {
+	if f.Actor, err = dir.Person(ctx, who); err != nil {
 		return f, err
 	}
 	if ev.Kind == rules.PRReviewed || slices.ContainsFunc(ev.Commands, func(c rules.Command) bool { return c.Name == rules.CmdApprove }) {
-		if f.Actor.Critics, err = dir.critics(ctx, who); err != nil {
+		if f.Actor.Critics, err = dir.Critics(ctx, who); err != nil {
 			return f, err
 		}
 	}
 	for _, cmd := range ev.Commands {
 		switch {
 		case (cmd.Name == rules.CmdVerify || cmd.Name == rules.CmdReject) && f.TeamSize == 0 && task != nil && task.State == rules.Completed:
-			if f.TeamSize, err = dir.teamSize(ctx); err != nil {
+			if f.TeamSize, err = dir.TeamSize(ctx); err != nil {
 				return f, err
 			}
 		}
 		switch {
 		case cmd.Name == rules.CmdReject && f.Leads == nil && task != nil && task.State == rules.Completed:
-			if f.Leads, err = dir.leads(ctx); err != nil {
+			if f.Leads, err = dir.Leads(ctx); err != nil {
 				return f, err
 			}
 			if f.Leads == nil {
@@ -315,8 +316,8 @@ func (p *Processor) facts(ctx context.Context, dir *directory, task *rules.Task,
 // may call on to accounts with ids, so that a pilot who renames stays the
 // pilot. Only an event that involves a configured agent's account asks; the
 // answers are cached for the process (GET /users/{login}).
-func (p *Processor) pilots(ctx context.Context, dir *directory, task *rules.Task, ev rules.Event) (map[string]rules.User, error) {
-	if len(dir.cfg.Agents) == 0 {
+func (p *Processor) pilots(ctx context.Context, dir *people.Directory, task *rules.Task, ev rules.Event) (map[string]rules.User, error) {
+	if len(dir.Config().Agents) == 0 {
 		return nil, nil
 	}
 	var involved []rules.User
@@ -333,7 +334,7 @@ func (p *Processor) pilots(ctx context.Context, dir *directory, task *rules.Task
 	}
 	out := map[string]rules.User{}
 	for _, u := range involved {
-		pilot, ok := dir.cfg.Pilot(u.Login)
+		pilot, ok := dir.Config().Pilot(u.Login)
 		if !ok {
 			continue
 		}
@@ -341,11 +342,11 @@ func (p *Processor) pilots(ctx context.Context, dir *directory, task *rules.Task
 		if _, done := out[key]; done {
 			continue
 		}
-		if pin := dir.cfg.Pins[key]; pin != 0 {
+		if pin := dir.Config().Pins[key]; pin != 0 {
 			out[key] = rules.User{ID: pin, Login: pilot} // the account agents: named, whatever holds the login now
 			continue
 		}
-		acc, err := p.gh.Account(ctx, dir.c, pilot)
+		acc, err := p.gh.Account(ctx, dir.Client(), pilot)
 		if err != nil {
 			return nil, err
 		}

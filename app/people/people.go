@@ -1,4 +1,6 @@
-package app
+// Package people answers who is who in a repository: standing, leads,
+// critics, team size, as user ids (logins are only for display).
+package people
 
 import (
 	"context"
@@ -13,39 +15,43 @@ import (
 	"github.com/google/go-github/v60/github"
 )
 
-// directory answers who is who in one repository, for one event: who leads,
+// Directory answers who is who in one repository, for one event: who leads,
 // who may verify, how big the team is. It reads GitHub (permissions, team
 // memberships, collaborators) and remembers answers for the event's duration.
-type directory struct {
+type Directory struct {
 	c           *github.Client
 	owner, name string
 	cfg         rules.Config
-	roles       map[string]access // login -> standing
+	roles       map[string]Access // login -> standing
 	members     map[string]bool   // "org/slug\x00login" -> member
 }
 
-func newDirectory(c *github.Client, repo string, cfg rules.Config) *directory {
+// New is the directory of repo under configuration cfg, reading GitHub through c.
+func New(c *github.Client, repo string, cfg rules.Config) *Directory {
 	owner, name, _ := strings.Cut(repo, "/")
-	return &directory{c: c, owner: owner, name: name, cfg: cfg, roles: map[string]access{}, members: map[string]bool{}}
+	return &Directory{c: c, owner: owner, name: name, cfg: cfg, roles: map[string]Access{}, members: map[string]bool{}}
 }
 
-// access is login's standing on the repository: its role ("admin",
+// Access is login's standing on the repository: its role ("admin",
 // "maintain", "write", "triage", "read", a custom role's name, or "none") and
 // the base permission that role grants ("admin", "write", "read", "none").
-type access struct{ role, permission string }
+type Access struct{ role, permission string }
 
-func (a access) lead() bool { return a.role == "admin" || a.role == "maintain" }
-func (a access) writer() bool {
-	return a.lead() || a.role == "write" || a.permission == "admin" || a.permission == "write"
+// Lead reports whether the standing is a lead's (admin, maintain).
+func (a Access) Lead() bool { return a.role == "admin" || a.role == "maintain" }
+
+// Writer reports whether the standing may write to the repository.
+func (a Access) Writer() bool {
+	return a.Lead() || a.role == "write" || a.permission == "admin" || a.permission == "write"
 }
 
-func (d *directory) access(ctx context.Context, login string) (access, error) {
+func (d *Directory) Access(ctx context.Context, login string) (Access, error) {
 	key := strings.ToLower(login)
 	if a, ok := d.roles[key]; ok {
 		return a, nil
 	}
 	p, _, err := d.c.Repositories.GetPermissionLevel(ctx, d.owner, d.name, login)
-	a := access{role: "none", permission: "none"}
+	a := Access{role: "none", permission: "none"}
 	switch {
 	case fault.IsStatus(err, http.StatusNotFound): // not a user GitHub knows as a collaborator (bots, strangers)
 	case err != nil:
@@ -61,15 +67,15 @@ func (d *directory) access(ctx context.Context, login string) (access, error) {
 	return a, nil
 }
 
-// listed reports whether u is one of entries: a login (the account it was
+// Listed reports whether u is one of entries: a login (the account it was
 // pinned to when the configuration named it, rules.Config.Pins), or a member
 // of an "@org/team" among them.
-func (d *directory) listed(ctx context.Context, entries []string, u rules.User) (bool, error) {
+func (d *Directory) Listed(ctx context.Context, entries []string, u rules.User) (bool, error) {
 	for _, e := range entries {
 		if org, slug, ok := d.cfg.IsTeam(e); ok {
-			member, err := d.member(ctx, org, slug, u.Login)
-			if err != nil || member {
-				return member, err
+			Member, err := d.Member(ctx, org, slug, u.Login)
+			if err != nil || Member {
+				return Member, err
 			}
 		} else if rules.SameLogin(strings.TrimPrefix(e, "@"), u.Login) && d.cfg.Pinned(e, u) {
 			return true, nil
@@ -78,34 +84,34 @@ func (d *directory) listed(ctx context.Context, entries []string, u rules.User) 
 	return false, nil
 }
 
-func (d *directory) member(ctx context.Context, org, slug, login string) (bool, error) {
+func (d *Directory) Member(ctx context.Context, org, slug, login string) (bool, error) {
 	key := strings.ToLower(org + "/" + slug + "\x00" + login)
 	if m, ok := d.members[key]; ok {
 		return m, nil
 	}
 	m, _, err := d.c.Teams.GetTeamMembershipBySlug(ctx, org, slug, login)
-	member := err == nil && m.GetState() == "active"
+	Member := err == nil && m.GetState() == "active"
 	if err != nil && !fault.IsStatus(err, http.StatusNotFound) {
 		return false, fmt.Errorf("membership of %s in @%s/%s: %w", login, org, slug, err)
 	}
-	d.members[key] = member
-	return member, nil
+	d.members[key] = Member
+	return Member, nil
 }
 
-// person is what the repository says about u: a lead (leads:, else admin
+// Person is what the repository says about u: a lead (leads:, else admin
 // or maintain permission); a writer (write permission); eligible to verify and
 // reject (verifiers:, else write permission; leads always).
-func (d *directory) person(ctx context.Context, u rules.User) (rules.Person, error) {
+func (d *Directory) Person(ctx context.Context, u rules.User) (rules.Person, error) {
 	var p rules.Person
 	login := u.Login
-	a, err := d.access(ctx, login)
+	a, err := d.Access(ctx, login)
 	if err != nil {
 		return p, err
 	}
-	p.Writer = a.writer()
-	p.Lead = a.lead()
+	p.Writer = a.Writer()
+	p.Lead = a.Lead()
 	if len(d.cfg.Leads) > 0 {
-		if p.Lead, err = d.listed(ctx, d.cfg.Leads, u); err != nil {
+		if p.Lead, err = d.Listed(ctx, d.cfg.Leads, u); err != nil {
 			return p, err
 		}
 	}
@@ -113,18 +119,18 @@ func (d *directory) person(ctx context.Context, u rules.User) (rules.Person, err
 	case p.Lead:
 		p.Eligible = true
 	case len(d.cfg.Verifiers) > 0:
-		p.Eligible, err = d.listed(ctx, d.cfg.Verifiers, u)
+		p.Eligible, err = d.Listed(ctx, d.cfg.Verifiers, u)
 	default:
 		p.Eligible = p.Writer
 	}
 	return p, err
 }
 
-// critics are the critics (contracts.critics) whose reviewers include u.
-func (d *directory) critics(ctx context.Context, u rules.User) ([]string, error) {
+// Critics are the critics (contracts.critics) whose reviewers include u.
+func (d *Directory) Critics(ctx context.Context, u rules.User) ([]string, error) {
 	var out []string
 	for _, name := range slices.Sorted(maps.Keys(d.cfg.Contracts.Critics)) {
-		ok, err := d.listed(ctx, d.cfg.Contracts.Critics[name], u)
+		ok, err := d.Listed(ctx, d.cfg.Contracts.Critics[name], u)
 		if err != nil {
 			return nil, err
 		}
@@ -135,9 +141,9 @@ func (d *directory) critics(ctx context.Context, u rules.User) ([]string, error)
 	return out, nil
 }
 
-// teamSize is how many people may verify: the verifiers: (teams expanded)
+// TeamSize is how many people may verify: the verifiers: (teams expanded)
 // and leads: listed, else the collaborators with write permission.
-func (d *directory) teamSize(ctx context.Context) (int, error) {
+func (d *Directory) TeamSize(ctx context.Context) (int, error) {
 	people := map[string]bool{}
 	if len(d.cfg.Verifiers) > 0 {
 		for _, e := range append(append([]string(nil), d.cfg.Verifiers...), d.cfg.Leads...) {
@@ -167,9 +173,9 @@ func (d *directory) teamSize(ctx context.Context) (int, error) {
 	return len(people), nil
 }
 
-// leads are the mentions that reach the leads: the leads: entries as
+// Leads are the mentions that reach the leads: the leads: entries as
 // written, else the collaborators with admin or maintain permission.
-func (d *directory) leads(ctx context.Context) ([]string, error) {
+func (d *Directory) Leads(ctx context.Context) ([]string, error) {
 	if len(d.cfg.Leads) > 0 {
 		out := make([]string, len(d.cfg.Leads))
 		for i, e := range d.cfg.Leads {
@@ -190,7 +196,7 @@ func (d *directory) leads(ctx context.Context) ([]string, error) {
 	return out, nil
 }
 
-func (d *directory) collaborators(ctx context.Context) ([]*github.User, error) {
+func (d *Directory) collaborators(ctx context.Context) ([]*github.User, error) {
 	var out []*github.User
 	opt := &github.ListCollaboratorsOptions{ListOptions: github.ListOptions{PerPage: 100}}
 	for {
@@ -206,7 +212,7 @@ func (d *directory) collaborators(ctx context.Context) ([]*github.User, error) {
 	}
 }
 
-func (d *directory) teamMembers(ctx context.Context, org, slug string) ([]string, error) {
+func (d *Directory) teamMembers(ctx context.Context, org, slug string) ([]string, error) {
 	var out []string
 	opt := &github.TeamListTeamMembersOptions{ListOptions: github.ListOptions{PerPage: 100}}
 	for {
@@ -226,3 +232,9 @@ func (d *directory) teamMembers(ctx context.Context, org, slug string) ([]string
 		opt.Page = resp.NextPage
 	}
 }
+
+// Config is the configuration the directory answers under.
+func (d *Directory) Config() rules.Config { return d.cfg }
+
+// Client is the GitHub client the directory reads through.
+func (d *Directory) Client() *github.Client { return d.c }

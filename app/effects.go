@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/countersign/countersign/app/card"
 	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/gh"
 	"github.com/countersign/countersign/app/metrics"
@@ -22,7 +23,6 @@ import (
 	"github.com/countersign/countersign/app/seal"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
-	"github.com/countersign/countersign/templates"
 	"github.com/google/go-github/v60/github"
 )
 
@@ -327,7 +327,7 @@ func (x *Executor) syncCard(ctx context.Context, c *github.Client, owner, name s
 	if err != nil || task == nil {
 		return err // no record: nothing to show
 	}
-	body, err := renderCard(task, x.keys)
+	body, err := card.Render(task, x.keys)
 	if err != nil {
 		return fault.Permanent(err)
 	}
@@ -379,7 +379,7 @@ func (x *Executor) syncCard(ctx context.Context, c *github.Client, owner, name s
 		}
 	}
 	if current == nil {
-		if current, err = findCard(ctx, c, owner, name, e.Number, bot); err != nil {
+		if current, err = card.FindCard(ctx, c, owner, name, e.Number, bot); err != nil {
 			return err
 		}
 	}
@@ -427,47 +427,4 @@ func (x *Executor) cardURL(ctx context.Context, repo string, n int) (string, err
 		return "", nil
 	}
 	return string(b), err
-}
-
-// findCard looks through the issue's comments for the bot's task card.
-func findCard(ctx context.Context, c *github.Client, owner, name string, n int, bot string) (*github.IssueComment, error) {
-	return findComment(ctx, c, owner, name, n, nil, func(cm *github.IssueComment) bool {
-		return cm.GetUser().GetLogin() == bot && templates.IsCard(cm.GetBody())
-	})
-}
-
-// findComment returns the first comment on issue n (since a time, if given)
-// that match accepts.
-func findComment(ctx context.Context, c *github.Client, owner, name string, n int, since *time.Time, match func(*github.IssueComment) bool) (*github.IssueComment, error) {
-	opt := &github.IssueListCommentsOptions{Since: since, ListOptions: github.ListOptions{PerPage: 100}}
-	for {
-		cs, resp, err := c.Issues.ListComments(ctx, owner, name, n, opt)
-		if err != nil {
-			return nil, fmt.Errorf("list comments: %w", err)
-		}
-		for _, cm := range cs {
-			if match(cm) {
-				return cm, nil
-			}
-		}
-		if resp.NextPage == 0 {
-			return nil, nil
-		}
-		opt.Page = resp.NextPage
-	}
-}
-
-// cardRecord is the task record a card's marker carries.
-func cardRecord(body string) ([]byte, bool) { return templates.CardRecord(body) }
-
-// renderCard is the task card's text for t, its record signed with keys.
-func renderCard(t *rules.Task, keys *seal.Keys) (string, error) {
-	marker, err := templates.CardMarker(t, func(rec []byte) string { return keys.Sign(records.TaskScope(t.Repo, t.Number), rec) })
-	if err != nil {
-		return "", err
-	}
-	return templates.Render("card", struct {
-		Marker string
-		Task   *rules.Task
-	}{marker, t})
 }

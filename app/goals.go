@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/countersign/countersign/app/card"
 	"github.com/countersign/countersign/app/deliveries"
 	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/people"
@@ -421,23 +422,7 @@ func (x *Executor) findGoalIssue(ctx context.Context, c *github.Client, owner, n
 	if err != nil {
 		return nil, err
 	}
-	return markedGoalIssue(ctx, c, owner, name, g.Milestone, bot)
-}
-
-// markedGoalIssue is the issue bot opened in milestone m that carries a goal
-// marker, or nil.
-func markedGoalIssue(ctx context.Context, c *github.Client, owner, name string, m int, bot string) (*github.Issue, error) {
-	opt := &github.IssueListByRepoOptions{Milestone: strconv.Itoa(m), State: "all", Creator: bot, ListOptions: github.ListOptions{PerPage: 100}}
-	list, _, err := c.Issues.ListByRepo(ctx, owner, name, opt)
-	if err != nil {
-		return nil, fmt.Errorf("look for the goal issue: %w", err)
-	}
-	for _, is := range list {
-		if !is.IsPullRequest() && templates.IsGoal(is.GetBody()) {
-			return is, nil
-		}
-	}
-	return nil, nil
+	return card.MarkedGoalIssue(ctx, c, owner, name, g.Milestone, bot)
 }
 
 // recoverGoal rebuilds a goal record lost with the store from its goal
@@ -448,7 +433,7 @@ func (p *Processor) recoverGoal(ctx context.Context, c *github.Client, repo stri
 	if err != nil {
 		return nil, false, err
 	}
-	is, err := markedGoalIssue(ctx, c, splitRepo(repo), repoName(repo), m, bot)
+	is, err := card.MarkedGoalIssue(ctx, c, splitRepo(repo), repoName(repo), m, bot)
 	if err != nil || is == nil {
 		return nil, false, err
 	}
@@ -471,7 +456,7 @@ func (p *Processor) recoverGoal(ctx context.Context, c *github.Client, repo stri
 	}
 	// A record this server signed may still be an older one put back: it is
 	// believed only if its state is the goal:* label countersign applied last.
-	labels, err := botLabels(ctx, c, splitRepo(repo), repoName(repo), is.GetNumber(), bot, rules.GoalStateFromLabel)
+	labels, err := card.BotLabels(ctx, c, splitRepo(repo), repoName(repo), is.GetNumber(), bot, rules.GoalStateFromLabel)
 	if err != nil {
 		return nil, false, err
 	}

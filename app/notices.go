@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/countersign/countersign/app/card"
 	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/records"
 	"github.com/countersign/countersign/app/store"
@@ -33,7 +34,7 @@ func (x *Executor) notice(ctx context.Context, c *github.Client, owner, name str
 			return err
 		}
 		since := oe.At.Add(-time.Minute)
-		found, err := findComment(ctx, c, owner, name, e.Number, &since, func(cm *github.IssueComment) bool {
+		found, err := card.FindComment(ctx, c, owner, name, e.Number, &since, func(cm *github.IssueComment) bool {
 			return cm.GetUser().GetLogin() == bot && strings.Contains(cm.GetBody(), marker)
 		})
 		if err != nil || found != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/countersign/countersign/app/card"
 	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/gh"
 	"github.com/countersign/countersign/app/metrics"
@@ -62,7 +63,7 @@ func Proofpack(ctx context.Context, st Settings, s store.Store, repo string, n i
 	if err != nil {
 		return rules.Evidence{}, err
 	}
-	card, err := findCard(ctx, c, owner, name, n, bot)
+	found, err := card.FindCard(ctx, c, owner, name, n, bot)
 	if err != nil {
 		return rules.Evidence{}, err
 	}
@@ -74,15 +75,15 @@ func Proofpack(ctx context.Context, st Settings, s store.Store, repo string, n i
 		}
 	}
 	if t == nil {
-		if card == nil {
+		if found == nil {
 			return rules.Evidence{}, fmt.Errorf("%s#%d: %w: it has no task card", repo, n, ErrNoEvidence)
 		}
 		keys, err := recordKeys(st)
 		if err != nil {
 			return rules.Evidence{}, err
 		}
-		rec, ok := cardRecord(card.GetBody())
-		sig, _ := templates.RecordSignature(card.GetBody())
+		rec, ok := card.Record(found.GetBody())
+		sig, _ := templates.RecordSignature(found.GetBody())
 		var r rules.Task
 		switch {
 		case !ok:
@@ -95,6 +96,6 @@ func Proofpack(ctx context.Context, st Settings, s store.Store, repo string, n i
 		t, source = &r, "card"
 	}
 	ev := rules.EvidenceOf(t)
-	ev.Card, ev.Source = card.GetHTMLURL(), source
+	ev.Card, ev.Source = found.GetHTMLURL(), source
 	return ev, nil
 }

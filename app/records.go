@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/countersign/countersign/app/card"
 	"github.com/countersign/countersign/app/records"
 	"github.com/countersign/countersign/rules"
 	"github.com/countersign/countersign/templates"
@@ -32,11 +33,11 @@ func (p *Processor) recoverTask(ctx context.Context, c *github.Client, issue rul
 	if err != nil {
 		return nil, false, err
 	}
-	card, err := findCard(ctx, c, owner, name, n, bot)
+	found, err := card.FindCard(ctx, c, owner, name, n, bot)
 	if err != nil {
 		return nil, false, err
 	}
-	labels, err := botStateLabels(ctx, c, owner, name, n, bot)
+	labels, err := card.BotStateLabels(ctx, c, owner, name, n, bot)
 	if err != nil {
 		return nil, false, err
 	}
@@ -47,9 +48,9 @@ func (p *Processor) recoverTask(ctx context.Context, c *github.Client, issue rul
 
 	var signed *rules.Task // a record countersign signed (maybe not its last)
 	why := "it has no task card"
-	if card != nil {
-		rec, ok := cardRecord(card.GetBody())
-		sig, _ := templates.RecordSignature(card.GetBody())
+	if found != nil {
+		rec, ok := card.Record(found.GetBody())
+		sig, _ := templates.RecordSignature(found.GetBody())
 		var t rules.Task
 		switch {
 		case !ok:
@@ -147,41 +148,6 @@ func followsHistory(labels []rules.State, t *rules.Task) bool {
 		i--
 	}
 	return true
-}
-
-// maxEventPages bounds the issue events read to rebuild one task.
-const maxEventPages = 10
-
-// botStateLabels are the state labels bot applied to issue n, oldest first,
-// consecutive repeats removed (a revert re-applies the same label).
-func botStateLabels(ctx context.Context, c *github.Client, owner, name string, n int, bot string) ([]rules.State, error) {
-	return botLabels(ctx, c, owner, name, n, bot, rules.StateFromLabel)
-}
-
-// botLabels are the labels of one kind (those parse accepts) that bot
-// applied to issue n, oldest first, consecutive repeats removed.
-func botLabels[S comparable](ctx context.Context, c *github.Client, owner, name string, n int, bot string, parse func(string) (S, bool)) ([]S, error) {
-	var out []S
-	opt := &github.ListOptions{PerPage: 100}
-	for page := 0; page < maxEventPages; page++ {
-		evs, resp, err := c.Issues.ListIssueEvents(ctx, owner, name, n, opt)
-		if err != nil {
-			return nil, fmt.Errorf("list events of #%d: %w", n, err)
-		}
-		for _, e := range evs {
-			if e.GetEvent() != "labeled" || e.GetActor().GetLogin() != bot {
-				continue
-			}
-			if s, ok := parse(e.GetLabel().GetName()); ok && (len(out) == 0 || out[len(out)-1] != s) {
-				out = append(out, s)
-			}
-		}
-		if resp.NextPage == 0 {
-			break
-		}
-		opt.Page = resp.NextPage
-	}
-	return out, nil
 }
 
 // keepInStep makes a decision on a conservatively rebuilt task write the task,

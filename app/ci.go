@@ -11,6 +11,7 @@ import (
 
 	"github.com/countersign/countersign/app/deliveries"
 	"github.com/countersign/countersign/app/fault"
+	"github.com/countersign/countersign/app/gh"
 	"github.com/countersign/countersign/app/records"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
@@ -75,7 +76,7 @@ func (p *Processor) onStatus(ctx context.Context, d *store.Delivery, e *github.S
 	}
 	// The status event's sender is the status's creator.
 	run := rules.CIRun{Name: e.GetContext(), Status: true, ID: e.GetID(), State: e.GetState(), URL: e.GetTargetURL(),
-		At: e.GetUpdatedAt().UTC(), Creator: user(e.GetSender())}
+		At: e.GetUpdatedAt().UTC(), Creator: gh.User(e.GetSender())}
 	return p.toPulls(ctx, inst, repo, e.GetSHA(), nil, d, deliveries.CIPayload{Run: &run, At: eventTime(e.GetUpdatedAt().Time, d)})
 }
 
@@ -171,7 +172,7 @@ func recordRead(w store.Commit, cd deliveries.CIPayload, readAt []byte) store.Co
 // ciRuns reads the CI results on sha: the latest check run of each name (but
 // this App's own) and the latest status of each context.
 func (p *Processor) ciRuns(ctx context.Context, c *github.Client, repo, sha string) ([]rules.CIRun, []int64, error) {
-	owner, name := splitRepo(repo), repoName(repo)
+	owner, name := gh.OwnerOf(repo), gh.NameOf(repo)
 	var runs []rules.CIRun
 	complete := map[int64]bool{} // check suite -> every run of it read is completed
 	opt := &github.ListCheckRunsOptions{Filter: github.String("latest"), ListOptions: github.ListOptions{PerPage: 100}}
@@ -205,7 +206,7 @@ func (p *Processor) ciRuns(ctx context.Context, c *github.Client, repo, sha stri
 		}
 		for _, s := range sts {
 			runs, _ = rules.MergeRun(runs, rules.CIRun{Name: s.GetContext(), Status: true, ID: s.GetID(), State: s.GetState(),
-				URL: s.GetTargetURL(), At: s.GetUpdatedAt().UTC(), Creator: user(s.GetCreator())})
+				URL: s.GetTargetURL(), At: s.GetUpdatedAt().UTC(), Creator: gh.User(s.GetCreator())})
 		}
 		if resp.NextPage == 0 {
 			break
@@ -235,7 +236,7 @@ func (p *Processor) changedFiles(ctx context.Context, c *github.Client, repo str
 	out := []string{}
 	opt := &github.ListOptions{PerPage: 100}
 	for page := 0; page < maxFilePages; page++ {
-		files, resp, err := c.PullRequests.ListFiles(ctx, splitRepo(repo), repoName(repo), n, opt)
+		files, resp, err := c.PullRequests.ListFiles(ctx, gh.OwnerOf(repo), gh.NameOf(repo), n, opt)
 		if err != nil {
 			return nil, fmt.Errorf("list files of #%d: %w", n, err)
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/app/fault"
+	"github.com/countersign/countersign/app/gh"
 	"github.com/countersign/countersign/app/records"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
@@ -22,17 +23,9 @@ import (
 // read again (a push to the default branch that changes it re-reads it at once).
 const configTTL = 10 * time.Minute
 
-// configRecord is a repository's configuration as last read.
-type configRecord struct {
-	Config rules.Config `json:"config"`
-	Error  string       `json:"error,omitempty"` // the file's problem: Config is the last good one
-	Line   int          `json:"line,omitempty"`
-	ReadAt time.Time    `json:"read_at"`
-}
-
 // config is repo's configuration: the cached one while fresh, else read again.
 func (p *Processor) config(ctx context.Context, c *github.Client, repo string, log *slog.Logger) (rules.Config, error) {
-	var rec configRecord
+	var rec records.Config
 	ok, err := records.Load(ctx, p.store, records.ConfigKey(repo), &rec)
 	if err != nil {
 		return rules.Config{}, err
@@ -40,7 +33,7 @@ func (p *Processor) config(ctx context.Context, c *github.Client, repo string, l
 	if ok && time.Since(rec.ReadAt) < configTTL {
 		return rec.Config, nil
 	}
-	var prev *configRecord
+	var prev *records.Config
 	if ok {
 		prev = &rec
 	}
@@ -84,12 +77,12 @@ func (p *Processor) pins(ctx context.Context, c *github.Client, cfg rules.Config
 // readConfig reads .github/countersign.yml from the default branch and caches
 // it. An invalid file keeps the last good configuration (or the defaults)
 // and records the error.
-func (p *Processor) readConfig(ctx context.Context, c *github.Client, repo string, prev *configRecord, log *slog.Logger) (configRecord, error) {
-	rec := configRecord{Config: rules.DefaultConfig(), ReadAt: time.Now().UTC()}
+func (p *Processor) readConfig(ctx context.Context, c *github.Client, repo string, prev *records.Config, log *slog.Logger) (records.Config, error) {
+	rec := records.Config{Config: rules.DefaultConfig(), ReadAt: time.Now().UTC()}
 	if prev != nil && prev.Error == "" {
 		rec.Config = prev.Config
 	}
-	file, _, _, err := c.Repositories.GetContents(ctx, splitRepo(repo), repoName(repo), rules.ConfigPath, nil)
+	file, _, _, err := c.Repositories.GetContents(ctx, gh.OwnerOf(repo), gh.NameOf(repo), rules.ConfigPath, nil)
 	switch {
 	case fault.IsStatus(err, http.StatusNotFound):
 		rec.Config = rules.DefaultConfig()
@@ -150,8 +143,8 @@ func (p *Processor) onPush(ctx context.Context, d *store.Delivery, e *github.Pus
 	if err != nil {
 		return store.Commit{}, fault.Permanent(err)
 	}
-	var prev *configRecord
-	var old configRecord
+	var prev *records.Config
+	var old records.Config
 	if ok, err := records.Load(ctx, p.store, records.ConfigKey(repo), &old); err != nil {
 		return store.Commit{}, err
 	} else if ok {
@@ -201,7 +194,7 @@ func (p *Processor) pullConfigCheck(ctx context.Context, c *github.Client, old, 
 		return nil, nil
 	}
 	e := &rules.Effect{Kind: rules.EffectConfigCheck, Repo: cur.Repo, Number: cur.Number, SHA: cur.Head}
-	file, _, _, err := c.Repositories.GetContents(ctx, splitRepo(cur.Repo), repoName(cur.Repo), rules.ConfigPath,
+	file, _, _, err := c.Repositories.GetContents(ctx, gh.OwnerOf(cur.Repo), gh.NameOf(cur.Repo), rules.ConfigPath,
 		&github.RepositoryContentGetOptions{Ref: cur.Head})
 	switch {
 	case fault.IsStatus(err, http.StatusNotFound):

@@ -12,6 +12,7 @@ import (
 	"github.com/countersign/countersign/app/authors"
 	"github.com/countersign/countersign/app/deliveries"
 	"github.com/countersign/countersign/app/fault"
+	"github.com/countersign/countersign/app/gh"
 	"github.com/countersign/countersign/app/records"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
@@ -47,7 +48,7 @@ func (p *Processor) onIssue(ctx context.Context, d *store.Delivery, e *github.Is
 		if w.Records == nil {
 			w.Records = map[string][]byte{}
 		}
-		w.Records[records.LabelViewKey(repo, issue.GetNumber())] = staleLabelView
+		w.Records[records.LabelViewKey(repo, issue.GetNumber())] = records.StaleLabelView
 	}
 	return w, err
 }
@@ -67,12 +68,12 @@ func (p *Processor) onPeoplesIssue(ctx context.Context, d *store.Delivery, e *gi
 		case "edited", "closed", "reopened":
 			// Someone changed the goal issue: what countersign recorded
 			// writing there is no longer what it shows.
-			w.Records = map[string][]byte{records.GoalTextKey(repo, issue.GetNumber()): staleGoalText}
+			w.Records = map[string][]byte{records.GoalTextKey(repo, issue.GetNumber()): records.StaleGoalText}
 		}
 		return w, nil
 	}
 	return p.decideTask(ctx, inst, d, rules.Event{
-		Kind: kind, Actor: user(e.GetSender()), At: eventTime(issue.GetUpdatedAt().Time, d),
+		Kind: kind, Actor: gh.User(e.GetSender()), At: eventTime(issue.GetUpdatedAt().Time, d),
 		Issue: issueFacts(repo, issue), Label: e.GetLabel().GetName(), Reason: issue.GetStateReason(),
 	}, log)
 }
@@ -95,7 +96,7 @@ func (p *Processor) onComment(ctx context.Context, d *store.Delivery, e *github.
 				At: eventTime(cm.GetCreatedAt().Time, d), CommentID: cm.GetID(), Commands: cmds}), err
 		}
 	}
-	ev := rules.Event{Kind: rules.Commented, Actor: user(cm.GetUser()), At: eventTime(cm.GetCreatedAt().Time, d),
+	ev := rules.Event{Kind: rules.Commented, Actor: gh.User(cm.GetUser()), At: eventTime(cm.GetCreatedAt().Time, d),
 		CommentID: cm.GetID(), Where: issue.GetNumber(), Commands: cmds, Text: cm.GetBody()}
 	if !issue.IsPullRequest() {
 		ev.Issue = issueFacts(repo, issue)
@@ -112,7 +113,7 @@ func (p *Processor) onComment(ctx context.Context, d *store.Delivery, e *github.
 	cur := old
 	var gate linkGate
 	if cur == nil { // a pull request from before countersign: read it
-		pr, _, err := c.PullRequests.Get(ctx, splitRepo(repo), repoName(repo), issue.GetNumber())
+		pr, _, err := c.PullRequests.Get(ctx, gh.OwnerOf(repo), gh.NameOf(repo), issue.GetNumber())
 		if err != nil {
 			return store.Commit{}, fmt.Errorf("read pull request #%d: %w", issue.GetNumber(), err)
 		}
@@ -149,7 +150,7 @@ func (p *Processor) onPull(ctx context.Context, d *store.Delivery, e *github.Pul
 	if own, err := p.own(ctx, e.GetSender()); err != nil || own {
 		return store.Commit{}, err
 	}
-	w, err := p.pullEvent(ctx, inst, repo, d, pr, rules.Event{Kind: kind, Actor: user(e.GetSender()), At: eventTime(pr.GetUpdatedAt().Time, d)}, log)
+	w, err := p.pullEvent(ctx, inst, repo, d, pr, rules.Event{Kind: kind, Actor: gh.User(e.GetSender()), At: eventTime(pr.GetUpdatedAt().Time, d)}, log)
 	if err == nil && pr.GetHead().GetSHA() != "" && (e.GetAction() == "opened" || e.GetAction() == "synchronize") {
 		// A new head: countersign has written no check run on it (see
 		// upsertCheck), so its first check is created without a look.
@@ -173,9 +174,9 @@ func (p *Processor) onReview(ctx context.Context, d *store.Delivery, e *github.P
 	if e.GetAction() == "dismissed" {
 		state = "dismissed"
 	}
-	return p.pullEvent(ctx, inst, repo, d, pr, rules.Event{Kind: rules.PRReviewed, Actor: user(e.GetSender()),
+	return p.pullEvent(ctx, inst, repo, d, pr, rules.Event{Kind: rules.PRReviewed, Actor: gh.User(e.GetSender()),
 		At:     eventTime(rv.GetSubmittedAt().Time, d),
-		Review: &rules.ReviewFacts{Reviewer: user(rv.GetUser()), State: state, Head: rv.GetCommitID(), Body: rv.GetBody()}}, log)
+		Review: &rules.ReviewFacts{Reviewer: gh.User(rv.GetUser()), State: state, Head: rv.GetCommitID(), Body: rv.GetBody()}}, log)
 }
 
 // pullEvent records pull request pr as its event shows it and fans ev out to
@@ -230,7 +231,7 @@ func (p *Processor) pullEvent(ctx context.Context, inst int64, repo string, d *s
 // a task and its head moved; later CI results come as their own webhooks.
 func (p *Processor) pullRecord(ctx context.Context, c *github.Client, inst int64, repo string, pr *github.PullRequest, old *rules.PullRequest) (*rules.PullRequest, error) {
 	cur := &rules.PullRequest{Repo: repo, Links: rules.ClosingRefs(pr.GetBody(), repo), PRFacts: rules.PRFacts{
-		Number: pr.GetNumber(), Author: user(pr.GetUser()), Head: pr.GetHead().GetSHA(), Assignees: users(pr.Assignees),
+		Number: pr.GetNumber(), Author: gh.User(pr.GetUser()), Head: pr.GetHead().GetSHA(), Assignees: gh.Users(pr.Assignees),
 		Draft: pr.GetDraft(), Open: pr.GetState() == "open", Merged: pr.GetMerged() || pr.MergedAt != nil, // reviews' copies carry merged_at only
 		Body: pr.GetBody()}, UpdatedAt: pr.GetUpdatedAt().Time}
 	if old != nil && (old.CommittersHead == cur.Head || len(cur.Links) == 0 || !cur.Open) {
@@ -277,13 +278,13 @@ func (p *Processor) committers(ctx context.Context, c *github.Client, inst int64
 	}
 	opt := &github.ListOptions{PerPage: 100}
 	for page := 0; page < maxCommitPages; page++ {
-		commits, resp, err := c.PullRequests.ListCommits(ctx, splitRepo(repo), repoName(repo), n, opt)
+		commits, resp, err := c.PullRequests.ListCommits(ctx, gh.OwnerOf(repo), gh.NameOf(repo), n, opt)
 		if err != nil {
 			return nil, fmt.Errorf("list commits of #%d: %w", n, err)
 		}
 		for _, cm := range commits {
-			add(user(cm.GetAuthor()), fmt.Sprintf("commit author on #%d", n))
-			if committer := user(cm.GetCommitter()); !isWebFlow(committer) {
+			add(gh.User(cm.GetAuthor()), fmt.Sprintf("commit author on #%d", n))
+			if committer := gh.User(cm.GetCommitter()); !isWebFlow(committer) {
 				add(committer, fmt.Sprintf("committer on #%d", n))
 			}
 		}
@@ -292,7 +293,7 @@ func (p *Processor) committers(ctx context.Context, c *github.Client, inst int64
 		}
 		opt.Page = resp.NextPage
 	}
-	res, err := authors.Of(ctx, p.gh.GraphQL(inst), splitRepo(repo), repoName(repo), n)
+	res, err := authors.Of(ctx, p.gh.GraphQL(inst), gh.OwnerOf(repo), gh.NameOf(repo), n)
 	if err != nil {
 		return nil, err
 	}
@@ -407,7 +408,7 @@ func (p *Processor) rebuildPR(ctx context.Context, cd deliveries.CheckPayload) (
 	if err != nil {
 		return nil, nil, fault.Permanent(err)
 	}
-	gpr, _, err := c.PullRequests.Get(ctx, splitRepo(cd.Repo), repoName(cd.Repo), cd.Number)
+	gpr, _, err := c.PullRequests.Get(ctx, gh.OwnerOf(cd.Repo), gh.NameOf(cd.Repo), cd.Number)
 	if fault.IsStatus(err, 404) || fault.IsStatus(err, 410) {
 		return nil, nil, nil
 	}
@@ -441,8 +442,8 @@ func closesNoTask(pr *rules.PullRequest) string {
 }
 
 func issueFacts(repo string, is *github.Issue) rules.IssueFacts {
-	return rules.IssueFacts{Repo: repo, Number: is.GetNumber(), Title: is.GetTitle(), Body: is.GetBody(), Author: user(is.GetUser()),
-		Assignees: users(is.Assignees), Labels: labelNames(is.Labels), Milestone: is.GetMilestone().GetNumber(),
+	return rules.IssueFacts{Repo: repo, Number: is.GetNumber(), Title: is.GetTitle(), Body: is.GetBody(), Author: gh.User(is.GetUser()),
+		Assignees: gh.Users(is.Assignees), Labels: gh.LabelNames(is.Labels), Milestone: is.GetMilestone().GetNumber(),
 		Closed: is.GetState() == "closed"}
 }
 
@@ -454,6 +455,3 @@ func eventTime(t time.Time, d *store.Delivery) time.Time {
 	}
 	return t.UTC()
 }
-
-func splitRepo(repo string) string { owner, _, _ := strings.Cut(repo, "/"); return owner }
-func repoName(repo string) string  { _, name, _ := strings.Cut(repo, "/"); return name }

@@ -5,12 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
 	"github.com/countersign/countersign/app/fault"
+	"github.com/countersign/countersign/app/gh"
 	"github.com/countersign/countersign/app/reconcile"
 	"github.com/countersign/countersign/app/records"
 	"github.com/countersign/countersign/app/store"
@@ -113,7 +112,7 @@ func (p *Processor) goalsCarrying(ctx context.Context, repo, label string) ([]in
 		if err != nil {
 			return nil, err
 		}
-		if g != nil && containsFold(g.Labels(), label) {
+		if g != nil && gh.HasLabel(g.Labels(), label) {
 			out = append(out, m)
 		}
 	}
@@ -133,34 +132,9 @@ func (p *Processor) tasksCarrying(ctx context.Context, repo, label string) ([]in
 		if err != nil {
 			return nil, err
 		}
-		if t != nil && containsFold(t.Labels(), label) {
+		if t != nil && gh.HasLabel(t.Labels(), label) {
 			out = append(out, n)
 		}
 	}
 	return out, nil
-}
-
-// renameLabel renames repository label e.Label back to e.RenameTo, with the
-// colour and description countersign gives it when it owns that name.
-func (x *Executor) renameLabel(ctx context.Context, c *github.Client, owner, name string, e rules.Effect) error {
-	l := &github.Label{Name: github.String(e.RenameTo)}
-	if spec, ok := rules.Spec(e.RenameTo); ok {
-		l.Color, l.Description = github.String(spec.Color), github.String(spec.Description)
-	}
-	_, _, err := c.Issues.EditLabel(ctx, owner, name, url.PathEscape(e.Label), l)
-	if fault.IsStatus(err, http.StatusNotFound) {
-		return nil // renamed again or deleted since: that change has its own event
-	}
-	if err != nil {
-		return fmt.Errorf("rename label %s back to %s: %w", e.Label, e.RenameTo, err)
-	}
-	return x.forgetLabel(ctx, e.Repo, e.Label)
-}
-
-// createLabel creates a deleted owned label again.
-func (x *Executor) createLabel(ctx context.Context, c *github.Client, owner, name string, e rules.Effect) error {
-	if err := x.forgetLabel(ctx, e.Repo, e.Label); err != nil {
-		return err
-	}
-	return x.ensureLabel(ctx, c, owner, name, e.Label)
 }

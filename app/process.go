@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/app/deliveries"
+	"github.com/countersign/countersign/app/effects"
 	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/gh"
 	"github.com/countersign/countersign/app/people"
@@ -26,7 +27,7 @@ import (
 type Processor struct {
 	store store.Store
 	gh    *gh.GitHub
-	exec  *Executor
+	exec  *effects.Executor
 	keys  *seal.Keys // checks the records read back from GitHub
 	log   *slog.Logger
 	recon *reconcile.Metrics
@@ -370,7 +371,7 @@ func mayEscalateByFailure(cfg rules.Config, task *rules.Task, ev rules.Event) bo
 // out from a pull request knows only the issue's number: the issue is read,
 // and a pull request or a missing issue is skipped.
 func (p *Processor) untracked(ctx context.Context, c *github.Client, ev *rules.Event, log *slog.Logger) (*rules.Task, bool, error) {
-	owner, name, n := splitRepo(ev.Issue.Repo), repoName(ev.Issue.Repo), ev.Issue.Number
+	owner, name, n := gh.OwnerOf(ev.Issue.Repo), gh.NameOf(ev.Issue.Repo), ev.Issue.Number
 	if ev.Issue.Title == "" && ev.Issue.Author.IsZero() {
 		is, _, err := c.Issues.Get(ctx, owner, name, n)
 		if fault.IsStatus(err, 404) || fault.IsStatus(err, 410) {
@@ -411,23 +412,4 @@ func (p *Processor) commitFor(inst int64, d *store.Delivery, task *rules.Task, e
 		w.Effects = append(w.Effects, b)
 	}
 	return w, nil
-}
-
-// user is the account u as rules knows people: its id, and its login for display.
-func user(u *github.User) rules.User { return rules.User{ID: u.GetID(), Login: u.GetLogin()} }
-
-func users(list []*github.User) []rules.User {
-	out := make([]rules.User, 0, len(list))
-	for _, u := range list {
-		out = append(out, user(u))
-	}
-	return out
-}
-
-func labelNames(labels []*github.Label) []string {
-	out := make([]string, 0, len(labels))
-	for _, l := range labels {
-		out = append(out, l.GetName())
-	}
-	return out
 }

@@ -43,7 +43,7 @@ var ErrNoEvidence = errors.New("no trusted record of this task")
 // this server's record key. The evidence names the card's URL and where the
 // record came from.
 func Proofpack(ctx context.Context, st Settings, s store.Store, repo string, n int) (rules.Evidence, error) {
-	owner, name := splitRepo(repo), repoName(repo)
+	owner, name := gh.OwnerOf(repo), gh.NameOf(repo)
 	g, err := gh.New(st.APIURL, st.AppID, st.PrivateKey, metrics.New(func() (int, int) { return 0, 0 }))
 	if err != nil {
 		return rules.Evidence{}, err
@@ -63,7 +63,7 @@ func Proofpack(ctx context.Context, st Settings, s store.Store, repo string, n i
 	if err != nil {
 		return rules.Evidence{}, err
 	}
-	found, err := card.FindCard(ctx, c, owner, name, n, bot)
+	found, err := card.Find(ctx, c, owner, name, n, bot)
 	if err != nil {
 		return rules.Evidence{}, err
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/app/card"
+	"github.com/countersign/countersign/app/gh"
 	"github.com/countersign/countersign/app/records"
 	"github.com/countersign/countersign/rules"
 	"github.com/countersign/countersign/templates"
@@ -28,12 +29,12 @@ import (
 // caller must then write it, and its labels and card, whatever the event.
 func (p *Processor) recoverTask(ctx context.Context, c *github.Client, issue rules.IssueFacts, log *slog.Logger) (*rules.Task, bool, error) {
 	repo, n := issue.Repo, issue.Number
-	owner, name := splitRepo(repo), repoName(repo)
+	owner, name := gh.OwnerOf(repo), gh.NameOf(repo)
 	bot, err := p.gh.BotLogin(ctx)
 	if err != nil {
 		return nil, false, err
 	}
-	found, err := card.FindCard(ctx, c, owner, name, n, bot)
+	found, err := card.Find(ctx, c, owner, name, n, bot)
 	if err != nil {
 		return nil, false, err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/countersign/countersign/app/deliveries"
 	"github.com/countersign/countersign/app/fault"
+	"github.com/countersign/countersign/app/gh"
 	"github.com/countersign/countersign/app/reconcile"
 	"github.com/countersign/countersign/app/records"
 	"github.com/countersign/countersign/app/store"
@@ -49,7 +50,7 @@ func (p *Processor) decideReconcile(ctx context.Context, d *store.Delivery, log 
 		log.Info("resync of every tracked repository queued", "repos", len(repos), "why", r.Why)
 		return w, nil
 	}
-	if r.Repo == "" || splitRepo(r.Repo) == "" || repoName(r.Repo) == "" {
+	if r.Repo == "" || gh.OwnerOf(r.Repo) == "" || gh.NameOf(r.Repo) == "" {
 		return store.Commit{}, fault.Permanent(fmt.Errorf("%s names no repository: %q", d.Event, r.Repo))
 	}
 	return p.resync(ctx, d, r, log)
@@ -67,7 +68,7 @@ func (p *Processor) resync(ctx context.Context, d *store.Delivery, r reconcile.R
 		inst = rec.Installation
 	}
 	if inst == 0 {
-		in, _, err := p.gh.App().Apps.FindRepositoryInstallation(ctx, splitRepo(r.Repo), repoName(r.Repo))
+		in, _, err := p.gh.App().Apps.FindRepositoryInstallation(ctx, gh.OwnerOf(r.Repo), gh.NameOf(r.Repo))
 		if fault.IsStatus(err, http.StatusNotFound) {
 			log.Warn("resync skipped: the App is not installed on the repository", "repo", r.Repo)
 			return store.Commit{}, nil
@@ -80,11 +81,6 @@ func (p *Processor) resync(ctx context.Context, d *store.Delivery, r reconcile.R
 	c, err := p.gh.Installation(inst)
 	if err != nil {
 		return store.Commit{}, fault.Permanent(err)
-	}
-	if r.Labels {
-		if err := p.createLabels(ctx, c, r.Repo); err != nil {
-			return store.Commit{}, err
-		}
 	}
 	openPRs := map[int]bool{} // of the tasks compared: their checks are recomputed on a full resync
 	sc, err := reconcile.Compare(ctx, c, r.Repo, r.Since, r.Page, func(ctx context.Context, n int) ([]string, bool, error) {
@@ -103,7 +99,14 @@ func (p *Processor) resync(ctx context.Context, d *store.Delivery, r reconcile.R
 	if sc.LowBudget { // pace: let the rate limit recover first
 		return store.Commit{}, fault.WaitError{Wait: time.Minute, Why: fmt.Sprintf("resync of %s: installation rate limit below its reserve", r.Repo)}
 	}
-	w := store.Commit{}
+	var effects []rules.Effect
+	if r.Labels { // created by the commit's effect: deciding writes nothing
+		effects = append(effects, ownedLabels(r.Repo))
+	}
+	w, err := p.commitFor(inst, d, nil, effects)
+	if err != nil {
+		return store.Commit{}, err
+	}
 	if sc.NextPage > 0 { // more than MaxPages of issues: continue in another delivery
 		next := r
 		next.Page, next.Labels = sc.NextPage, false
@@ -158,13 +161,13 @@ func (p *Processor) repair(ctx context.Context, d *store.Delivery, r reconcile.R
 	}
 	// The labels drifted from what countersign recorded setting: forget
 	// them, so that the sync reads what the issue carries.
-	w.Records = map[string][]byte{records.LabelViewKey(r.Repo, r.Number): staleLabelView}
+	w.Records = map[string][]byte{records.LabelViewKey(r.Repo, r.Number): records.StaleLabelView}
 	// Drift means GitHub and the store disagree (a store restored from a
 	// backup, writes lost): what countersign recorded writing is no longer
 	// to be trusted either. The card and the checks are written again, not
 	// skipped as identical to a record that GitHub may not show.
 	w.Records["card-digest/"+rules.TaskKey(r.Repo, r.Number)] = nil
-	owner, name := splitRepo(r.Repo), repoName(r.Repo)
+	owner, name := gh.OwnerOf(r.Repo), gh.NameOf(r.Repo)
 	for _, lp := range task.PRs {
 		if (lp.Open || lp.Merged) && lp.Head != "" {
 			w.Records["checkrun/"+owner+"/"+name+"/"+rules.CheckName+"@"+lp.Head] = nil
@@ -181,21 +184,16 @@ func (p *Processor) repair(ctx context.Context, d *store.Delivery, r reconcile.R
 	return w, nil
 }
 
-// createLabels creates the labels countersign owns in repo, with their
-// colours, unless they exist.
-func (p *Processor) createLabels(ctx context.Context, c *github.Client, repo string) error {
+// ownedLabels is the effect that creates the labels countersign owns in repo,
+// with their colours, unless they exist.
+func ownedLabels(repo string) rules.Effect {
 	var names []string
 	for _, s := range rules.States {
 		names = append(names, s.Label())
 	}
 	names = append(names, rules.LabelEscalated, rules.LabelUnverified, rules.LabelForced)
 	sort.Strings(names)
-	for _, l := range names {
-		if err := p.exec.ensureLabel(ctx, c, splitRepo(repo), repoName(repo), l); err != nil {
-			return err
-		}
-	}
-	return nil
+	return rules.Effect{Kind: rules.EffectEnsureLabels, Repo: repo, Labels: names}
 }
 
 // onInstallation starts tracking the repositories an installation (or an

@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/countersign/countersign/app/effects"
 	"github.com/countersign/countersign/app/elect"
 	"github.com/countersign/countersign/app/gh"
 	"github.com/countersign/countersign/app/heal"
@@ -113,7 +114,7 @@ func New(st Settings, s store.Store, log *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	exec := &Executor{store: s, gh: gh, log: log, metrics: srv.metrics, keys: keys, coalesce: st.GoalCoalesce}
+	exec := effects.New(s, gh, log, srv.metrics, keys, st.GoalCoalesce)
 	proc := &Processor{store: s, gh: gh, exec: exec, keys: keys, log: log, recon: reconcile.NewMetrics(srv.metrics.Registry)}
 	srv.owner = claimOwner()
 	srv.worker = newWorker(s, proc, log, srv.metrics, srv.owner)

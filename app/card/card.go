@@ -17,8 +17,8 @@ import (
 	"github.com/google/go-github/v60/github"
 )
 
-// FindCard looks through the issue's comments for the bot's task card.
-func FindCard(ctx context.Context, c *github.Client, owner, name string, n int, bot string) (*github.IssueComment, error) {
+// Find looks through the issue's comments for the bot's task card.
+func Find(ctx context.Context, c *github.Client, owner, name string, n int, bot string) (*github.IssueComment, error) {
 	return FindComment(ctx, c, owner, name, n, nil, func(cm *github.IssueComment) bool {
 		return cm.GetUser().GetLogin() == bot && templates.IsCard(cm.GetBody())
 	})

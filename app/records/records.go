@@ -153,3 +153,35 @@ func RefusedKey(repo string, task, pr int) string {
 func TaskScope(repo string, n int) string { return "task/" + rules.TaskKey(repo, n) }
 
 func GoalScope(repo string, m int) string { return "goal/" + rules.GoalKey(repo, m) }
+
+// Config is a repository's configuration as last read.
+type Config struct {
+	Config rules.Config `json:"config"`
+	Error  string       `json:"error,omitempty"` // the file's problem: Config is the last good one
+	Line   int          `json:"line,omitempty"`
+	ReadAt time.Time    `json:"read_at"`
+}
+
+// LabelView is the record of the owned labels countersign last set on an
+// issue. Stale: someone changed them since (or they drifted); the next sync
+// reads the issue's labels.
+type LabelView struct {
+	Labels []string `json:"labels,omitempty"`
+	Stale  bool     `json:"stale,omitempty"`
+}
+
+// StaleLabelView is the LabelView record that says the record is not to be
+// trusted.
+var StaleLabelView = []byte(`{"stale":true}`)
+
+// GoalText is the record of what countersign last wrote to a goal
+// issue: a digest of its title and body, and its state. Stale: someone
+// edited, closed or reopened it since.
+type GoalText struct {
+	Digest string `json:"digest,omitempty"`
+	State  string `json:"state,omitempty"`
+	Stale  bool   `json:"stale,omitempty"`
+}
+
+// StaleGoalText is the GoalText record that says it is not to be trusted.
+var StaleGoalText = []byte(`{"stale":true}`)

@@ -18,12 +18,14 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/countersign/countersign/app/decide"
 	"github.com/countersign/countersign/app/effects"
 	"github.com/countersign/countersign/app/elect"
 	"github.com/countersign/countersign/app/gh"
 	"github.com/countersign/countersign/app/heal"
 	"github.com/countersign/countersign/app/metrics"
 	"github.com/countersign/countersign/app/pace"
+	"github.com/countersign/countersign/app/process"
 	"github.com/countersign/countersign/app/reconcile"
 	"github.com/countersign/countersign/app/store"
 	"github.com/gorilla/mux"
@@ -115,7 +117,7 @@ func New(st Settings, s store.Store, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	exec := effects.New(s, gh, log, srv.metrics, keys, st.GoalCoalesce)
-	proc := &Processor{store: s, gh: gh, exec: exec, keys: keys, log: log, recon: reconcile.NewMetrics(srv.metrics.Registry)}
+	proc := process.New(s, decide.New(s, gh, keys, log, reconcile.NewMetrics(srv.metrics.Registry)), exec)
 	srv.owner = claimOwner()
 	srv.worker = newWorker(s, proc, log, srv.metrics, srv.owner)
 	if st.MaxAttempts > 0 {

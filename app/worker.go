@@ -13,13 +13,14 @@ import (
 
 	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/metrics"
+	"github.com/countersign/countersign/app/process"
 	"github.com/countersign/countersign/app/store"
 )
 
 // Worker runs the pool that takes claims from the store and processes them.
 type Worker struct {
 	store    store.Store
-	proc     *Processor
+	proc     *process.Processor
 	log      *slog.Logger
 	m        *metrics.Metrics
 	owner    string
@@ -41,7 +42,7 @@ type Worker struct {
 	claimErrors *logLimiter
 }
 
-func newWorker(st store.Store, proc *Processor, log *slog.Logger, m *metrics.Metrics, owner string) *Worker {
+func newWorker(st store.Store, proc *process.Processor, log *slog.Logger, m *metrics.Metrics, owner string) *Worker {
 	return &Worker{store: st, proc: proc, log: log, m: m, owner: owner, leaseTTL: 30 * time.Second,
 		maxAttempts: 8, poll: 250 * time.Millisecond, notify: make(chan struct{}, 1), waitMax: 5 * time.Minute,
 		claimErrors: newLogLimiter(10 * time.Second)}

@@ -1,4 +1,4 @@
-package app
+package decide
 
 import (
 	"context"
@@ -44,7 +44,7 @@ type linkGate struct {
 // The reply is posted once: when the pull request first names too many
 // tasks, or an outsider's link to a task is first refused. recheck asks
 // GitHub again whether the author may build here.
-func (p *Processor) gateLinks(ctx context.Context, c *github.Client, repo string, old, cur *rules.PullRequest, recheck bool, log *slog.Logger) (g linkGate, err error) {
+func (p *Decider) gateLinks(ctx context.Context, c *github.Client, repo string, old, cur *rules.PullRequest, recheck bool, log *slog.Logger) (g linkGate, err error) {
 	var oldRefused []int
 	if old != nil {
 		oldRefused = old.Refused
@@ -136,7 +136,7 @@ func refusedRecords(repo string, pr int, before, now []int) map[string][]byte {
 // no write permission; not an agent account (agents:) whose pilot has it; and
 // not an unconfigured bot whose pull request is assigned to someone who has
 // it (the human who set it to work, DESIGN §1's default pilot).
-func (p *Processor) outsider(ctx context.Context, dir *people.Directory, pr *rules.PullRequest) (bool, error) {
+func (p *Decider) outsider(ctx context.Context, dir *people.Directory, pr *rules.PullRequest) (bool, error) {
 	author := pr.Author
 	if author.Login == "" {
 		return true, nil
@@ -176,7 +176,7 @@ func assignedTo(t *rules.Task, cfg rules.Config, author rules.User) bool {
 
 // regates are the deliveries that make the pull requests refused for task n
 // decide again, now that its assignees changed.
-func (p *Processor) regates(ctx context.Context, inst int64, d *store.Delivery, repo string, n int) ([]store.Delivery, error) {
+func (p *Decider) regates(ctx context.Context, inst int64, d *store.Delivery, repo string, n int) ([]store.Delivery, error) {
 	prs, err := records.ScanNumbers(ctx, p.store, records.RefusedPrefix(repo, n))
 	if err != nil {
 		return nil, fmt.Errorf("list refused links of #%d: %w", n, err)
@@ -191,7 +191,7 @@ func (p *Processor) regates(ctx context.Context, inst int64, d *store.Delivery, 
 
 // decideRegate decides again, under the pull request's key, which tasks it
 // links, and tells the tasks it now links.
-func (p *Processor) decideRegate(ctx context.Context, rd deliveries.RegatePayload, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
+func (p *Decider) decideRegate(ctx context.Context, rd deliveries.RegatePayload, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
 	old, err := records.LoadPR(ctx, p.store, rd.Repo, rd.Number)
 	if err != nil || old == nil || !old.Open || old.TooMany > 0 {
 		return store.Commit{}, err

@@ -1,4 +1,4 @@
-package app
+package decide
 
 import (
 	"context"
@@ -32,7 +32,7 @@ var issueKinds = map[string]rules.EventKind{
 	"labeled": rules.IssueLabeled, "unlabeled": rules.IssueUnlabeled,
 }
 
-func (p *Processor) onIssue(ctx context.Context, d *store.Delivery, e *github.IssuesEvent, log *slog.Logger) (store.Commit, error) {
+func (p *Decider) onIssue(ctx context.Context, d *store.Delivery, e *github.IssuesEvent, log *slog.Logger) (store.Commit, error) {
 	inst, repo, issue := e.GetInstallation().GetID(), e.GetRepo().GetFullName(), e.GetIssue()
 	kind, ok := issueKinds[e.GetAction()]
 	if !ok || inst == 0 || repo == "" || issue.GetNumber() == 0 || issue.IsPullRequest() {
@@ -54,7 +54,7 @@ func (p *Processor) onIssue(ctx context.Context, d *store.Delivery, e *github.Is
 }
 
 // onPeoplesIssue decides an issues event someone (not countersign) caused.
-func (p *Processor) onPeoplesIssue(ctx context.Context, d *store.Delivery, e *github.IssuesEvent, inst int64, repo string, issue *github.Issue, kind rules.EventKind, log *slog.Logger) (store.Commit, error) {
+func (p *Decider) onPeoplesIssue(ctx context.Context, d *store.Delivery, e *github.IssuesEvent, inst int64, repo string, issue *github.Issue, kind rules.EventKind, log *slog.Logger) (store.Commit, error) {
 	if m, err := p.goalIssue(ctx, repo, issue); err != nil || m != 0 {
 		if err != nil {
 			return store.Commit{}, err
@@ -78,7 +78,7 @@ func (p *Processor) onPeoplesIssue(ctx context.Context, d *store.Delivery, e *gi
 	}, log)
 }
 
-func (p *Processor) onComment(ctx context.Context, d *store.Delivery, e *github.IssueCommentEvent, log *slog.Logger) (store.Commit, error) {
+func (p *Decider) onComment(ctx context.Context, d *store.Delivery, e *github.IssueCommentEvent, log *slog.Logger) (store.Commit, error) {
 	inst, repo, issue, cm := e.GetInstallation().GetID(), e.GetRepo().GetFullName(), e.GetIssue(), e.GetComment()
 	if inst == 0 || repo == "" || issue.GetNumber() == 0 {
 		return store.Commit{}, nil
@@ -132,7 +132,7 @@ var pullKinds = map[string]rules.EventKind{
 	"ready_for_review": rules.PRReady, "converted_to_draft": rules.PRDraft, "synchronize": rules.PRPushed,
 }
 
-func (p *Processor) onPull(ctx context.Context, d *store.Delivery, e *github.PullRequestEvent, log *slog.Logger) (store.Commit, error) {
+func (p *Decider) onPull(ctx context.Context, d *store.Delivery, e *github.PullRequestEvent, log *slog.Logger) (store.Commit, error) {
 	inst, repo, pr := e.GetInstallation().GetID(), e.GetRepo().GetFullName(), e.GetPullRequest()
 	if inst == 0 || repo == "" || pr.GetNumber() == 0 {
 		return store.Commit{}, nil
@@ -162,7 +162,7 @@ func (p *Processor) onPull(ctx context.Context, d *store.Delivery, e *github.Pul
 	return w, err
 }
 
-func (p *Processor) onReview(ctx context.Context, d *store.Delivery, e *github.PullRequestReviewEvent, log *slog.Logger) (store.Commit, error) {
+func (p *Decider) onReview(ctx context.Context, d *store.Delivery, e *github.PullRequestReviewEvent, log *slog.Logger) (store.Commit, error) {
 	inst, repo, pr, rv := e.GetInstallation().GetID(), e.GetRepo().GetFullName(), e.GetPullRequest(), e.GetReview()
 	if inst == 0 || repo == "" || pr.GetNumber() == 0 {
 		return store.Commit{}, nil
@@ -181,7 +181,7 @@ func (p *Processor) onReview(ctx context.Context, d *store.Delivery, e *github.P
 
 // pullEvent records pull request pr as its event shows it and fans ev out to
 // the tasks it closes.
-func (p *Processor) pullEvent(ctx context.Context, inst int64, repo string, d *store.Delivery, pr *github.PullRequest, ev rules.Event, log *slog.Logger) (store.Commit, error) {
+func (p *Decider) pullEvent(ctx context.Context, inst int64, repo string, d *store.Delivery, pr *github.PullRequest, ev rules.Event, log *slog.Logger) (store.Commit, error) {
 	c, err := p.gh.Installation(inst)
 	if err != nil {
 		return store.Commit{}, fault.Permanent(err)
@@ -229,7 +229,7 @@ func (p *Processor) pullEvent(ctx context.Context, inst int64, repo string, d *s
 // pullRecord is the record of pull request pr as the webhook shows it. Its
 // committers, changed files and CI results are read from GitHub when it closes
 // a task and its head moved; later CI results come as their own webhooks.
-func (p *Processor) pullRecord(ctx context.Context, c *github.Client, inst int64, repo string, pr *github.PullRequest, old *rules.PullRequest) (*rules.PullRequest, error) {
+func (p *Decider) pullRecord(ctx context.Context, c *github.Client, inst int64, repo string, pr *github.PullRequest, old *rules.PullRequest) (*rules.PullRequest, error) {
 	cur := &rules.PullRequest{Repo: repo, Links: rules.ClosingRefs(pr.GetBody(), repo), PRFacts: rules.PRFacts{
 		Number: pr.GetNumber(), Author: gh.User(pr.GetUser()), Head: pr.GetHead().GetSHA(), Assignees: gh.Users(pr.Assignees),
 		Draft: pr.GetDraft(), Open: pr.GetState() == "open", Merged: pr.GetMerged() || pr.MergedAt != nil, // reviews' copies carry merged_at only
@@ -269,7 +269,7 @@ const maxCommitPages = 3
 // query per 100 commits). An email GitHub matches to no account names no one:
 // nothing is guessed from a trailer's text. web-flow, GitHub's own committer
 // of web edits and merges, builds nothing.
-func (p *Processor) committers(ctx context.Context, c *github.Client, inst int64, repo string, n int) ([]rules.Member, error) {
+func (p *Decider) committers(ctx context.Context, c *github.Client, inst int64, repo string, n int) ([]rules.Member, error) {
 	var out []rules.Member
 	add := func(u rules.User, as string) {
 		if !u.IsZero() && !slices.ContainsFunc(out, func(m rules.Member) bool { return m.Is(u) }) {
@@ -320,7 +320,7 @@ func isWebFlow(u rules.User) bool {
 // fanout records pull request cur and enqueues, for each task it closes (or
 // stopped closing), the task events ev means; gate's reply (if any) is posted
 // on the pull request and its records written.
-func (p *Processor) fanout(ctx context.Context, inst int64, d *store.Delivery, old, cur *rules.PullRequest, ev rules.Event, gate linkGate) (store.Commit, error) {
+func (p *Decider) fanout(ctx context.Context, inst int64, d *store.Delivery, old, cur *rules.PullRequest, ev rules.Event, gate linkGate) (store.Commit, error) {
 	var effects []rules.Effect
 	if gate.reply != nil {
 		effects = append(effects, rules.Effect{Kind: rules.EffectNotice, Repo: cur.Repo, Number: cur.Number, Notice: gate.reply})
@@ -372,7 +372,7 @@ func (p *Processor) fanout(ctx context.Context, inst int64, d *store.Delivery, o
 
 // decideCheck works out the verification check of a pull request from the
 // tasks it closes.
-func (p *Processor) decideCheck(ctx context.Context, cd deliveries.CheckPayload, d *store.Delivery) (store.Commit, error) {
+func (p *Decider) decideCheck(ctx context.Context, cd deliveries.CheckPayload, d *store.Delivery) (store.Commit, error) {
 	pr, err := records.LoadPR(ctx, p.store, cd.Repo, cd.Number)
 	if err != nil {
 		return store.Commit{}, err
@@ -403,7 +403,7 @@ func (p *Processor) decideCheck(ctx context.Context, cd deliveries.CheckPayload,
 // rebuildPR reads pull request cd.Number from GitHub and returns its record
 // and the records to write for it (itself, and its head's index). nil if it
 // is gone.
-func (p *Processor) rebuildPR(ctx context.Context, cd deliveries.CheckPayload) (*rules.PullRequest, map[string][]byte, error) {
+func (p *Decider) rebuildPR(ctx context.Context, cd deliveries.CheckPayload) (*rules.PullRequest, map[string][]byte, error) {
 	c, err := p.gh.Installation(cd.Installation)
 	if err != nil {
 		return nil, nil, fault.Permanent(err)

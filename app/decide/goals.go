@@ -1,4 +1,4 @@
-package app
+package decide
 
 import (
 	"context"
@@ -39,7 +39,7 @@ var milestoneKinds = map[string]rules.GoalEventKind{
 	"closed": rules.GoalMilestoneClosed, "opened": rules.GoalMilestoneReopened,
 }
 
-func (p *Processor) onMilestone(ctx context.Context, d *store.Delivery, e *github.MilestoneEvent) (store.Commit, error) {
+func (p *Decider) onMilestone(ctx context.Context, d *store.Delivery, e *github.MilestoneEvent) (store.Commit, error) {
 	inst, repo, m := e.GetInstallation().GetID(), e.GetRepo().GetFullName(), e.GetMilestone()
 	kind, ok := milestoneKinds[e.GetAction()]
 	if !ok || inst == 0 || repo == "" || m.GetNumber() == 0 {
@@ -54,7 +54,7 @@ func (p *Processor) onMilestone(ctx context.Context, d *store.Delivery, e *githu
 }
 
 // goalIssue reports the milestone whose goal issue issue n is (0 if none).
-func (p *Processor) goalIssue(ctx context.Context, repo string, is *github.Issue) (int, error) {
+func (p *Decider) goalIssue(ctx context.Context, repo string, is *github.Issue) (int, error) {
 	var m int
 	ok, err := records.Load(ctx, p.store, records.GoalIssueKey(repo, is.GetNumber()), &m)
 	if err != nil || ok {
@@ -79,13 +79,13 @@ var goalIssueKinds = map[string]rules.GoalEventKind{
 }
 
 // onGoalIssue hands an event of goal issue is (of milestone m) to its goal.
-func (p *Processor) onGoalIssue(inst int64, d *store.Delivery, repo string, m int, is *github.Issue, ev rules.GoalEvent) store.Commit {
+func (p *Decider) onGoalIssue(inst int64, d *store.Delivery, repo string, m int, is *github.Issue, ev rules.GoalEvent) store.Commit {
 	ev.Repo, ev.Milestone, ev.Issue = repo, m, is.GetNumber()
 	return store.Commit{Enqueue: []store.Delivery{toGoal(inst, d, ev, 0)}}
 }
 
 // decideGoal decides a goal event, looking up the facts it needs.
-func (p *Processor) decideGoal(ctx context.Context, gd deliveries.GoalPayload, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
+func (p *Decider) decideGoal(ctx context.Context, gd deliveries.GoalPayload, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
 	ev := gd.Event
 	c, err := p.gh.Installation(gd.Installation)
 	if err != nil {
@@ -221,7 +221,7 @@ func mayConfirm(ev rules.GoalEvent) bool {
 // integration is the state of check (a check run name or status context, `*`
 // for any text) on the head of the default branch, from trusted sources
 // (contracts.apps, contracts.status_creators; see rules.Distrust).
-func (p *Processor) integration(ctx context.Context, c *github.Client, repo, check string, contracts rules.ContractConfig) (string, error) {
+func (p *Decider) integration(ctx context.Context, c *github.Client, repo, check string, contracts rules.ContractConfig) (string, error) {
 	r, _, err := c.Repositories.Get(ctx, gh.OwnerOf(repo), gh.NameOf(repo))
 	if err != nil {
 		return "", fmt.Errorf("read repository: %w", err)
@@ -265,7 +265,7 @@ func goalNotes(inst int64, d *store.Delivery, t *rules.Task, notes []rules.GoalN
 // recoverGoal rebuilds a goal record lost with the store from its goal
 // issue's marker, its tasks from their own records. nil when there is none.
 // fresh says the record was not trusted and the goal starts afresh.
-func (p *Processor) recoverGoal(ctx context.Context, c *github.Client, repo string, m int, log *slog.Logger) (*rules.Goal, bool, error) {
+func (p *Decider) recoverGoal(ctx context.Context, c *github.Client, repo string, m int, log *slog.Logger) (*rules.Goal, bool, error) {
 	bot, err := p.gh.BotLogin(ctx)
 	if err != nil {
 		return nil, false, err
@@ -318,7 +318,7 @@ func (p *Processor) recoverGoal(ctx context.Context, c *github.Client, repo stri
 }
 
 // freshGoal is a new goal for milestone m, whose goal issue is issue n.
-func (p *Processor) freshGoal(ctx context.Context, c *github.Client, repo string, m, n int) (*rules.Goal, error) {
+func (p *Decider) freshGoal(ctx context.Context, c *github.Client, repo string, m, n int) (*rules.Goal, error) {
 	ms, _, err := c.Issues.GetMilestone(ctx, gh.OwnerOf(repo), gh.NameOf(repo), m)
 	if fault.IsStatus(err, http.StatusNotFound) {
 		return nil, nil

@@ -1,4 +1,4 @@
-package app
+package decide
 
 import (
 	"context"
@@ -29,7 +29,7 @@ import (
 
 // decideDashboard waits for the dashboard delivery's window to pass, then
 // writes the goal issue as the goal's record is.
-func (p *Processor) decideDashboard(ctx context.Context, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
+func (p *Decider) decideDashboard(ctx context.Context, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
 	var dd deliveries.DashboardPayload
 	if err := json.Unmarshal(d.Payload, &dd); err != nil {
 		return store.Commit{}, fault.Permanent(fmt.Errorf("parse %s: %w", d.Event, err))

@@ -1,4 +1,4 @@
-package app
+package decide
 
 import (
 	"context"
@@ -38,7 +38,7 @@ const (
 	maxRunPages  = 3 // 300 check runs
 )
 
-func (p *Processor) onCheckRun(ctx context.Context, d *store.Delivery, e *github.CheckRunEvent) (store.Commit, error) {
+func (p *Decider) onCheckRun(ctx context.Context, d *store.Delivery, e *github.CheckRunEvent) (store.Commit, error) {
 	inst, repo, cr := e.GetInstallation().GetID(), e.GetRepo().GetFullName(), e.GetCheckRun()
 	if inst == 0 || repo == "" || cr.GetHeadSHA() == "" || p.ownApp(cr.GetApp()) {
 		return store.Commit{}, nil
@@ -57,7 +57,7 @@ func (p *Processor) onCheckRun(ctx context.Context, d *store.Delivery, e *github
 	return p.toPulls(ctx, inst, repo, cr.GetHeadSHA(), prs, d, deliveries.CIPayload{Run: &run, At: eventTime(at, d)})
 }
 
-func (p *Processor) onCheckSuite(ctx context.Context, d *store.Delivery, e *github.CheckSuiteEvent) (store.Commit, error) {
+func (p *Decider) onCheckSuite(ctx context.Context, d *store.Delivery, e *github.CheckSuiteEvent) (store.Commit, error) {
 	inst, repo, cs := e.GetInstallation().GetID(), e.GetRepo().GetFullName(), e.GetCheckSuite()
 	if inst == 0 || repo == "" || cs.GetHeadSHA() == "" || p.ownApp(cs.GetApp()) {
 		return store.Commit{}, nil
@@ -69,7 +69,7 @@ func (p *Processor) onCheckSuite(ctx context.Context, d *store.Delivery, e *gith
 	return p.toPulls(ctx, inst, repo, cs.GetHeadSHA(), prs, d, deliveries.CIPayload{Read: true, Suite: cs.GetID(), At: eventTime(cs.GetUpdatedAt().Time, d)})
 }
 
-func (p *Processor) onStatus(ctx context.Context, d *store.Delivery, e *github.StatusEvent) (store.Commit, error) {
+func (p *Decider) onStatus(ctx context.Context, d *store.Delivery, e *github.StatusEvent) (store.Commit, error) {
 	inst, repo := e.GetInstallation().GetID(), e.GetRepo().GetFullName()
 	if inst == 0 || repo == "" || e.GetSHA() == "" || e.GetContext() == "" {
 		return store.Commit{}, nil
@@ -81,14 +81,14 @@ func (p *Processor) onStatus(ctx context.Context, d *store.Delivery, e *github.S
 }
 
 // ownApp reports whether a check run or suite is this App's own.
-func (p *Processor) ownApp(a *github.App) bool {
+func (p *Decider) ownApp(a *github.App) bool {
 	return a != nil && p.gh.AppID() != 0 && a.GetID() == p.gh.AppID()
 }
 
 // toPulls hands a CI result to every open pull request whose head is sha: those
 // the webhook names and those the head index knows (statuses name none, nor do
 // check runs on forks' pull requests).
-func (p *Processor) toPulls(ctx context.Context, inst int64, repo, sha string, prs []int, d *store.Delivery, cd deliveries.CIPayload) (store.Commit, error) {
+func (p *Decider) toPulls(ctx context.Context, inst int64, repo, sha string, prs []int, d *store.Delivery, cd deliveries.CIPayload) (store.Commit, error) {
 	var known []int
 	if _, err := records.Load(ctx, p.store, records.HeadKey(repo, sha), &known); err != nil {
 		return store.Commit{}, err
@@ -103,7 +103,7 @@ func (p *Processor) toPulls(ctx context.Context, inst int64, repo, sha string, p
 
 // decideCI records CI results on a pull request's head and tells the tasks it
 // closes when a result their contracts count changed.
-func (p *Processor) decideCI(ctx context.Context, cd deliveries.CIPayload, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
+func (p *Decider) decideCI(ctx context.Context, cd deliveries.CIPayload, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
 	pr, err := records.LoadPR(ctx, p.store, cd.Repo, cd.Number)
 	if err != nil || pr == nil || !pr.Open || pr.Head != cd.Head {
 		return store.Commit{}, err // an old head's result, or a pull request countersign does not follow
@@ -171,7 +171,7 @@ func recordRead(w store.Commit, cd deliveries.CIPayload, readAt []byte) store.Co
 
 // ciRuns reads the CI results on sha: the latest check run of each name (but
 // this App's own) and the latest status of each context.
-func (p *Processor) ciRuns(ctx context.Context, c *github.Client, repo, sha string) ([]rules.CIRun, []int64, error) {
+func (p *Decider) ciRuns(ctx context.Context, c *github.Client, repo, sha string) ([]rules.CIRun, []int64, error) {
 	owner, name := gh.OwnerOf(repo), gh.NameOf(repo)
 	var runs []rules.CIRun
 	complete := map[int64]bool{} // check suite -> every run of it read is completed
@@ -232,7 +232,7 @@ func checkRunOf(cr *github.CheckRun) rules.CIRun {
 
 // changedFiles are the paths pull request n changes (at most 300: GitHub
 // lists up to 3,000, and the first 300 say well enough what it touches).
-func (p *Processor) changedFiles(ctx context.Context, c *github.Client, repo string, n int) ([]string, error) {
+func (p *Decider) changedFiles(ctx context.Context, c *github.Client, repo string, n int) ([]string, error) {
 	out := []string{}
 	opt := &github.ListOptions{PerPage: 100}
 	for page := 0; page < maxFilePages; page++ {
@@ -256,7 +256,7 @@ func (p *Processor) changedFiles(ctx context.Context, c *github.Client, repo str
 
 // indexHead records, in commit w, that pull request cur's head is its head,
 // when it moved.
-func (p *Processor) indexHead(ctx context.Context, w *store.Commit, old, cur *rules.PullRequest) error {
+func (p *Decider) indexHead(ctx context.Context, w *store.Commit, old, cur *rules.PullRequest) error {
 	if cur.Head == "" || !cur.Open || (old != nil && old.Head == cur.Head && old.Open) {
 		return nil
 	}

@@ -1,4 +1,13 @@
-package app
+// Package decide turns a delivery into facts, runs rules, and returns the
+// commit: the records to write, the effects to apply and the deliveries to
+// queue. It reads GitHub and the store but writes nothing. One file per kind of
+// event: issues and comments (events.go), pull requests and reviews
+// (events.go), the verification check (events.go: decideCheck), CI (ci.go),
+// configuration and pushes (config.go), milestones and goals (goals.go), labels
+// (labels.go), installations and resyncs (installation.go), linking and regates
+// (linking.go), the goal dashboard (dashboard.go), tasks (decide.go:
+// decideTask), and records rebuilt from GitHub (recover.go).
+package decide
 
 import (
 	"context"
@@ -10,7 +19,6 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/app/deliveries"
-	"github.com/countersign/countersign/app/effects"
 	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/gh"
 	"github.com/countersign/countersign/app/people"
@@ -22,77 +30,26 @@ import (
 	"github.com/google/go-github/v60/github"
 )
 
-// Processor turns one claimed delivery into a decision (rules), records it with
-// its effects in one atomic commit, then applies the effects to GitHub.
-type Processor struct {
+// Decider turns a delivery into facts, asks rules what it means, and returns
+// the commit that records the decision and its effects.
+type Decider struct {
 	store store.Store
 	gh    *gh.GitHub
-	exec  *effects.Executor
 	keys  *seal.Keys // checks the records read back from GitHub
 	log   *slog.Logger
 	recon *reconcile.Metrics
 }
 
-// Handle processes claim c. Effects left over from an earlier attempt are applied
-// first, so a task's effects always go out in order. Once the delivery is
-// committed c.Delivery is set to nil: what may remain are its effects.
-func (p *Processor) Handle(ctx context.Context, c *store.Claim, log *slog.Logger) error {
-	if err := p.drain(ctx, c, log, true); err != nil {
-		return fault.Outbox(err) // not the queued delivery's fault
-	}
-	if c.Delivery == nil {
-		return nil
-	}
-	w, err := p.decide(ctx, c.Delivery, log)
-	if fault.InstallationGone(err) {
-		log.Warn("delivery skipped: the App is no longer installed there", "error", err)
-		w, err = store.Commit{}, nil
-	}
-	if err != nil {
-		return err
-	}
-	if err := p.store.Commit(ctx, c, w); err != nil {
-		return fmt.Errorf("commit decision: %w", err)
-	}
-	c.Delivery = nil
-	if err := p.drain(ctx, c, log, false); err != nil {
-		return fault.Outbox(err)
-	}
-	return nil
+// New is the decider reading GitHub through g and the store st; keys check
+// the records read back from GitHub.
+func New(st store.Store, g *gh.GitHub, keys *seal.Keys, log *slog.Logger, recon *reconcile.Metrics) *Decider {
+	return &Decider{store: st, gh: g, keys: keys, log: log, recon: recon}
 }
 
-// drain applies the claimed key's outbox, oldest first, popping each effect once
-// applied. leftover says the effects may have been tried before (a crash or a
-// failure): effects that cannot be made idempotent by looking (a new comment)
-// then look for their earlier application first. An effect GitHub refuses for
-// good (the issue is gone, the App lacks a permission) is logged and dropped;
-// any other failure stops the drain.
-func (p *Processor) drain(ctx context.Context, c *store.Claim, log *slog.Logger, leftover bool) error {
-	effects, err := p.store.Outbox(ctx, c)
-	if err != nil {
-		return fmt.Errorf("read outbox: %w", err)
-	}
-	for _, raw := range effects {
-		var oe records.OutboxEffect
-		if err := json.Unmarshal(raw, &oe); err != nil {
-			log.Error("dropping an unreadable outbox effect", "error", err)
-		} else if err := p.exec.Apply(ctx, oe, leftover); err != nil {
-			if !fault.IsPermanent(err) {
-				return fmt.Errorf("apply %s on %s#%d: %w", oe.Effect.Kind, oe.Effect.Repo, oe.Effect.Number, err)
-			}
-			log.Error("effect refused by GitHub; dropped", "effect", oe.Effect.Kind, "error", err)
-		}
-		if err := p.store.PopEffect(ctx, c); err != nil {
-			return fmt.Errorf("pop applied effect: %w", err)
-		}
-	}
-	return nil
-}
-
-// decide asks rules what the delivery means. It reads GitHub and the store but
+// Decide asks rules what the delivery means. It reads GitHub and the store but
 // writes nothing. Only the events and actions rules acts on are parsed; the rest
 // are done with at once.
-func (p *Processor) decide(ctx context.Context, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
+func (p *Decider) Decide(ctx context.Context, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
 	action := d.Action // read at intake; unknown for derived and older deliveries
 	if action == "" {
 		var head struct {
@@ -175,7 +132,7 @@ func (p *Processor) decide(ctx context.Context, d *store.Delivery, log *slog.Log
 
 // own reports whether sender is this App: its writes come back as webhooks and
 // must not be acted on again.
-func (p *Processor) own(ctx context.Context, sender *github.User) (bool, error) {
+func (p *Decider) own(ctx context.Context, sender *github.User) (bool, error) {
 	if sender.GetType() != "Bot" {
 		return false, nil
 	}
@@ -187,7 +144,7 @@ func (p *Processor) own(ctx context.Context, sender *github.User) (bool, error) 
 }
 
 // decideTask decides ev for its task, looking up the facts the event needs.
-func (p *Processor) decideTask(ctx context.Context, inst int64, d *store.Delivery, ev rules.Event, log *slog.Logger) (store.Commit, error) {
+func (p *Decider) decideTask(ctx context.Context, inst int64, d *store.Delivery, ev rules.Event, log *slog.Logger) (store.Commit, error) {
 	repo, n := ev.Issue.Repo, ev.Issue.Number
 	c, err := p.gh.Installation(inst)
 	if err != nil {
@@ -255,7 +212,7 @@ func (p *Processor) decideTask(ctx context.Context, inst int64, d *store.Deliver
 // actor's standing for commands, reviews and closes; the team size for
 // /verify; the leads for /reject and for a pull request's event that may fail
 // an attempt (either may escalate); the pilots of agents involved.
-func (p *Processor) facts(ctx context.Context, dir *people.Directory, task *rules.Task, ev rules.Event) (rules.Facts, error) {
+func (p *Decider) facts(ctx context.Context, dir *people.Directory, task *rules.Task, ev rules.Event) (rules.Facts, error) {
 	var f rules.Facts
 	var err error
 	if f.Pilots, err = p.pilots(ctx, dir, task, ev); err != nil {
@@ -317,7 +274,7 @@ func (p *Processor) facts(ctx context.Context, dir *people.Directory, task *rule
 // may call on to accounts with ids, so that a pilot who renames stays the
 // pilot. Only an event that involves a configured agent's account asks; the
 // answers are cached for the process (GET /users/{login}).
-func (p *Processor) pilots(ctx context.Context, dir *people.Directory, task *rules.Task, ev rules.Event) (map[string]rules.User, error) {
+func (p *Decider) pilots(ctx context.Context, dir *people.Directory, task *rules.Task, ev rules.Event) (map[string]rules.User, error) {
 	if len(dir.Config().Agents) == 0 {
 		return nil, nil
 	}
@@ -370,7 +327,7 @@ func mayEscalateByFailure(cfg rules.Config, task *rules.Task, ev rules.Event) bo
 // the record, signed) and GitHub's history (see recoverTask). An event fanned
 // out from a pull request knows only the issue's number: the issue is read,
 // and a pull request or a missing issue is skipped.
-func (p *Processor) untracked(ctx context.Context, c *github.Client, ev *rules.Event, log *slog.Logger) (*rules.Task, bool, error) {
+func (p *Decider) untracked(ctx context.Context, c *github.Client, ev *rules.Event, log *slog.Logger) (*rules.Task, bool, error) {
 	owner, name, n := gh.OwnerOf(ev.Issue.Repo), gh.NameOf(ev.Issue.Repo), ev.Issue.Number
 	if ev.Issue.Title == "" && ev.Issue.Author.IsZero() {
 		is, _, err := c.Issues.Get(ctx, owner, name, n)
@@ -394,7 +351,7 @@ func (p *Processor) untracked(ctx context.Context, c *github.Client, ev *rules.E
 }
 
 // commitFor is the store commit that records task (nil: unchanged) and effects.
-func (p *Processor) commitFor(inst int64, d *store.Delivery, task *rules.Task, effects []rules.Effect) (store.Commit, error) {
+func (p *Decider) commitFor(inst int64, d *store.Delivery, task *rules.Task, effects []rules.Effect) (store.Commit, error) {
 	var w store.Commit
 	if task != nil {
 		b, err := json.Marshal(task)

@@ -1,4 +1,4 @@
-package app
+package decide
 
 import (
 	"context"
@@ -27,7 +27,7 @@ import (
 // recoverTask rebuilds the record of the task issue is, lost with the store.
 // rebuilt says the record was not trusted and was rebuilt conservatively: the
 // caller must then write it, and its labels and card, whatever the event.
-func (p *Processor) recoverTask(ctx context.Context, c *github.Client, issue rules.IssueFacts, log *slog.Logger) (*rules.Task, bool, error) {
+func (p *Decider) recoverTask(ctx context.Context, c *github.Client, issue rules.IssueFacts, log *slog.Logger) (*rules.Task, bool, error) {
 	repo, n := issue.Repo, issue.Number
 	owner, name := gh.OwnerOf(repo), gh.NameOf(repo)
 	bot, err := p.gh.BotLogin(ctx)

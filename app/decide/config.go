@@ -1,4 +1,4 @@
-package app
+package decide
 
 import (
 	"context"
@@ -24,7 +24,7 @@ import (
 const configTTL = 10 * time.Minute
 
 // config is repo's configuration: the cached one while fresh, else read again.
-func (p *Processor) config(ctx context.Context, c *github.Client, repo string, log *slog.Logger) (rules.Config, error) {
+func (p *Decider) config(ctx context.Context, c *github.Client, repo string, log *slog.Logger) (rules.Config, error) {
 	var rec records.Config
 	ok, err := records.Load(ctx, p.store, records.ConfigKey(repo), &rec)
 	if err != nil {
@@ -53,7 +53,7 @@ func (p *Processor) config(ctx context.Context, c *github.Client, repo string, l
 // the first time is pinned to the account that holds it now (GET
 // /users/{login}, one request per new login). A login GitHub does not know is
 // not pinned (it matches no account anyway).
-func (p *Processor) pins(ctx context.Context, c *github.Client, cfg rules.Config, prev map[string]int64) (map[string]int64, error) {
+func (p *Decider) pins(ctx context.Context, c *github.Client, cfg rules.Config, prev map[string]int64) (map[string]int64, error) {
 	out := map[string]int64{}
 	for _, login := range cfg.NamedLogins() {
 		if id := prev[login]; id != 0 {
@@ -77,7 +77,7 @@ func (p *Processor) pins(ctx context.Context, c *github.Client, cfg rules.Config
 // readConfig reads .github/countersign.yml from the default branch and caches
 // it. An invalid file keeps the last good configuration (or the defaults)
 // and records the error.
-func (p *Processor) readConfig(ctx context.Context, c *github.Client, repo string, prev *records.Config, log *slog.Logger) (records.Config, error) {
+func (p *Decider) readConfig(ctx context.Context, c *github.Client, repo string, prev *records.Config, log *slog.Logger) (records.Config, error) {
 	rec := records.Config{Config: rules.DefaultConfig(), ReadAt: time.Now().UTC()}
 	if prev != nil && prev.Error == "" {
 		rec.Config = prev.Config
@@ -134,7 +134,7 @@ func (p *Processor) readConfig(ctx context.Context, c *github.Client, repo strin
 // onPush re-reads the configuration when a push to the default branch changes
 // it, and reports the result on the pushed commit as the check run
 // countersign/config, where the file's author sees it.
-func (p *Processor) onPush(ctx context.Context, d *store.Delivery, e *github.PushEvent, log *slog.Logger) (store.Commit, error) {
+func (p *Decider) onPush(ctx context.Context, d *store.Delivery, e *github.PushEvent, log *slog.Logger) (store.Commit, error) {
 	inst, repo := e.GetInstallation().GetID(), e.GetRepo().GetFullName()
 	if inst == 0 || repo == "" || e.GetRef() != "refs/heads/"+e.GetRepo().GetDefaultBranch() || e.GetDeleted() || !touchesConfig(e) {
 		return store.Commit{}, nil
@@ -179,7 +179,7 @@ func touchesConfig(e *github.PushEvent) bool {
 // countersign/config check run on its head says whether the file it would
 // merge is valid, before anyone merges it. The changed files are those read
 // for the task's contract when they are of this head, else read once.
-func (p *Processor) pullConfigCheck(ctx context.Context, c *github.Client, old, cur *rules.PullRequest, log *slog.Logger) (*rules.Effect, error) {
+func (p *Decider) pullConfigCheck(ctx context.Context, c *github.Client, old, cur *rules.PullRequest, log *slog.Logger) (*rules.Effect, error) {
 	if !cur.Open || cur.Head == "" || (old != nil && old.Head == cur.Head) {
 		return nil, nil
 	}

@@ -1,4 +1,4 @@
-package app
+package decide
 
 import (
 	"context"
@@ -25,7 +25,7 @@ import (
 // its record says and refreshes its pull requests' verification checks.
 
 // decideReconcile handles reconcile.ResyncEvent and reconcile.RepairEvent.
-func (p *Processor) decideReconcile(ctx context.Context, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
+func (p *Decider) decideReconcile(ctx context.Context, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
 	if d.Event == reconcile.RepairEvent {
 		var r reconcile.Repair
 		if err := json.Unmarshal(d.Payload, &r); err != nil {
@@ -57,7 +57,7 @@ func (p *Processor) decideReconcile(ctx context.Context, d *store.Delivery, log 
 }
 
 // resync compares repo's recently updated tasks' labels with their records.
-func (p *Processor) resync(ctx context.Context, d *store.Delivery, r reconcile.Resync, log *slog.Logger) (store.Commit, error) {
+func (p *Decider) resync(ctx context.Context, d *store.Delivery, r reconcile.Resync, log *slog.Logger) (store.Commit, error) {
 	start := time.Now().UTC()
 	rec, err := reconcile.LoadRepo(ctx, p.store, r.Repo)
 	if err != nil {
@@ -145,7 +145,7 @@ func (p *Processor) resync(ctx context.Context, d *store.Delivery, r reconcile.R
 
 // repair makes a task's owned labels what its record says, and its pull
 // requests' verification checks what its record makes them.
-func (p *Processor) repair(ctx context.Context, d *store.Delivery, r reconcile.Repair, log *slog.Logger) (store.Commit, error) {
+func (p *Decider) repair(ctx context.Context, d *store.Delivery, r reconcile.Repair, log *slog.Logger) (store.Commit, error) {
 	task, err := records.LoadTask(ctx, p.store, r.Repo, r.Number)
 	if err != nil || task == nil {
 		return store.Commit{}, err
@@ -199,7 +199,7 @@ func ownedLabels(repo string) rules.Effect {
 // onInstallation starts tracking the repositories an installation (or an
 // installation_repositories addition) gives the App: their owned labels are
 // created and they are resynced.
-func (p *Processor) onInstallation(ctx context.Context, d *store.Delivery, raw any, log *slog.Logger) (store.Commit, error) {
+func (p *Decider) onInstallation(ctx context.Context, d *store.Delivery, raw any, log *slog.Logger) (store.Commit, error) {
 	var inst int64
 	var repos []*github.Repository
 	switch e := raw.(type) {

@@ -1,4 +1,4 @@
-package app
+package decide
 
 import (
 	"context"
@@ -44,7 +44,7 @@ type labelPayload struct {
 	Sender *github.User `json:"sender"`
 }
 
-func (p *Processor) onLabel(ctx context.Context, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
+func (p *Decider) onLabel(ctx context.Context, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
 	var e labelPayload
 	if err := json.Unmarshal(d.Payload, &e); err != nil {
 		return store.Commit{}, fault.Permanent(fmt.Errorf("parse label payload: %w", err))
@@ -101,7 +101,7 @@ func (p *Processor) onLabel(ctx context.Context, d *store.Delivery, log *slog.Lo
 
 // goalsCarrying are the milestones of repo whose goal issue carries label by
 // its goal's record.
-func (p *Processor) goalsCarrying(ctx context.Context, repo, label string) ([]int, error) {
+func (p *Decider) goalsCarrying(ctx context.Context, repo, label string) ([]int, error) {
 	ms, err := records.ScanNumbers(ctx, p.store, strings.TrimSuffix(records.GoalKey(repo, 0), "0"))
 	if err != nil {
 		return nil, fmt.Errorf("list goals of %s: %w", repo, err)
@@ -121,7 +121,7 @@ func (p *Processor) goalsCarrying(ctx context.Context, repo, label string) ([]in
 
 // tasksCarrying are the tracked tasks of repo whose records say they carry
 // label (the store's task records; GitHub is not asked).
-func (p *Processor) tasksCarrying(ctx context.Context, repo, label string) ([]int, error) {
+func (p *Decider) tasksCarrying(ctx context.Context, repo, label string) ([]int, error) {
 	ns, err := records.ScanNumbers(ctx, p.store, strings.TrimSuffix(records.TaskKey(repo, 0), "0"))
 	if err != nil {
 		return nil, fmt.Errorf("list tasks of %s: %w", repo, err)

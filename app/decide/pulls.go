@@ -19,114 +19,6 @@ import (
 	"github.com/google/go-github/v60/github"
 )
 
-// This file turns GitHub's webhooks into rules' events. Issue events and
-// comments on an issue are the task's own (their ordering key is the task's);
-// pull request events, reviews and comments on a pull request are decided
-// under the pull request's key, which records the pull request and fans its
-// events out, as internal deliveries, to the tasks it closes.
-
-var issueKinds = map[string]rules.EventKind{
-	"opened": rules.IssueOpened, "edited": rules.IssueEdited, "milestoned": rules.IssueEdited, "demilestoned": rules.IssueEdited,
-	"assigned": rules.IssueAssigned, "unassigned": rules.IssueAssigned,
-	"closed": rules.IssueClosed, "reopened": rules.IssueReopened,
-	"labeled": rules.IssueLabeled, "unlabeled": rules.IssueUnlabeled,
-}
-
-func (p *Decider) onIssue(ctx context.Context, d *store.Delivery, e *github.IssuesEvent, log *slog.Logger) (store.Commit, error) {
-	inst, repo, issue := e.GetInstallation().GetID(), e.GetRepo().GetFullName(), e.GetIssue()
-	kind, ok := issueKinds[e.GetAction()]
-	if !ok || inst == 0 || repo == "" || issue.GetNumber() == 0 || issue.IsPullRequest() {
-		return store.Commit{}, nil
-	}
-	if own, err := p.own(ctx, e.GetSender()); err != nil || own {
-		return store.Commit{}, err
-	}
-	w, err := p.onPeoplesIssue(ctx, d, e, inst, repo, issue, kind, log)
-	if err == nil && (kind == rules.IssueLabeled || kind == rules.IssueUnlabeled) && rules.Owned(e.GetLabel().GetName()) {
-		// Someone changed a label countersign owns: the labels it recorded
-		// setting are no longer what the issue carries. The next sync reads them.
-		if w.Records == nil {
-			w.Records = map[string][]byte{}
-		}
-		w.Records[records.LabelViewKey(repo, issue.GetNumber())] = records.StaleLabelView
-	}
-	return w, err
-}
-
-// onPeoplesIssue decides an issues event someone (not countersign) caused.
-func (p *Decider) onPeoplesIssue(ctx context.Context, d *store.Delivery, e *github.IssuesEvent, inst int64, repo string, issue *github.Issue, kind rules.EventKind, log *slog.Logger) (store.Commit, error) {
-	if m, err := p.goalIssue(ctx, repo, issue); err != nil || m != 0 {
-		if err != nil {
-			return store.Commit{}, err
-		}
-		var w store.Commit
-		if gk, ok := goalIssueKinds[e.GetAction()]; ok {
-			w = p.onGoalIssue(inst, d, repo, m, issue, rules.GoalEvent{Kind: gk, Actor: e.GetSender().GetLogin(), ActorID: e.GetSender().GetID(),
-				At: eventTime(issue.GetUpdatedAt().Time, d), Label: e.GetLabel().GetName()})
-		}
-		switch e.GetAction() {
-		case "edited", "closed", "reopened":
-			// Someone changed the goal issue: what countersign recorded
-			// writing there is no longer what it shows.
-			w.Records = map[string][]byte{records.GoalTextKey(repo, issue.GetNumber()): records.StaleGoalText}
-		}
-		return w, nil
-	}
-	return p.decideTask(ctx, inst, d, rules.Event{
-		Kind: kind, Actor: gh.User(e.GetSender()), At: eventTime(issue.GetUpdatedAt().Time, d),
-		Issue: issueFacts(repo, issue), Label: e.GetLabel().GetName(), Reason: issue.GetStateReason(),
-	}, log)
-}
-
-func (p *Decider) onComment(ctx context.Context, d *store.Delivery, e *github.IssueCommentEvent, log *slog.Logger) (store.Commit, error) {
-	inst, repo, issue, cm := e.GetInstallation().GetID(), e.GetRepo().GetFullName(), e.GetIssue(), e.GetComment()
-	if inst == 0 || repo == "" || issue.GetNumber() == 0 {
-		return store.Commit{}, nil
-	}
-	cmds := rules.ParseCommands(cm.GetBody())
-	if len(cmds) == 0 {
-		return store.Commit{}, nil
-	}
-	if own, err := p.own(ctx, e.GetSender()); err != nil || own {
-		return store.Commit{}, err
-	}
-	if !issue.IsPullRequest() {
-		if m, err := p.goalIssue(ctx, repo, issue); err != nil || m != 0 {
-			return p.onGoalIssue(inst, d, repo, m, issue, rules.GoalEvent{Kind: rules.GoalCommented, Actor: cm.GetUser().GetLogin(), ActorID: cm.GetUser().GetID(),
-				At: eventTime(cm.GetCreatedAt().Time, d), CommentID: cm.GetID(), Commands: cmds}), err
-		}
-	}
-	ev := rules.Event{Kind: rules.Commented, Actor: gh.User(cm.GetUser()), At: eventTime(cm.GetCreatedAt().Time, d),
-		CommentID: cm.GetID(), Where: issue.GetNumber(), Commands: cmds, Text: cm.GetBody()}
-	if !issue.IsPullRequest() {
-		ev.Issue = issueFacts(repo, issue)
-		return p.decideTask(ctx, inst, d, ev, log)
-	}
-	c, err := p.gh.Installation(inst)
-	if err != nil {
-		return store.Commit{}, fault.Permanent(err)
-	}
-	old, err := records.LoadPR(ctx, p.store, repo, issue.GetNumber())
-	if err != nil {
-		return store.Commit{}, err
-	}
-	cur := old
-	var gate linkGate
-	if cur == nil { // a pull request from before countersign: read it
-		pr, _, err := c.PullRequests.Get(ctx, gh.OwnerOf(repo), gh.NameOf(repo), issue.GetNumber())
-		if err != nil {
-			return store.Commit{}, fmt.Errorf("read pull request #%d: %w", issue.GetNumber(), err)
-		}
-		if cur, err = p.pullRecord(ctx, c, inst, repo, pr, nil); err != nil {
-			return store.Commit{}, err
-		}
-		if gate, err = p.gateLinks(ctx, c, repo, nil, cur, false, log); err != nil {
-			return store.Commit{}, err
-		}
-	}
-	return p.fanout(ctx, inst, d, old, cur, ev, gate)
-}
-
 var pullKinds = map[string]rules.EventKind{
 	"opened": rules.PRLinked, "reopened": rules.PRLinked, "edited": rules.PRLinked,
 	"ready_for_review": rules.PRReady, "converted_to_draft": rules.PRDraft, "synchronize": rules.PRPushed,
@@ -160,23 +52,6 @@ func (p *Decider) onPull(ctx context.Context, d *store.Delivery, e *github.PullR
 		w.Records[records.NewHeadKey(repo, pr.GetHead().GetSHA())] = []byte{'1'}
 	}
 	return w, err
-}
-
-func (p *Decider) onReview(ctx context.Context, d *store.Delivery, e *github.PullRequestReviewEvent, log *slog.Logger) (store.Commit, error) {
-	inst, repo, pr, rv := e.GetInstallation().GetID(), e.GetRepo().GetFullName(), e.GetPullRequest(), e.GetReview()
-	if inst == 0 || repo == "" || pr.GetNumber() == 0 {
-		return store.Commit{}, nil
-	}
-	if own, err := p.own(ctx, e.GetSender()); err != nil || own {
-		return store.Commit{}, err
-	}
-	state := strings.ToLower(rv.GetState())
-	if e.GetAction() == "dismissed" {
-		state = "dismissed"
-	}
-	return p.pullEvent(ctx, inst, repo, d, pr, rules.Event{Kind: rules.PRReviewed, Actor: gh.User(e.GetSender()),
-		At:     eventTime(rv.GetSubmittedAt().Time, d),
-		Review: &rules.ReviewFacts{Reviewer: gh.User(rv.GetUser()), State: state, Head: rv.GetCommitID(), Body: rv.GetBody()}}, log)
 }
 
 // pullEvent records pull request pr as its event shows it and fans ev out to
@@ -370,66 +245,6 @@ func (p *Decider) fanout(ctx context.Context, inst int64, d *store.Delivery, old
 	return w, nil
 }
 
-// decideCheck works out the verification check of a pull request from the
-// tasks it closes.
-func (p *Decider) decideCheck(ctx context.Context, cd deliveries.CheckPayload, d *store.Delivery) (store.Commit, error) {
-	pr, err := records.LoadPR(ctx, p.store, cd.Repo, cd.Number)
-	if err != nil {
-		return store.Commit{}, err
-	}
-	var recs map[string][]byte
-	if pr == nil {
-		// Lost with the store: the task that asks still has a gate to keep in
-		// step (invariant 5), so the pull request is read again and recorded.
-		if pr, recs, err = p.rebuildPR(ctx, cd); err != nil || pr == nil {
-			return store.Commit{}, err
-		}
-	}
-	if (!pr.Open && !pr.Merged) || pr.Head == "" {
-		return store.Commit{Records: recs}, nil
-	}
-	tasks := make([]*rules.Task, len(pr.Links))
-	for i, n := range pr.Links {
-		if tasks[i], err = records.LoadTask(ctx, p.store, cd.Repo, n); err != nil {
-			return store.Commit{}, err
-		}
-	}
-	check := rules.CheckFor(pr, tasks)
-	w, err := p.commitFor(cd.Installation, d, nil, []rules.Effect{{Kind: rules.EffectCheck, Repo: cd.Repo, Number: cd.Number, SHA: pr.Head, Check: &check}})
-	w.Records = recs
-	return w, err
-}
-
-// rebuildPR reads pull request cd.Number from GitHub and returns its record
-// and the records to write for it (itself, and its head's index). nil if it
-// is gone.
-func (p *Decider) rebuildPR(ctx context.Context, cd deliveries.CheckPayload) (*rules.PullRequest, map[string][]byte, error) {
-	c, err := p.gh.Installation(cd.Installation)
-	if err != nil {
-		return nil, nil, fault.Permanent(err)
-	}
-	gpr, _, err := c.PullRequests.Get(ctx, gh.OwnerOf(cd.Repo), gh.NameOf(cd.Repo), cd.Number)
-	if fault.IsStatus(err, 404) || fault.IsStatus(err, 410) {
-		return nil, nil, nil
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("read pull request #%d: %w", cd.Number, err)
-	}
-	pr, err := p.pullRecord(ctx, c, cd.Installation, cd.Repo, gpr, nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	b, err := json.Marshal(pr)
-	if err != nil {
-		return nil, nil, err
-	}
-	w := store.Commit{Records: map[string][]byte{records.PRKey(cd.Repo, cd.Number): b}}
-	if err := p.indexHead(ctx, &w, nil, pr); err != nil {
-		return nil, nil, err
-	}
-	return pr, w.Records, nil
-}
-
 // closesNoTask says why commands on pull request pr act on no task.
 func closesNoTask(pr *rules.PullRequest) string {
 	switch {
@@ -439,19 +254,4 @@ func closesNoTask(pr *rules.PullRequest) string {
 		return fmt.Sprintf("@%s, who opened this pull request, may not build here (no write permission, not assigned to %s), so it links no task: comment on the task's issue instead.", pr.Author.Login, issueList(pr.Refused))
 	}
 	return "this pull request closes no open task: write `Fixes #N` (or `Closes`, `Resolves`) in its description, or comment on the task's issue."
-}
-
-func issueFacts(repo string, is *github.Issue) rules.IssueFacts {
-	return rules.IssueFacts{Repo: repo, Number: is.GetNumber(), Title: is.GetTitle(), Body: is.GetBody(), Author: gh.User(is.GetUser()),
-		Assignees: gh.Users(is.Assignees), Labels: gh.LabelNames(is.Labels), Milestone: is.GetMilestone().GetNumber(),
-		Closed: is.GetState() == "closed"}
-}
-
-// eventTime is when an event happened: the time its payload gives, else when
-// the delivery arrived.
-func eventTime(t time.Time, d *store.Delivery) time.Time {
-	if t.IsZero() {
-		t = d.ReceivedAt
-	}
-	return t.UTC()
 }

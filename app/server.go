@@ -28,6 +28,7 @@ import (
 	"github.com/countersign/countersign/app/process"
 	"github.com/countersign/countersign/app/reconcile"
 	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/app/worker"
 	"github.com/gorilla/mux"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -39,13 +40,13 @@ type Server struct {
 	store    store.Store
 	gh       *gh.GitHub
 	metrics  *metrics.Metrics
-	worker   *Worker
+	worker   *worker.Worker
 	healer   *heal.Healer
 	owner    string
 	router   *mux.Router
 	stopping atomic.Bool
 	// readyErrors rate-limits the log of failed readiness probes.
-	readyErrors *logLimiter
+	readyErrors *worker.LogLimiter
 }
 
 // OpenStore opens the store the settings name: Redis when RedisURL is set, else
@@ -92,7 +93,7 @@ func New(st Settings, s store.Store, log *slog.Logger) (*Server, error) {
 		// go-github skips signature checks when the secret is empty: never serve so.
 		return nil, errors.New("GITHUB_WEBHOOK_SECRET is empty: deliveries could not be authenticated")
 	}
-	srv := &Server{settings: st, log: log, store: s, readyErrors: newLogLimiter(10 * time.Second)}
+	srv := &Server{settings: st, log: log, store: s, readyErrors: worker.NewLogLimiter(10 * time.Second)}
 	srv.metrics = metrics.New(func() (int, int) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
@@ -119,13 +120,7 @@ func New(st Settings, s store.Store, log *slog.Logger) (*Server, error) {
 	exec := effects.New(s, gh, log, srv.metrics, keys, st.GoalCoalesce)
 	proc := process.New(s, decide.New(s, gh, keys, log, reconcile.NewMetrics(srv.metrics.Registry)), exec)
 	srv.owner = claimOwner()
-	srv.worker = newWorker(s, proc, log, srv.metrics, srv.owner)
-	if st.MaxAttempts > 0 {
-		srv.worker.maxAttempts = st.MaxAttempts
-	}
-	if st.GitHubWaitMax > 0 {
-		srv.worker.waitMax = st.GitHubWaitMax
-	}
+	srv.worker = worker.New(s, proc, log, srv.metrics, srv.owner, st.MaxAttempts, st.GitHubWaitMax)
 	hm := heal.NewMetrics(srv.metrics.Registry, func() time.Time {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
@@ -154,7 +149,7 @@ func New(st Settings, s store.Store, log *slog.Logger) (*Server, error) {
 func (s *Server) Handler() http.Handler { return s.router }
 
 // Worker is the server's worker pool.
-func (s *Server) Worker() *Worker { return s.worker }
+func (s *Server) Worker() *worker.Worker { return s.worker }
 
 // Store is the server's store.
 func (s *Server) Store() store.Store { return s.store }
@@ -169,7 +164,7 @@ func (s *Server) serveReady(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	if err := s.store.Ping(ctx); err != nil {
-		if ok, suppressed := s.readyErrors.allow(); ok {
+		if ok, suppressed := s.readyErrors.Allow(); ok {
 			s.log.Warn("not ready: store unreachable", "error", err, "suppressed", suppressed)
 		}
 		http.Error(w, "store unreachable", http.StatusServiceUnavailable)

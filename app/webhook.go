@@ -92,7 +92,7 @@ func (s *Server) serveWebhook(w http.ResponseWriter, r *http.Request) {
 	event, id := github.WebHookType(r), github.DeliveryID(r)
 	log := s.log.With(slog.String("delivery", id), slog.String("event", event))
 	reply := func(code int, outcome, msg string) {
-		s.metrics.Deliveries.WithLabelValues(metricEvent(event), outcome).Inc()
+		s.metrics.Deliveries.WithLabelValues(deliveries.MetricEvent(event), outcome).Inc()
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.WriteHeader(code)
 		fmt.Fprintln(w, msg)
@@ -201,12 +201,4 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 		s.log.Debug("cannot bound the body read", "error", err)
 	}
 	return io.ReadAll(http.MaxBytesReader(w, r.Body, MaxPayload))
-}
-
-// metricEvent bounds the event label's values to the events GitHub has.
-func metricEvent(event string) string {
-	if deliveries.Webhook(event) || event == "ping" {
-		return event
-	}
-	return "other"
 }

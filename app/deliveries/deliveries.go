@@ -163,3 +163,11 @@ func Subscribed() []string {
 	}
 	return out
 }
+
+// MetricEvent bounds the event label's values to the events GitHub has.
+func MetricEvent(event string) string {
+	if Webhook(event) || event == "ping" {
+		return event
+	}
+	return "other"
+}

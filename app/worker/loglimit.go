@@ -1,14 +1,14 @@
-package app
+package worker
 
 import (
 	"sync"
 	"time"
 )
 
-// logLimiter lets a repeating log line through at most once per period and
+// LogLimiter lets a repeating log line through at most once per period and
 // counts what it held back, so an outage (the store unreachable) logs a
 // line every few seconds rather than several a second.
-type logLimiter struct {
+type LogLimiter struct {
 	period time.Duration
 
 	mu         sync.Mutex
@@ -16,11 +16,11 @@ type logLimiter struct {
 	suppressed int
 }
 
-func newLogLimiter(period time.Duration) *logLimiter { return &logLimiter{period: period} }
+func NewLogLimiter(period time.Duration) *LogLimiter { return &LogLimiter{period: period} }
 
-// allow reports whether to log now, and how many lines were held back since
+// Allow reports whether to log now, and how many lines were held back since
 // the last one logged.
-func (l *logLimiter) allow() (bool, int) {
+func (l *LogLimiter) Allow() (bool, int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := time.Now()

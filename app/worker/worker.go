@@ -1,4 +1,8 @@
-package app
+// Package worker runs the pool that claims queued deliveries from the store,
+// renews their leases, hands them to the processor, and settles each claim:
+// done, retried with backoff, waiting for GitHub (no attempt used), or
+// dead-lettered.
+package worker
 
 import (
 	"context"
@@ -11,16 +15,21 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/countersign/countersign/app/deliveries"
 	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/metrics"
-	"github.com/countersign/countersign/app/process"
 	"github.com/countersign/countersign/app/store"
 )
+
+// Handler processes one claim (process.Processor).
+type Handler interface {
+	Handle(ctx context.Context, c *store.Claim, log *slog.Logger) error
+}
 
 // Worker runs the pool that takes claims from the store and processes them.
 type Worker struct {
 	store    store.Store
-	proc     *process.Processor
+	proc     Handler
 	log      *slog.Logger
 	m        *metrics.Metrics
 	owner    string
@@ -39,13 +48,23 @@ type Worker struct {
 	waits   sync.Map // key -> int
 	waitMax time.Duration
 	// claimErrors rate-limits the log of a store that cannot be reached.
-	claimErrors *logLimiter
+	claimErrors *LogLimiter
 }
 
-func newWorker(st store.Store, proc *process.Processor, log *slog.Logger, m *metrics.Metrics, owner string) *Worker {
-	return &Worker{store: st, proc: proc, log: log, m: m, owner: owner, leaseTTL: 30 * time.Second,
+// New is the pool claiming from st as owner and handing claims to proc.
+// maxAttempts failed attempts dead-letter a delivery (0: 8); waitMax is the
+// longest wait for GitHub between two tries (0: 5 minutes).
+func New(st store.Store, proc Handler, log *slog.Logger, m *metrics.Metrics, owner string, maxAttempts int, waitMax time.Duration) *Worker {
+	w := &Worker{store: st, proc: proc, log: log, m: m, owner: owner, leaseTTL: 30 * time.Second,
 		maxAttempts: 8, poll: 250 * time.Millisecond, notify: make(chan struct{}, 1), waitMax: 5 * time.Minute,
-		claimErrors: newLogLimiter(10 * time.Second)}
+		claimErrors: NewLogLimiter(10 * time.Second)}
+	if maxAttempts > 0 {
+		w.maxAttempts = maxAttempts
+	}
+	if waitMax > 0 {
+		w.waitMax = waitMax
+	}
+	return w
 }
 
 // Notify wakes an idle worker: a delivery was just queued.
@@ -78,7 +97,7 @@ func (w *Worker) loop(ctx context.Context) {
 		c, err := w.store.Claim(ctx, w.owner, w.leaseTTL)
 		if err != nil {
 			if ctx.Err() == nil {
-				if ok, suppressed := w.claimErrors.allow(); ok {
+				if ok, suppressed := w.claimErrors.Allow(); ok {
 					w.log.Error("claim failed", "error", err, "suppressed", suppressed)
 				}
 				sleep(ctx, time.Second)
@@ -157,7 +176,7 @@ func (w *Worker) handle(ctx context.Context, c *store.Claim) {
 			"started_ns", start.UnixNano(), "ended_ns", end.UnixNano())
 	}()
 	if committed {
-		w.m.Processed.WithLabelValues(metricEvent(event), "done").Inc()
+		w.m.Processed.WithLabelValues(deliveries.MetricEvent(event), "done").Inc()
 	}
 	hint, waiting := fault.GitHubWait(err, time.Now())
 
@@ -168,7 +187,7 @@ func (w *Worker) handle(ctx context.Context, c *store.Claim) {
 	case err == nil:
 		w.effectFailures.Delete(c.Key)
 		if d != nil {
-			w.m.ProcessLatency.WithLabelValues(metricEvent(event)).Observe(time.Since(d.ReceivedAt).Seconds())
+			w.m.ProcessLatency.WithLabelValues(deliveries.MetricEvent(event)).Observe(time.Since(d.ReceivedAt).Seconds())
 		}
 		if err := w.store.Release(settle, c); err != nil && !errors.Is(err, store.ErrLeaseLost) {
 			log.Error("release failed", "error", err)
@@ -185,7 +204,7 @@ func (w *Worker) handle(ctx context.Context, c *store.Claim) {
 		wait := fault.WaitDelay(streak, hint, w.waitMax)
 		if !committed {
 			outcome = "waiting"
-			w.m.Processed.WithLabelValues(metricEvent(event), "waiting").Inc()
+			w.m.Processed.WithLabelValues(deliveries.MetricEvent(event), "waiting").Inc()
 		}
 		log.Warn("waiting for GitHub; will try again", "error", err, "retry_in", wait, "waits", streak+1)
 		only := *c
@@ -201,7 +220,7 @@ func (w *Worker) handle(ctx context.Context, c *store.Claim) {
 			log.Error("dead-letter failed", "error", derr)
 			break
 		}
-		w.m.Processed.WithLabelValues(metricEvent(event), "dead_lettered").Inc()
+		w.m.Processed.WithLabelValues(deliveries.MetricEvent(event), "dead_lettered").Inc()
 		outcome = "dead_lettered"
 		log.Error("delivery dead-lettered", "error", err, "attempts", c.Delivery.Attempts+1)
 	default:
@@ -218,7 +237,7 @@ func (w *Worker) handle(ctx context.Context, c *store.Claim) {
 			}
 		} else if c.Delivery != nil {
 			attempts = c.Delivery.Attempts
-			w.m.Processed.WithLabelValues(metricEvent(event), "retried").Inc()
+			w.m.Processed.WithLabelValues(deliveries.MetricEvent(event), "retried").Inc()
 			outcome = "retried"
 		}
 		wait := retryDelay(attempts)

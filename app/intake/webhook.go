@@ -1,4 +1,4 @@
-package app
+package intake
 
 import (
 	"bytes"
@@ -20,6 +20,9 @@ import (
 
 // MaxPayload is the largest delivery accepted (GitHub caps payloads at 25 MiB).
 const MaxPayload = 25 << 20
+
+// DefaultBodyTimeout is how long a delivery's body may take to arrive.
+const DefaultBodyTimeout = 30 * time.Second
 
 // envelope is the part of every payload that intake and logs need.
 type envelope struct {
@@ -86,13 +89,13 @@ func deliveryAttrs(id, event string, e *envelope) []any {
 
 // serveWebhook is POST /webhook: it checks the delivery and answers 202 only once
 // the delivery is durably queued.
-func (s *Server) serveWebhook(w http.ResponseWriter, r *http.Request) {
+func (in *Intake) serveWebhook(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	defer func() { s.metrics.IntakeLatency.Observe(time.Since(start).Seconds()) }()
+	defer func() { in.metrics.IntakeLatency.Observe(time.Since(start).Seconds()) }()
 	event, id := github.WebHookType(r), github.DeliveryID(r)
-	log := s.log.With(slog.String("delivery", id), slog.String("event", event))
+	log := in.log.With(slog.String("delivery", id), slog.String("event", event))
 	reply := func(code int, outcome, msg string) {
-		s.metrics.Deliveries.WithLabelValues(deliveries.MetricEvent(event), outcome).Inc()
+		in.metrics.Deliveries.WithLabelValues(deliveries.MetricEvent(event), outcome).Inc()
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.WriteHeader(code)
 		fmt.Fprintln(w, msg)
@@ -109,7 +112,7 @@ func (s *Server) serveWebhook(w http.ResponseWriter, r *http.Request) {
 		reply(http.StatusUnsupportedMediaType, "malformed", "Content-Type must be application/json or application/x-www-form-urlencoded")
 		return
 	}
-	body, err := s.readBody(w, r)
+	body, err := in.readBody(w, r)
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		switch {
@@ -133,7 +136,7 @@ func (s *Server) serveWebhook(w http.ResponseWriter, r *http.Request) {
 		reply(http.StatusUnauthorized, "bad_signature", "X-Hub-Signature-256 missing")
 		return
 	}
-	payload, err := github.ValidatePayloadFromBody(r.Header.Get("Content-Type"), bytes.NewReader(body), sig, s.settings.WebhookSecret)
+	payload, err := github.ValidatePayloadFromBody(r.Header.Get("Content-Type"), bytes.NewReader(body), sig, in.cfg.WebhookSecret)
 	if err != nil {
 		log.Warn("delivery refused: bad signature", "error", err)
 		reply(http.StatusUnauthorized, "bad_signature", "signature missing or wrong")
@@ -150,7 +153,7 @@ func (s *Server) serveWebhook(w http.ResponseWriter, r *http.Request) {
 		reply(http.StatusBadRequest, "malformed", "malformed JSON payload")
 		return
 	}
-	log = s.log.With(deliveryAttrs(id, event, &env)...)
+	log = in.log.With(deliveryAttrs(id, event, &env)...)
 	switch {
 	case event == "ping":
 		log.Info("ping")
@@ -166,7 +169,7 @@ func (s *Server) serveWebhook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	accepted, err := s.store.Accept(r.Context(), store.Delivery{
+	accepted, err := in.queue.Accept(r.Context(), store.Delivery{
 		ID: id, Event: event, Key: env.key(), Action: env.Action, Payload: payload, ReceivedAt: time.Now().UTC(),
 	})
 	if errors.Is(err, store.ErrInvalid) {
@@ -186,19 +189,19 @@ func (s *Server) serveWebhook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	log.Debug("delivery queued")
-	s.worker.Notify()
+	in.notify.Notify()
 	reply(http.StatusAccepted, "accepted", "queued")
 }
 
 // readBody reads the delivery's body, at most MaxPayload bytes, within the
 // body timeout.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	timeout := s.settings.BodyTimeout
+func (in *Intake) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	timeout := in.cfg.BodyTimeout
 	if timeout <= 0 {
 		timeout = DefaultBodyTimeout
 	}
 	if err := http.NewResponseController(w).SetReadDeadline(time.Now().Add(timeout)); err != nil {
-		s.log.Debug("cannot bound the body read", "error", err)
+		in.log.Debug("cannot bound the body read", "error", err)
 	}
 	return io.ReadAll(http.MaxBytesReader(w, r.Body, MaxPayload))
 }

@@ -38,7 +38,7 @@ func (p *Decider) decideCheck(ctx context.Context, cd deliveries.CheckPayload, d
 		}
 	}
 	check := rules.CheckFor(pr, tasks)
-	w, err := p.commitFor(cd.Installation, d, nil, []rules.Effect{{Kind: rules.EffectCheck, Repo: cd.Repo, Number: cd.Number, SHA: pr.Head, Check: &check}})
+	w, err := records.CommitFor(cd.Installation, d, nil, []rules.Effect{{Kind: rules.EffectCheck, Repo: cd.Repo, Number: cd.Number, SHA: pr.Head, Check: &check}})
 	w.Records = recs
 	return w, err
 }

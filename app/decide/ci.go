@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"strings"
 
 	"github.com/countersign/countersign/app/deliveries"
 	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/gh"
+	"github.com/countersign/countersign/app/lookup"
 	"github.com/countersign/countersign/app/records"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
@@ -32,18 +32,12 @@ type ciRead struct {
 	Suites []int64 `json:"suites"`
 }
 
-// Limits on what is read of a pull request.
-const (
-	maxFilePages = 3 // 300 changed files
-	maxRunPages  = 3 // 300 check runs
-)
-
 func (p *Decider) onCheckRun(ctx context.Context, d *store.Delivery, e *github.CheckRunEvent) (store.Commit, error) {
 	inst, repo, cr := e.GetInstallation().GetID(), e.GetRepo().GetFullName(), e.GetCheckRun()
-	if inst == 0 || repo == "" || cr.GetHeadSHA() == "" || p.ownApp(cr.GetApp()) {
+	if inst == 0 || repo == "" || cr.GetHeadSHA() == "" || p.gh.OwnApp(cr.GetApp()) {
 		return store.Commit{}, nil
 	}
-	run := checkRunOf(cr)
+	run := lookup.CheckRunOf(cr)
 	var prs []int
 	for _, pr := range cr.PullRequests {
 		if pr.GetBase().GetRepo().GetID() == e.GetRepo().GetID() || pr.GetBase().GetRepo() == nil {
@@ -54,19 +48,19 @@ func (p *Decider) onCheckRun(ctx context.Context, d *store.Delivery, e *github.C
 	if at.IsZero() {
 		at = cr.GetStartedAt().Time
 	}
-	return p.toPulls(ctx, inst, repo, cr.GetHeadSHA(), prs, d, deliveries.CIPayload{Run: &run, At: eventTime(at, d)})
+	return p.toPulls(ctx, inst, repo, cr.GetHeadSHA(), prs, d, deliveries.CIPayload{Run: &run, At: deliveries.EventTime(at, d)})
 }
 
 func (p *Decider) onCheckSuite(ctx context.Context, d *store.Delivery, e *github.CheckSuiteEvent) (store.Commit, error) {
 	inst, repo, cs := e.GetInstallation().GetID(), e.GetRepo().GetFullName(), e.GetCheckSuite()
-	if inst == 0 || repo == "" || cs.GetHeadSHA() == "" || p.ownApp(cs.GetApp()) {
+	if inst == 0 || repo == "" || cs.GetHeadSHA() == "" || p.gh.OwnApp(cs.GetApp()) {
 		return store.Commit{}, nil
 	}
 	var prs []int
 	for _, pr := range cs.PullRequests {
 		prs = append(prs, pr.GetNumber())
 	}
-	return p.toPulls(ctx, inst, repo, cs.GetHeadSHA(), prs, d, deliveries.CIPayload{Read: true, Suite: cs.GetID(), At: eventTime(cs.GetUpdatedAt().Time, d)})
+	return p.toPulls(ctx, inst, repo, cs.GetHeadSHA(), prs, d, deliveries.CIPayload{Read: true, Suite: cs.GetID(), At: deliveries.EventTime(cs.GetUpdatedAt().Time, d)})
 }
 
 func (p *Decider) onStatus(ctx context.Context, d *store.Delivery, e *github.StatusEvent) (store.Commit, error) {
@@ -77,12 +71,7 @@ func (p *Decider) onStatus(ctx context.Context, d *store.Delivery, e *github.Sta
 	// The status event's sender is the status's creator.
 	run := rules.CIRun{Name: e.GetContext(), Status: true, ID: e.GetID(), State: e.GetState(), URL: e.GetTargetURL(),
 		At: e.GetUpdatedAt().UTC(), Creator: gh.User(e.GetSender())}
-	return p.toPulls(ctx, inst, repo, e.GetSHA(), nil, d, deliveries.CIPayload{Run: &run, At: eventTime(e.GetUpdatedAt().Time, d)})
-}
-
-// ownApp reports whether a check run or suite is this App's own.
-func (p *Decider) ownApp(a *github.App) bool {
-	return a != nil && p.gh.AppID() != 0 && a.GetID() == p.gh.AppID()
+	return p.toPulls(ctx, inst, repo, e.GetSHA(), nil, d, deliveries.CIPayload{Run: &run, At: deliveries.EventTime(e.GetUpdatedAt().Time, d)})
 }
 
 // toPulls hands a CI result to every open pull request whose head is sha: those
@@ -127,7 +116,7 @@ func (p *Decider) decideCI(ctx context.Context, cd deliveries.CIPayload, d *stor
 			return store.Commit{}, fmt.Errorf("read %s: %w", records.CIReadKey(cd.Repo, cd.Number, cd.Head), err)
 		}
 		var done []int64
-		if runs, done, err = p.ciRuns(ctx, c, cd.Repo, cd.Head); err != nil {
+		if runs, done, err = p.look.CIRuns(ctx, c, cd.Repo, cd.Head); err != nil {
 			return store.Commit{}, err
 		}
 		readAt, _ = json.Marshal(ciRead{Suites: done}) // plain data: cannot fail
@@ -141,14 +130,14 @@ func (p *Decider) decideCI(ctx context.Context, cd deliveries.CIPayload, d *stor
 	if !changed {
 		return recordRead(store.Commit{}, cd, readAt), nil
 	}
-	cfg, err := p.config(ctx, c, cd.Repo, log)
+	cfg, err := p.look.Config(ctx, c, cd.Repo, log)
 	if err != nil {
 		return store.Commit{}, err
 	}
 	counted := !slices.Equal(rules.RelevantRuns(cfg.Contracts, runs), rules.RelevantRuns(cfg.Contracts, pr.Runs))
 	old := *pr
 	pr.Runs = runs
-	w, err := p.fanout(ctx, cd.Installation, d, &old, pr, rules.Event{Kind: rules.PRChecked, Actor: rules.User{Login: ciActor(cd.Run)}, At: eventTime(cd.At, d)}, linkGate{})
+	w, err := p.fanout(ctx, cd.Installation, d, &old, pr, rules.Event{Kind: rules.PRChecked, Actor: rules.User{Login: ciActor(cd.Run)}, At: deliveries.EventTime(cd.At, d)}, linkGate{})
 	if err != nil || counted {
 		return recordRead(w, cd, readAt), err
 	}
@@ -167,91 +156,6 @@ func recordRead(w store.Commit, cd deliveries.CIPayload, readAt []byte) store.Co
 	}
 	w.Records[records.CIReadKey(cd.Repo, cd.Number, cd.Head)] = readAt
 	return w
-}
-
-// ciRuns reads the CI results on sha: the latest check run of each name (but
-// this App's own) and the latest status of each context.
-func (p *Decider) ciRuns(ctx context.Context, c *github.Client, repo, sha string) ([]rules.CIRun, []int64, error) {
-	owner, name := gh.OwnerOf(repo), gh.NameOf(repo)
-	var runs []rules.CIRun
-	complete := map[int64]bool{} // check suite -> every run of it read is completed
-	opt := &github.ListCheckRunsOptions{Filter: github.String("latest"), ListOptions: github.ListOptions{PerPage: 100}}
-	for page := 0; page < maxRunPages; page++ {
-		res, resp, err := c.Checks.ListCheckRunsForRef(ctx, owner, name, sha, opt)
-		if err != nil {
-			return nil, nil, fmt.Errorf("list check runs on %s: %w", sha, err)
-		}
-		for _, cr := range res.CheckRuns {
-			if !p.ownApp(cr.GetApp()) {
-				runs, _ = rules.MergeRun(runs, checkRunOf(cr))
-				if id := cr.GetCheckSuite().GetID(); id != 0 {
-					done, seen := complete[id]
-					complete[id] = (done || !seen) && cr.GetStatus() == "completed"
-				}
-			}
-		}
-		if resp.NextPage == 0 {
-			break
-		}
-		opt.Page = resp.NextPage
-	}
-	// The statuses list, unlike the combined status, names each status's
-	// creator (a builder's own statuses count for nothing); newest first, so
-	// the first page holds the latest of each context.
-	sopt := &github.ListOptions{PerPage: 100}
-	for page := 0; page < maxRunPages; page++ {
-		sts, resp, err := c.Repositories.ListStatuses(ctx, owner, name, sha, sopt)
-		if err != nil {
-			return nil, nil, fmt.Errorf("list statuses of %s: %w", sha, err)
-		}
-		for _, s := range sts {
-			runs, _ = rules.MergeRun(runs, rules.CIRun{Name: s.GetContext(), Status: true, ID: s.GetID(), State: s.GetState(),
-				URL: s.GetTargetURL(), At: s.GetUpdatedAt().UTC(), Creator: gh.User(s.GetCreator())})
-		}
-		if resp.NextPage == 0 {
-			break
-		}
-		sopt.Page = resp.NextPage
-	}
-	var suites []int64
-	for id, done := range complete {
-		if done {
-			suites = append(suites, id)
-		}
-	}
-	slices.Sort(suites)
-	return runs, suites, nil
-}
-
-// checkRunOf is a check run as rules sees it: a result, and the App that
-// created it.
-func checkRunOf(cr *github.CheckRun) rules.CIRun {
-	return rules.CIRun{Name: cr.GetName(), ID: cr.GetID(), State: cr.GetStatus(), Conclusion: cr.GetConclusion(),
-		URL: firstOf(cr.GetHTMLURL(), cr.GetDetailsURL()), At: cr.GetStartedAt().UTC(), App: cr.GetApp().GetSlug()}
-}
-
-// changedFiles are the paths pull request n changes (at most 300: GitHub
-// lists up to 3,000, and the first 300 say well enough what it touches).
-func (p *Decider) changedFiles(ctx context.Context, c *github.Client, repo string, n int) ([]string, error) {
-	out := []string{}
-	opt := &github.ListOptions{PerPage: 100}
-	for page := 0; page < maxFilePages; page++ {
-		files, resp, err := c.PullRequests.ListFiles(ctx, gh.OwnerOf(repo), gh.NameOf(repo), n, opt)
-		if err != nil {
-			return nil, fmt.Errorf("list files of #%d: %w", n, err)
-		}
-		for _, f := range files {
-			out = append(out, f.GetFilename())
-			if prev := f.GetPreviousFilename(); prev != "" { // renamed: the old name is changed too
-				out = append(out, prev)
-			}
-		}
-		if resp.NextPage == 0 {
-			break
-		}
-		opt.Page = resp.NextPage
-	}
-	return out, nil
 }
 
 // indexHead records, in commit w, that pull request cur's head is its head,
@@ -280,15 +184,6 @@ func ciActor(r *rules.CIRun) string {
 		return "ci"
 	}
 	return "ci (" + r.Name + ")"
-}
-
-func firstOf(s ...string) string {
-	for _, v := range s {
-		if strings.TrimSpace(v) != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 func union(a, b []int) []int {

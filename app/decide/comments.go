@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/countersign/countersign/app/deliveries"
 	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/gh"
+	"github.com/countersign/countersign/app/goals"
 	"github.com/countersign/countersign/app/records"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
@@ -22,16 +24,16 @@ func (p *Decider) onComment(ctx context.Context, d *store.Delivery, e *github.Is
 	if len(cmds) == 0 {
 		return store.Commit{}, nil
 	}
-	if own, err := p.own(ctx, e.GetSender()); err != nil || own {
+	if own, err := p.gh.Own(ctx, e.GetSender()); err != nil || own {
 		return store.Commit{}, err
 	}
 	if !issue.IsPullRequest() {
-		if m, err := p.goalIssue(ctx, repo, issue); err != nil || m != 0 {
-			return p.onGoalIssue(inst, d, repo, m, issue, rules.GoalEvent{Kind: rules.GoalCommented, Actor: cm.GetUser().GetLogin(), ActorID: cm.GetUser().GetID(),
-				At: eventTime(cm.GetCreatedAt().Time, d), CommentID: cm.GetID(), Commands: cmds}), err
+		if m, err := p.goals.IssueOf(ctx, repo, issue); err != nil || m != 0 {
+			return goals.OnIssue(inst, d, repo, m, issue, rules.GoalEvent{Kind: rules.GoalCommented, Actor: cm.GetUser().GetLogin(), ActorID: cm.GetUser().GetID(),
+				At: deliveries.EventTime(cm.GetCreatedAt().Time, d), CommentID: cm.GetID(), Commands: cmds}), err
 		}
 	}
-	ev := rules.Event{Kind: rules.Commented, Actor: gh.User(cm.GetUser()), At: eventTime(cm.GetCreatedAt().Time, d),
+	ev := rules.Event{Kind: rules.Commented, Actor: gh.User(cm.GetUser()), At: deliveries.EventTime(cm.GetCreatedAt().Time, d),
 		CommentID: cm.GetID(), Where: issue.GetNumber(), Commands: cmds, Text: cm.GetBody()}
 	if !issue.IsPullRequest() {
 		ev.Issue = issueFacts(repo, issue)

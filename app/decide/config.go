@@ -2,134 +2,21 @@ package decide
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/gh"
+	"github.com/countersign/countersign/app/lookup"
 	"github.com/countersign/countersign/app/records"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
 	"github.com/google/go-github/v60/github"
 )
-
-// configTTL is how long a repository's configuration is used before it is
-// read again (a push to the default branch that changes it re-reads it at once).
-const configTTL = 10 * time.Minute
-
-// config is repo's configuration: the cached one while fresh, else read again.
-func (p *Decider) config(ctx context.Context, c *github.Client, repo string, log *slog.Logger) (rules.Config, error) {
-	var rec records.Config
-	ok, err := records.Load(ctx, p.store, records.ConfigKey(repo), &rec)
-	if err != nil {
-		return rules.Config{}, err
-	}
-	if ok && time.Since(rec.ReadAt) < configTTL {
-		return rec.Config, nil
-	}
-	var prev *records.Config
-	if ok {
-		prev = &rec
-	}
-	fresh, err := p.readConfig(ctx, c, repo, prev, log)
-	if err != nil {
-		if prev != nil {
-			log.Warn("configuration not re-read; using the last one", "repo", repo, "error", err)
-			return prev.Config, nil
-		}
-		return rules.Config{}, err
-	}
-	return fresh.Config, nil
-}
-
-// pins are the accounts of the logins cfg names (rules.Config.Pins): the pin
-// a login already had is kept, whoever holds the login now; a login named for
-// the first time is pinned to the account that holds it now (GET
-// /users/{login}, one request per new login). A login GitHub does not know is
-// not pinned (it matches no account anyway).
-func (p *Decider) pins(ctx context.Context, c *github.Client, cfg rules.Config, prev map[string]int64) (map[string]int64, error) {
-	out := map[string]int64{}
-	for _, login := range cfg.NamedLogins() {
-		if id := prev[login]; id != 0 {
-			out[login] = id
-			continue
-		}
-		u, err := p.gh.Account(ctx, c, login)
-		if err != nil {
-			return nil, err
-		}
-		if u.ID != 0 {
-			out[login] = u.ID
-		}
-	}
-	if len(out) == 0 {
-		return nil, nil
-	}
-	return out, nil
-}
-
-// readConfig reads .github/countersign.yml from the default branch and caches
-// it. An invalid file keeps the last good configuration (or the defaults)
-// and records the error.
-func (p *Decider) readConfig(ctx context.Context, c *github.Client, repo string, prev *records.Config, log *slog.Logger) (records.Config, error) {
-	rec := records.Config{Config: rules.DefaultConfig(), ReadAt: time.Now().UTC()}
-	if prev != nil && prev.Error == "" {
-		rec.Config = prev.Config
-	}
-	file, _, _, err := c.Repositories.GetContents(ctx, gh.OwnerOf(repo), gh.NameOf(repo), rules.ConfigPath, nil)
-	switch {
-	case fault.IsStatus(err, http.StatusNotFound):
-		rec.Config = rules.DefaultConfig()
-	case err != nil:
-		return rec, fmt.Errorf("read %s: %w", rules.ConfigPath, err)
-	case file == nil: // a directory: GitHub lists it
-		rec.Error = rules.ConfigPath + " is a directory, not a file"
-		if prev != nil {
-			rec.Config = prev.Config
-		}
-		log.Warn("invalid repository configuration; keeping the last good one", "repo", repo, "error", rec.Error)
-	default:
-		text, err := file.GetContent()
-		if err != nil {
-			return rec, fmt.Errorf("decode %s: %w", rules.ConfigPath, err)
-		}
-		cfg, err := rules.ParseConfig([]byte(text))
-		var ce *rules.ConfigError
-		switch {
-		case errors.As(err, &ce):
-			rec.Error, rec.Line = ce.Error(), ce.Line
-			if prev != nil {
-				rec.Config = prev.Config
-			}
-			log.Warn("invalid repository configuration; keeping the last good one", "repo", repo, "error", ce.Error())
-		case err != nil:
-			rec.Error = err.Error()
-		default:
-			rec.Config = cfg
-		}
-	}
-	var prevPins map[string]int64
-	if prev != nil {
-		prevPins = prev.Config.Pins
-	}
-	if rec.Config.Pins, err = p.pins(ctx, c, rec.Config, prevPins); err != nil {
-		return rec, err
-	}
-	b, err := json.Marshal(rec)
-	if err != nil {
-		return rec, fmt.Errorf("encode configuration: %w", err)
-	}
-	if err := p.store.Put(ctx, records.ConfigKey(repo), b); err != nil {
-		return rec, fmt.Errorf("cache configuration: %w", err)
-	}
-	return rec, nil
-}
 
 // onPush re-reads the configuration when a push to the default branch changes
 // it, and reports the result on the pushed commit as the check run
@@ -150,12 +37,12 @@ func (p *Decider) onPush(ctx context.Context, d *store.Delivery, e *github.PushE
 	} else if ok {
 		prev = &old
 	}
-	rec, err := p.readConfig(ctx, c, repo, prev, log)
+	rec, err := p.look.ReadConfig(ctx, c, repo, prev, log)
 	if err != nil {
 		return store.Commit{}, err
 	}
 	log.Info("repository configuration re-read", "repo", repo, "valid", rec.Error == "")
-	return p.commitFor(inst, d, nil, []rules.Effect{{Kind: rules.EffectConfigCheck, Repo: repo, SHA: e.GetAfter(),
+	return records.CommitFor(inst, d, nil, []rules.Effect{{Kind: rules.EffectConfigCheck, Repo: repo, SHA: e.GetAfter(),
 		Problem: rec.Error, Line: rec.Line}})
 }
 
@@ -186,7 +73,7 @@ func (p *Decider) pullConfigCheck(ctx context.Context, c *github.Client, old, cu
 	files := cur.Files
 	if cur.CommittersHead != cur.Head {
 		var err error
-		if files, err = p.changedFiles(ctx, c, cur.Repo, cur.Number); err != nil {
+		if files, err = lookup.ChangedFiles(ctx, c, cur.Repo, cur.Number); err != nil {
 			return nil, err
 		}
 	}
@@ -225,7 +112,7 @@ func (p *Decider) pullConfigCheck(ctx context.Context, c *github.Client, old, cu
 	}
 	// Valid: say how it lowers the gate, if it does, so that no one weakens
 	// it silently.
-	was, err := p.config(ctx, c, cur.Repo, log)
+	was, err := p.look.Config(ctx, c, cur.Repo, log)
 	if err != nil {
 		return nil, err
 	}

@@ -3,10 +3,10 @@
 // queue. It reads GitHub and the store but writes nothing. One file per kind of
 // event: issues (issues.go), comments (comments.go), pull requests (pulls.go),
 // reviews (reviews.go), the verification check (check.go), CI (ci.go),
-// configuration and pushes (config.go), milestones and goals (goals.go), labels
-// (labels.go), installations and resyncs (installation.go), linking and regates
-// (linking.go), the goal dashboard (dashboard.go), a task's decision (task.go),
-// and records rebuilt from GitHub (recover.go).
+// configuration and pushes (config.go), labels (labels.go), installations and
+// resyncs (installation.go), linking and regates (linking.go), a task's
+// decision (task.go), and records rebuilt from GitHub (recover.go). Milestones,
+// goal issues and the goal dashboard are package goals' to decide.
 package decide
 
 import (
@@ -14,16 +14,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"time"
 
 	"github.com/countersign/countersign/app/deliveries"
 	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/gh"
+	"github.com/countersign/countersign/app/goals"
+	"github.com/countersign/countersign/app/lookup"
 	"github.com/countersign/countersign/app/reconcile"
-	"github.com/countersign/countersign/app/records"
 	"github.com/countersign/countersign/app/seal"
 	"github.com/countersign/countersign/app/store"
-	"github.com/countersign/countersign/rules"
 	"github.com/google/go-github/v60/github"
 )
 
@@ -32,6 +31,8 @@ import (
 type Decider struct {
 	store store.Store
 	gh    *gh.GitHub
+	look  *lookup.Lookup
+	goals *goals.Decider
 	keys  *seal.Keys // checks the records read back from GitHub
 	log   *slog.Logger
 	recon *reconcile.Metrics
@@ -40,7 +41,8 @@ type Decider struct {
 // New is the decider reading GitHub through g and the store st; keys check
 // the records read back from GitHub.
 func New(st store.Store, g *gh.GitHub, keys *seal.Keys, log *slog.Logger, recon *reconcile.Metrics) *Decider {
-	return &Decider{store: st, gh: g, keys: keys, log: log, recon: recon}
+	look := lookup.New(st, g)
+	return &Decider{store: st, gh: g, look: look, goals: goals.New(st, g, look, keys), keys: keys, log: log, recon: recon}
 }
 
 // Decide asks rules what the delivery means. It reads GitHub and the store but
@@ -78,7 +80,7 @@ func (p *Decider) Decide(ctx context.Context, d *store.Delivery, log *slog.Logge
 		if err := json.Unmarshal(d.Payload, &gd); err != nil {
 			return store.Commit{}, fault.Permanent(fmt.Errorf("parse %s: %w", d.Event, err))
 		}
-		return p.decideGoal(ctx, gd, d, log)
+		return p.goals.Decide(ctx, gd, d, log)
 	case deliveries.CI:
 		var cd deliveries.CIPayload
 		if err := json.Unmarshal(d.Payload, &cd); err != nil {
@@ -94,7 +96,7 @@ func (p *Decider) Decide(ctx context.Context, d *store.Delivery, log *slog.Logge
 		}
 		return p.decideRegate(ctx, rd, d, log)
 	case deliveries.Dashboard:
-		return p.decideDashboard(ctx, d, log)
+		return p.goals.DecideDashboard(ctx, d, log)
 	case "label":
 		return p.onLabel(ctx, d, log)
 	}
@@ -114,7 +116,7 @@ func (p *Decider) Decide(ctx context.Context, d *store.Delivery, log *slog.Logge
 	case *github.PushEvent:
 		return p.onPush(ctx, d, e, log)
 	case *github.MilestoneEvent:
-		return p.onMilestone(ctx, d, e)
+		return p.goals.OnMilestone(ctx, d, e)
 	case *github.CheckRunEvent:
 		return p.onCheckRun(ctx, d, e)
 	case *github.CheckSuiteEvent:
@@ -125,38 +127,4 @@ func (p *Decider) Decide(ctx context.Context, d *store.Delivery, log *slog.Logge
 		return p.onInstallation(ctx, d, e, log)
 	}
 	return store.Commit{}, nil
-}
-
-// own reports whether sender is this App: its writes come back as webhooks and
-// must not be acted on again.
-func (p *Decider) own(ctx context.Context, sender *github.User) (bool, error) {
-	if sender.GetType() != "Bot" {
-		return false, nil
-	}
-	bot, err := p.gh.BotLogin(ctx)
-	if err != nil {
-		return false, err
-	}
-	return sender.GetLogin() == bot, nil
-}
-
-// commitFor is the store commit that records task (nil: unchanged) and effects.
-func (p *Decider) commitFor(inst int64, d *store.Delivery, task *rules.Task, effects []rules.Effect) (store.Commit, error) {
-	var w store.Commit
-	if task != nil {
-		b, err := json.Marshal(task)
-		if err != nil {
-			return w, fmt.Errorf("encode task: %w", err)
-		}
-		w.Records = map[string][]byte{records.TaskKey(task.Repo, task.Number): b}
-	}
-	now := time.Now().UTC()
-	for i, e := range effects {
-		b, err := json.Marshal(records.OutboxEffect{Installation: inst, Delivery: d.ID, Key: fmt.Sprintf("%s/%d", d.ID, i), At: now, Effect: e})
-		if err != nil {
-			return w, fmt.Errorf("encode effect: %w", err)
-		}
-		w.Effects = append(w.Effects, b)
-	}
-	return w, nil
 }

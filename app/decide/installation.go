@@ -103,7 +103,7 @@ func (p *Decider) resync(ctx context.Context, d *store.Delivery, r reconcile.Res
 	if r.Labels { // created by the commit's effect: deciding writes nothing
 		effects = append(effects, ownedLabels(r.Repo))
 	}
-	w, err := p.commitFor(inst, d, nil, effects)
+	w, err := records.CommitFor(inst, d, nil, effects)
 	if err != nil {
 		return store.Commit{}, err
 	}
@@ -155,7 +155,7 @@ func (p *Decider) repair(ctx context.Context, d *store.Delivery, r reconcile.Rep
 	if r.Strip != "" {
 		e.Remove = []string{r.Strip}
 	}
-	w, err := p.commitFor(r.Installation, d, nil, []rules.Effect{e, {Kind: rules.EffectSyncCard, Repo: r.Repo, Number: r.Number}})
+	w, err := records.CommitFor(r.Installation, d, nil, []rules.Effect{e, {Kind: rules.EffectSyncCard, Repo: r.Repo, Number: r.Number}})
 	if err != nil {
 		return w, err
 	}

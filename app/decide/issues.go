@@ -3,9 +3,10 @@ package decide
 import (
 	"context"
 	"log/slog"
-	"time"
 
+	"github.com/countersign/countersign/app/deliveries"
 	"github.com/countersign/countersign/app/gh"
+	"github.com/countersign/countersign/app/goals"
 	"github.com/countersign/countersign/app/records"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
@@ -31,7 +32,7 @@ func (p *Decider) onIssue(ctx context.Context, d *store.Delivery, e *github.Issu
 	if !ok || inst == 0 || repo == "" || issue.GetNumber() == 0 || issue.IsPullRequest() {
 		return store.Commit{}, nil
 	}
-	if own, err := p.own(ctx, e.GetSender()); err != nil || own {
+	if own, err := p.gh.Own(ctx, e.GetSender()); err != nil || own {
 		return store.Commit{}, err
 	}
 	w, err := p.onPeoplesIssue(ctx, d, e, inst, repo, issue, kind, log)
@@ -48,14 +49,14 @@ func (p *Decider) onIssue(ctx context.Context, d *store.Delivery, e *github.Issu
 
 // onPeoplesIssue decides an issues event someone (not countersign) caused.
 func (p *Decider) onPeoplesIssue(ctx context.Context, d *store.Delivery, e *github.IssuesEvent, inst int64, repo string, issue *github.Issue, kind rules.EventKind, log *slog.Logger) (store.Commit, error) {
-	if m, err := p.goalIssue(ctx, repo, issue); err != nil || m != 0 {
+	if m, err := p.goals.IssueOf(ctx, repo, issue); err != nil || m != 0 {
 		if err != nil {
 			return store.Commit{}, err
 		}
 		var w store.Commit
-		if gk, ok := goalIssueKinds[e.GetAction()]; ok {
-			w = p.onGoalIssue(inst, d, repo, m, issue, rules.GoalEvent{Kind: gk, Actor: e.GetSender().GetLogin(), ActorID: e.GetSender().GetID(),
-				At: eventTime(issue.GetUpdatedAt().Time, d), Label: e.GetLabel().GetName()})
+		if gk, ok := goals.IssueKinds[e.GetAction()]; ok {
+			w = goals.OnIssue(inst, d, repo, m, issue, rules.GoalEvent{Kind: gk, Actor: e.GetSender().GetLogin(), ActorID: e.GetSender().GetID(),
+				At: deliveries.EventTime(issue.GetUpdatedAt().Time, d), Label: e.GetLabel().GetName()})
 		}
 		switch e.GetAction() {
 		case "edited", "closed", "reopened":
@@ -66,7 +67,7 @@ func (p *Decider) onPeoplesIssue(ctx context.Context, d *store.Delivery, e *gith
 		return w, nil
 	}
 	return p.decideTask(ctx, inst, d, rules.Event{
-		Kind: kind, Actor: gh.User(e.GetSender()), At: eventTime(issue.GetUpdatedAt().Time, d),
+		Kind: kind, Actor: gh.User(e.GetSender()), At: deliveries.EventTime(issue.GetUpdatedAt().Time, d),
 		Issue: issueFacts(repo, issue), Label: e.GetLabel().GetName(), Reason: issue.GetStateReason(),
 	}, log)
 }
@@ -75,13 +76,4 @@ func issueFacts(repo string, is *github.Issue) rules.IssueFacts {
 	return rules.IssueFacts{Repo: repo, Number: is.GetNumber(), Title: is.GetTitle(), Body: is.GetBody(), Author: gh.User(is.GetUser()),
 		Assignees: gh.Users(is.Assignees), Labels: gh.LabelNames(is.Labels), Milestone: is.GetMilestone().GetNumber(),
 		Closed: is.GetState() == "closed"}
-}
-
-// eventTime is when an event happened: the time its payload gives, else when
-// the delivery arrived.
-func eventTime(t time.Time, d *store.Delivery) time.Time {
-	if t.IsZero() {
-		t = d.ReceivedAt
-	}
-	return t.UTC()
 }

@@ -8,8 +8,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/countersign/countersign/app/deliveries"
 	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/gh"
+	"github.com/countersign/countersign/app/goals"
 	"github.com/countersign/countersign/app/reconcile"
 	"github.com/countersign/countersign/app/records"
 	"github.com/countersign/countersign/app/store"
@@ -53,7 +55,7 @@ func (p *Decider) onLabel(ctx context.Context, d *store.Delivery, log *slog.Logg
 	if inst == 0 || repo == "" {
 		return store.Commit{}, nil
 	}
-	if own, err := p.own(ctx, e.Sender); err != nil || own {
+	if own, err := p.gh.Own(ctx, e.Sender); err != nil || own {
 		return store.Commit{}, err
 	}
 	effects := rules.LabelRepair(repo, e.Action, e.Label.Name, e.Changes.Name.From)
@@ -62,7 +64,7 @@ func (p *Decider) onLabel(ctx context.Context, d *store.Delivery, log *slog.Logg
 	}
 	log.Warn("an owned label was changed: undoing it", "label", e.Label.Name, "action", e.Action,
 		"from", e.Changes.Name.From, "by", e.Sender.GetLogin())
-	w, err := p.commitFor(inst, d, nil, effects)
+	w, err := records.CommitFor(inst, d, nil, effects)
 	if err != nil {
 		return w, err
 	}
@@ -88,13 +90,13 @@ func (p *Decider) onLabel(ctx context.Context, d *store.Delivery, log *slog.Logg
 		w.Enqueue = append(w.Enqueue, reconcile.NewRepair(reconcile.Repair{Installation: inst, Repo: repo, Number: n, Why: why, Strip: strip},
 			fmt.Sprintf("%s/repair/%d", d.ID, n), time.Now()))
 	}
-	goals, err := p.goalsCarrying(ctx, repo, lostLabel)
+	carrying, err := p.goalsCarrying(ctx, repo, lostLabel)
 	if err != nil {
 		return store.Commit{}, err
 	}
-	for i, m := range goals {
-		w.Enqueue = append(w.Enqueue, toGoal(inst, d, rules.GoalEvent{Kind: rules.GoalIssueUnlabeled, Repo: repo, Milestone: m,
-			Actor: e.Sender.GetLogin(), ActorID: e.Sender.GetID(), At: eventTime(time.Time{}, d), Label: strings.ToLower(lostLabel)}, i))
+	for i, m := range carrying {
+		w.Enqueue = append(w.Enqueue, goals.Deliver(inst, d, rules.GoalEvent{Kind: rules.GoalIssueUnlabeled, Repo: repo, Milestone: m,
+			Actor: e.Sender.GetLogin(), ActorID: e.Sender.GetID(), At: deliveries.EventTime(time.Time{}, d), Label: strings.ToLower(lostLabel)}, i))
 	}
 	return w, nil
 }

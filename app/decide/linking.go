@@ -55,7 +55,7 @@ func (p *Decider) gateLinks(ctx context.Context, c *github.Client, repo string, 
 		cur.Named = nil
 		return g, nil
 	}
-	cfg, err := p.config(ctx, c, repo, log)
+	cfg, err := p.look.Config(ctx, c, repo, log)
 	if err != nil {
 		return g, err
 	}
@@ -212,7 +212,7 @@ func (p *Decider) decideRegate(ctx context.Context, rd deliveries.RegatePayload,
 		return store.Commit{}, err
 	}
 	gate.reply = nil // the pull request was answered when it was refused
-	return p.fanout(ctx, rd.Installation, d, old, &cur, rules.Event{Kind: rules.PRLinked, Actor: cur.Author, At: eventTime(d.ReceivedAt, d)}, gate)
+	return p.fanout(ctx, rd.Installation, d, old, &cur, rules.Event{Kind: rules.PRLinked, Actor: cur.Author, At: deliveries.EventTime(d.ReceivedAt, d)}, gate)
 }
 
 func issueList(ns []int) string {

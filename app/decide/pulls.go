@@ -13,6 +13,7 @@ import (
 	"github.com/countersign/countersign/app/deliveries"
 	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/gh"
+	"github.com/countersign/countersign/app/lookup"
 	"github.com/countersign/countersign/app/records"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
@@ -39,10 +40,10 @@ func (p *Decider) onPull(ctx context.Context, d *store.Delivery, e *github.PullR
 	if !ok {
 		return store.Commit{}, nil
 	}
-	if own, err := p.own(ctx, e.GetSender()); err != nil || own {
+	if own, err := p.gh.Own(ctx, e.GetSender()); err != nil || own {
 		return store.Commit{}, err
 	}
-	w, err := p.pullEvent(ctx, inst, repo, d, pr, rules.Event{Kind: kind, Actor: gh.User(e.GetSender()), At: eventTime(pr.GetUpdatedAt().Time, d)}, log)
+	w, err := p.pullEvent(ctx, inst, repo, d, pr, rules.Event{Kind: kind, Actor: gh.User(e.GetSender()), At: deliveries.EventTime(pr.GetUpdatedAt().Time, d)}, log)
 	if err == nil && pr.GetHead().GetSHA() != "" && (e.GetAction() == "opened" || e.GetAction() == "synchronize") {
 		// A new head: countersign has written no check run on it (see
 		// upsertCheck), so its first check is created without a look.
@@ -123,10 +124,10 @@ func (p *Decider) pullRecord(ctx context.Context, c *github.Client, inst int64, 
 	if cur.Committers, err = p.committers(ctx, c, inst, repo, cur.Number); err != nil {
 		return nil, err
 	}
-	if cur.Files, err = p.changedFiles(ctx, c, repo, cur.Number); err != nil {
+	if cur.Files, err = lookup.ChangedFiles(ctx, c, repo, cur.Number); err != nil {
 		return nil, err
 	}
-	if cur.Runs, _, err = p.ciRuns(ctx, c, repo, cur.Head); err != nil {
+	if cur.Runs, _, err = p.look.CIRuns(ctx, c, repo, cur.Head); err != nil {
 		return nil, err
 	}
 	cur.CommittersHead = cur.Head
@@ -200,7 +201,7 @@ func (p *Decider) fanout(ctx context.Context, inst int64, d *store.Delivery, old
 	if gate.reply != nil {
 		effects = append(effects, rules.Effect{Kind: rules.EffectNotice, Repo: cur.Repo, Number: cur.Number, Notice: gate.reply})
 	}
-	w, err := p.commitFor(inst, d, nil, effects)
+	w, err := records.CommitFor(inst, d, nil, effects)
 	if err != nil {
 		return w, err
 	}
@@ -227,7 +228,7 @@ func (p *Decider) fanout(ctx context.Context, inst int64, d *store.Delivery, old
 			n.Refusals = append(n.Refusals, rules.Refusal{Quote: cmd.Line,
 				Reason: closesNoTask(cur)})
 		}
-		nw, err := p.commitFor(inst, d, nil, append(effects, rules.Effect{Kind: rules.EffectNotice, Repo: cur.Repo, Number: cur.Number, Notice: n}))
+		nw, err := records.CommitFor(inst, d, nil, append(effects, rules.Effect{Kind: rules.EffectNotice, Repo: cur.Repo, Number: cur.Number, Notice: n}))
 		nw.Records = w.Records
 		return nw, err
 	}

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/countersign/countersign/app/deliveries"
 	"github.com/countersign/countersign/app/gh"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
@@ -16,7 +17,7 @@ func (p *Decider) onReview(ctx context.Context, d *store.Delivery, e *github.Pul
 	if inst == 0 || repo == "" || pr.GetNumber() == 0 {
 		return store.Commit{}, nil
 	}
-	if own, err := p.own(ctx, e.GetSender()); err != nil || own {
+	if own, err := p.gh.Own(ctx, e.GetSender()); err != nil || own {
 		return store.Commit{}, err
 	}
 	state := strings.ToLower(rv.GetState())
@@ -24,6 +25,6 @@ func (p *Decider) onReview(ctx context.Context, d *store.Delivery, e *github.Pul
 		state = "dismissed"
 	}
 	return p.pullEvent(ctx, inst, repo, d, pr, rules.Event{Kind: rules.PRReviewed, Actor: gh.User(e.GetSender()),
-		At:     eventTime(rv.GetSubmittedAt().Time, d),
+		At:     deliveries.EventTime(rv.GetSubmittedAt().Time, d),
 		Review: &rules.ReviewFacts{Reviewer: gh.User(rv.GetUser()), State: state, Head: rv.GetCommitID(), Body: rv.GetBody()}}, log)
 }

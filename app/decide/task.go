@@ -12,6 +12,7 @@ import (
 	"github.com/countersign/countersign/app/deliveries"
 	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/gh"
+	"github.com/countersign/countersign/app/goals"
 	"github.com/countersign/countersign/app/people"
 	"github.com/countersign/countersign/app/records"
 	"github.com/countersign/countersign/app/store"
@@ -30,7 +31,7 @@ func (p *Decider) decideTask(ctx context.Context, inst int64, d *store.Delivery,
 	if err != nil {
 		return store.Commit{}, err
 	}
-	cfg, err := p.config(ctx, c, repo, log)
+	cfg, err := p.look.Config(ctx, c, repo, log)
 	if err != nil {
 		return store.Commit{}, err
 	}
@@ -63,12 +64,12 @@ func (p *Decider) decideTask(ctx context.Context, inst int64, d *store.Delivery,
 	if dec.Task != nil {
 		log.Debug("task decided", "task", dec.Task.Key(), "state", dec.Task.State, "effects", len(dec.Effects))
 	}
-	w, err := p.commitFor(inst, d, dec.Task, dec.Effects)
+	w, err := records.CommitFor(inst, d, dec.Task, dec.Effects)
 	if err != nil {
 		return w, err
 	}
 	if dec.Task != nil {
-		w.Enqueue = append(w.Enqueue, goalNotes(inst, d, dec.Task, dec.Goals, ev)...)
+		w.Enqueue = append(w.Enqueue, goals.Notes(inst, d, dec.Task, dec.Goals, ev)...)
 		if ev.Kind == rules.IssueAssigned && len(dec.Task.Assignees) > 0 {
 			regates, err := p.regates(ctx, inst, d, repo, n)
 			if err != nil {

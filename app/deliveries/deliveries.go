@@ -171,3 +171,12 @@ func MetricEvent(event string) string {
 	}
 	return "other"
 }
+
+// EventTime is when an event happened: the time its payload gives, else when
+// the delivery arrived.
+func EventTime(t time.Time, d *store.Delivery) time.Time {
+	if t.IsZero() {
+		t = d.ReceivedAt
+	}
+	return t.UTC()
+}

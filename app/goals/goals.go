@@ -1,4 +1,10 @@
-package decide
+// Package goals decides goals (DESIGN §4): a milestone is a goal, its goal
+// issue the dashboard. Milestone events, events on the goal issue and changes
+// of the goal's tasks all reach the goal as internal Goal deliveries (package
+// deliveries) under the goal's own key (rules.GoalKey), so one goal's events
+// are decided one at a time and in order. Like package decide, which hands it
+// those deliveries, it reads GitHub and the store and writes nothing.
+package goals
 
 import (
 	"context"
@@ -14,22 +20,32 @@ import (
 	"github.com/countersign/countersign/app/deliveries"
 	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/gh"
+	"github.com/countersign/countersign/app/lookup"
 	"github.com/countersign/countersign/app/people"
 	"github.com/countersign/countersign/app/records"
+	"github.com/countersign/countersign/app/seal"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
 	"github.com/countersign/countersign/templates"
 	"github.com/google/go-github/v60/github"
 )
 
-// This file carries goals (DESIGN §4): a milestone is a goal, its goal issue
-// the dashboard. Milestone events, events on the goal issue and changes of the
-// goal's tasks all reach the goal as internal Goal deliveries (package deliveries) under the
-// goal's own key (rules.GoalKey), so one goal's events are decided one at a
-// time and in order.
+// Decider decides goal events, looking up the facts they need.
+type Decider struct {
+	store store.Store
+	gh    *gh.GitHub
+	look  *lookup.Lookup
+	keys  *seal.Keys // checks the goal records read back from goal issues
+}
 
-// toGoal is the commit that hands ev to its goal.
-func toGoal(inst int64, d *store.Delivery, ev rules.GoalEvent, i int) store.Delivery {
+// New is the goals' decider reading GitHub through g (and look) and the store st.
+func New(st store.Store, g *gh.GitHub, look *lookup.Lookup, keys *seal.Keys) *Decider {
+	return &Decider{store: st, gh: g, look: look, keys: keys}
+}
+
+// Deliver is the delivery that hands ev to its goal (i tells apart the
+// deliveries one delivery d hands on).
+func Deliver(inst int64, d *store.Delivery, ev rules.GoalEvent, i int) store.Delivery {
 	return deliveries.Derived(fmt.Sprintf("%s/goal/%d/%d", d.ID, ev.Milestone, i), deliveries.Goal, rules.GoalKey(ev.Repo, ev.Milestone),
 		deliveries.GoalPayload{Installation: inst, Event: ev})
 }
@@ -39,22 +55,23 @@ var milestoneKinds = map[string]rules.GoalEventKind{
 	"closed": rules.GoalMilestoneClosed, "opened": rules.GoalMilestoneReopened,
 }
 
-func (p *Decider) onMilestone(ctx context.Context, d *store.Delivery, e *github.MilestoneEvent) (store.Commit, error) {
+// OnMilestone hands a milestone event to its goal.
+func (p *Decider) OnMilestone(ctx context.Context, d *store.Delivery, e *github.MilestoneEvent) (store.Commit, error) {
 	inst, repo, m := e.GetInstallation().GetID(), e.GetRepo().GetFullName(), e.GetMilestone()
 	kind, ok := milestoneKinds[e.GetAction()]
 	if !ok || inst == 0 || repo == "" || m.GetNumber() == 0 {
 		return store.Commit{}, nil
 	}
-	if own, err := p.own(ctx, e.GetSender()); err != nil || own {
+	if own, err := p.gh.Own(ctx, e.GetSender()); err != nil || own {
 		return store.Commit{}, err
 	}
 	ev := rules.GoalEvent{Kind: kind, Repo: repo, Milestone: m.GetNumber(), Actor: e.GetSender().GetLogin(), ActorID: e.GetSender().GetID(),
-		At: eventTime(m.GetUpdatedAt().Time, d), Title: m.GetTitle()}
-	return store.Commit{Enqueue: []store.Delivery{toGoal(inst, d, ev, 0)}}, nil
+		At: deliveries.EventTime(m.GetUpdatedAt().Time, d), Title: m.GetTitle()}
+	return store.Commit{Enqueue: []store.Delivery{Deliver(inst, d, ev, 0)}}, nil
 }
 
-// goalIssue reports the milestone whose goal issue issue n is (0 if none).
-func (p *Decider) goalIssue(ctx context.Context, repo string, is *github.Issue) (int, error) {
+// IssueOf reports the milestone whose goal issue is is (0 if none).
+func (p *Decider) IssueOf(ctx context.Context, repo string, is *github.Issue) (int, error) {
 	var m int
 	ok, err := records.Load(ctx, p.store, records.GoalIssueKey(repo, is.GetNumber()), &m)
 	if err != nil || ok {
@@ -66,26 +83,27 @@ func (p *Decider) goalIssue(ctx context.Context, repo string, is *github.Issue) 
 	if is.GetMilestone().GetNumber() == 0 || !slices.ContainsFunc(is.Labels, func(l *github.Label) bool { return strings.EqualFold(l.GetName(), rules.LabelGoal) }) {
 		return 0, nil
 	}
-	own, err := p.own(ctx, is.GetUser())
+	own, err := p.gh.Own(ctx, is.GetUser())
 	if err != nil || !own {
 		return 0, err
 	}
 	return is.GetMilestone().GetNumber(), nil
 }
 
-var goalIssueKinds = map[string]rules.GoalEventKind{
+// IssueKinds are the actions on a goal issue its goal hears of.
+var IssueKinds = map[string]rules.GoalEventKind{
 	"closed": rules.GoalIssueClosed, "reopened": rules.GoalIssueReopened,
 	"labeled": rules.GoalIssueLabeled, "unlabeled": rules.GoalIssueUnlabeled,
 }
 
-// onGoalIssue hands an event of goal issue is (of milestone m) to its goal.
-func (p *Decider) onGoalIssue(inst int64, d *store.Delivery, repo string, m int, is *github.Issue, ev rules.GoalEvent) store.Commit {
+// OnIssue hands an event of goal issue is (of milestone m) to its goal.
+func OnIssue(inst int64, d *store.Delivery, repo string, m int, is *github.Issue, ev rules.GoalEvent) store.Commit {
 	ev.Repo, ev.Milestone, ev.Issue = repo, m, is.GetNumber()
-	return store.Commit{Enqueue: []store.Delivery{toGoal(inst, d, ev, 0)}}
+	return store.Commit{Enqueue: []store.Delivery{Deliver(inst, d, ev, 0)}}
 }
 
-// decideGoal decides a goal event, looking up the facts it needs.
-func (p *Decider) decideGoal(ctx context.Context, gd deliveries.GoalPayload, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
+// Decide decides a goal event, looking up the facts it needs.
+func (p *Decider) Decide(ctx context.Context, gd deliveries.GoalPayload, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
 	ev := gd.Event
 	c, err := p.gh.Installation(gd.Installation)
 	if err != nil {
@@ -125,7 +143,7 @@ func (p *Decider) decideGoal(ctx context.Context, gd deliveries.GoalPayload, d *
 		}
 		g.Issue = n
 	}
-	cfg, err := p.config(ctx, c, ev.Repo, log)
+	cfg, err := p.look.Config(ctx, c, ev.Repo, log)
 	if err != nil {
 		return store.Commit{}, err
 	}
@@ -157,7 +175,7 @@ func (p *Decider) decideGoal(ctx context.Context, gd deliveries.GoalPayload, d *
 	if dec.Goal == nil && len(dec.Effects) == 0 {
 		return store.Commit{}, nil
 	}
-	w, err := p.commitFor(gd.Installation, d, nil, dec.Effects)
+	w, err := records.CommitFor(gd.Installation, d, nil, dec.Effects)
 	if err != nil {
 		return w, err
 	}
@@ -226,7 +244,7 @@ func (p *Decider) integration(ctx context.Context, c *github.Client, repo, check
 	if err != nil {
 		return "", fmt.Errorf("read repository: %w", err)
 	}
-	runs, _, err := p.ciRuns(ctx, c, repo, r.GetDefaultBranch()) // a branch names its head commit
+	runs, _, err := p.look.CIRuns(ctx, c, repo, r.GetDefaultBranch()) // a branch names its head commit
 	if err != nil {
 		return "", err
 	}
@@ -249,18 +267,16 @@ func (p *Decider) integration(ctx context.Context, c *github.Client, repo, check
 	return state, nil
 }
 
-// goalNotes hands a task's change to the goals it concerns.
-func goalNotes(inst int64, d *store.Delivery, t *rules.Task, notes []rules.GoalNote, ev rules.Event) []store.Delivery {
+// Notes hands a task's change to the goals it concerns.
+func Notes(inst int64, d *store.Delivery, t *rules.Task, notes []rules.GoalNote, ev rules.Event) []store.Delivery {
 	var out []store.Delivery
 	gt := rules.GoalTaskOf(t)
 	for i, n := range notes {
-		out = append(out, toGoal(inst, d, rules.GoalEvent{Kind: rules.GoalTaskChanged, Repo: t.Repo, Milestone: n.Milestone,
+		out = append(out, Deliver(inst, d, rules.GoalEvent{Kind: rules.GoalTaskChanged, Repo: t.Repo, Milestone: n.Milestone,
 			Actor: ev.Actor.Login, At: ev.At, Task: &gt, In: n.In}, i))
 	}
 	return out
 }
-
-// ---- effects ----
 
 // recoverGoal rebuilds a goal record lost with the store from its goal
 // issue's marker, its tasks from their own records. nil when there is none.

@@ -1,4 +1,4 @@
-package decide
+package goals
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/countersign/countersign/app/deliveries"
 	"github.com/countersign/countersign/app/fault"
+	"github.com/countersign/countersign/app/records"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
 )
@@ -27,9 +28,9 @@ import (
 // nothing left to write. A dashboard written but not yet marked as written is
 // written again, identically, at most once more.
 
-// decideDashboard waits for the dashboard delivery's window to pass, then
+// DecideDashboard waits for the dashboard delivery's window to pass, then
 // writes the goal issue as the goal's record is.
-func (p *Decider) decideDashboard(ctx context.Context, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
+func (p *Decider) DecideDashboard(ctx context.Context, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
 	var dd deliveries.DashboardPayload
 	if err := json.Unmarshal(d.Payload, &dd); err != nil {
 		return store.Commit{}, fault.Permanent(fmt.Errorf("parse %s: %w", d.Event, err))
@@ -46,5 +47,5 @@ func (p *Decider) decideDashboard(ctx context.Context, d *store.Delivery, log *s
 		apply.Apply = true
 		return store.Commit{Enqueue: []store.Delivery{deliveries.Derived(d.ID+"/apply", deliveries.Dashboard, rules.GoalKey(dd.Repo, dd.Milestone), apply)}}, nil
 	}
-	return p.commitFor(dd.Installation, d, nil, []rules.Effect{{Kind: rules.EffectGoalIssue, Repo: dd.Repo, Number: dd.Milestone}})
+	return records.CommitFor(dd.Installation, d, nil, []rules.Effect{{Kind: rules.EffectGoalIssue, Repo: dd.Repo, Number: dd.Milestone}})
 }

@@ -56,12 +56,34 @@ func (p *Decider) decideReconcile(ctx context.Context, d *store.Delivery, log *s
 	return p.resync(ctx, d, r, log)
 }
 
-// resync compares repo's recently updated tasks' labels with their records.
-func (p *Decider) resync(ctx context.Context, d *store.Delivery, r reconcile.Resync, log *slog.Logger) (store.Commit, error) {
-	start := time.Now().UTC()
+// Before names the effects the decision on d presumes already applied: a
+// resync that starts tracking a repository (r.Labels, on installation)
+// creates countersign's labels there before it compares the tasks' labels,
+// and a failure to create them fails the resync, which is retried. The
+// processor applies them before Decide, so deciding still writes nothing.
+func (p *Decider) Before(ctx context.Context, d *store.Delivery, log *slog.Logger) ([]records.OutboxEffect, error) {
+	if d.Event != deliveries.Resync {
+		return nil, nil
+	}
+	var r reconcile.Resync
+	if err := json.Unmarshal(d.Payload, &r); err != nil || !r.Labels || r.All ||
+		r.Repo == "" || gh.OwnerOf(r.Repo) == "" || gh.NameOf(r.Repo) == "" {
+		return nil, nil // nothing to create first (Decide reports a bad payload)
+	}
+	_, inst, err := p.resyncInstallation(ctx, r, log)
+	if err != nil || inst == 0 {
+		return nil, err
+	}
+	return []records.OutboxEffect{{Installation: inst, Delivery: d.ID, Key: d.ID + "/labels", At: time.Now().UTC(), Effect: ownedLabels(r.Repo)}}, nil
+}
+
+// resyncInstallation is repo r's tracking record and the installation to read
+// it through: the resync's, else the recorded one, else the one GitHub names
+// (0: the App is not installed there).
+func (p *Decider) resyncInstallation(ctx context.Context, r reconcile.Resync, log *slog.Logger) (reconcile.RepoRecord, int64, error) {
 	rec, err := reconcile.LoadRepo(ctx, p.store, r.Repo)
 	if err != nil {
-		return store.Commit{}, err
+		return rec, 0, err
 	}
 	inst := r.Installation
 	if inst == 0 {
@@ -71,12 +93,23 @@ func (p *Decider) resync(ctx context.Context, d *store.Delivery, r reconcile.Res
 		in, _, err := p.gh.App().Apps.FindRepositoryInstallation(ctx, gh.OwnerOf(r.Repo), gh.NameOf(r.Repo))
 		if fault.IsStatus(err, http.StatusNotFound) {
 			log.Warn("resync skipped: the App is not installed on the repository", "repo", r.Repo)
-			return store.Commit{}, nil
+			return rec, 0, nil
 		}
 		if err != nil {
-			return store.Commit{}, fmt.Errorf("find the installation of %s: %w", r.Repo, err)
+			return rec, 0, fmt.Errorf("find the installation of %s: %w", r.Repo, err)
 		}
 		inst = in.GetID()
+	}
+	return rec, inst, nil
+}
+
+// resync compares repo's recently updated tasks' labels with their records
+// (a new repository's labels were created before: see Before).
+func (p *Decider) resync(ctx context.Context, d *store.Delivery, r reconcile.Resync, log *slog.Logger) (store.Commit, error) {
+	start := time.Now().UTC()
+	rec, inst, err := p.resyncInstallation(ctx, r, log)
+	if err != nil || inst == 0 {
+		return store.Commit{}, err
 	}
 	c, err := p.gh.Installation(inst)
 	if err != nil {
@@ -99,14 +132,7 @@ func (p *Decider) resync(ctx context.Context, d *store.Delivery, r reconcile.Res
 	if sc.LowBudget { // pace: let the rate limit recover first
 		return store.Commit{}, fault.WaitError{Wait: time.Minute, Why: fmt.Sprintf("resync of %s: installation rate limit below its reserve", r.Repo)}
 	}
-	var effects []rules.Effect
-	if r.Labels { // created by the commit's effect: deciding writes nothing
-		effects = append(effects, ownedLabels(r.Repo))
-	}
-	w, err := records.CommitFor(inst, d, nil, effects)
-	if err != nil {
-		return store.Commit{}, err
-	}
+	w := store.Commit{}
 	if sc.NextPage > 0 { // more than MaxPages of issues: continue in another delivery
 		next := r
 		next.Page, next.Labels = sc.NextPage, false

@@ -47,8 +47,25 @@ func New(st store.Store, g *gh.GitHub, log *slog.Logger, m *metrics.Metrics, key
 }
 
 // Apply applies one outbox effect. leftover says it may have been applied
-// before (see Processor.drain).
+// before (see Processor.drain). GitHub's answers that retrying cannot change
+// are marked permanent (fault.Classify): the drain drops such an effect.
 func (x *Executor) Apply(ctx context.Context, oe records.OutboxEffect, leftover bool) error {
+	err := x.apply(ctx, oe, leftover)
+	if err == nil {
+		e := oe.Effect
+		x.log.Debug("effect applied", "effect", e.Kind, "repo", e.Repo, "number", e.Number, "delivery", oe.Delivery)
+	}
+	return fault.Classify(err)
+}
+
+// Prepare applies an effect a decision presumes applied before it is decided
+// (process.Decider.Before). Its failure fails the delivery, as a failed
+// decision does: GitHub's answer is returned as it is, not classified.
+func (x *Executor) Prepare(ctx context.Context, oe records.OutboxEffect) error {
+	return x.apply(ctx, oe, false)
+}
+
+func (x *Executor) apply(ctx context.Context, oe records.OutboxEffect, leftover bool) error {
 	c, err := x.gh.Installation(oe.Installation)
 	if err != nil {
 		return fault.Permanent(err)
@@ -89,8 +106,5 @@ func (x *Executor) Apply(ctx context.Context, oe records.OutboxEffect, leftover 
 	default:
 		return fault.Permanent(fmt.Errorf("unknown effect %q", e.Kind))
 	}
-	if applyErr == nil {
-		x.log.Debug("effect applied", "effect", e.Kind, "repo", e.Repo, "number", e.Number, "delivery", oe.Delivery)
-	}
-	return fault.Classify(applyErr)
+	return applyErr
 }

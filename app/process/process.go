@@ -16,15 +16,22 @@ import (
 )
 
 // Decider asks rules what a delivery means. It reads GitHub and the store but
-// writes nothing: what it decides is the commit it returns.
+// writes nothing: what it decides is the commit it returns. Before names the
+// effects a decision presumes already applied (a new repository's labels
+// before its first resync): they are applied before Decide, and a failure
+// to apply them fails the delivery.
 type Decider interface {
+	Before(ctx context.Context, d *store.Delivery, log *slog.Logger) ([]records.OutboxEffect, error)
 	Decide(ctx context.Context, d *store.Delivery, log *slog.Logger) (store.Commit, error)
 }
 
-// Applier applies one committed effect to GitHub. leftover says it may have
-// been applied before.
+// Applier applies one committed effect to GitHub (Apply; leftover says it may
+// have been applied before), or one effect a decision presumes (Prepare: its
+// failure is the delivery's, so GitHub's answer is not classified as for a
+// committed effect).
 type Applier interface {
 	Apply(ctx context.Context, oe records.OutboxEffect, leftover bool) error
+	Prepare(ctx context.Context, oe records.OutboxEffect) error
 }
 
 // Processor turns one claimed delivery into a decision (rules), records it with
@@ -50,7 +57,7 @@ func (p *Processor) Handle(ctx context.Context, c *store.Claim, log *slog.Logger
 	if c.Delivery == nil {
 		return nil
 	}
-	w, err := p.decide.Decide(ctx, c.Delivery, log)
+	w, err := p.prepareAndDecide(ctx, c.Delivery, log)
 	if fault.InstallationGone(err) {
 		log.Warn("delivery skipped: the App is no longer installed there", "error", err)
 		w, err = store.Commit{}, nil
@@ -66,6 +73,21 @@ func (p *Processor) Handle(ctx context.Context, c *store.Claim, log *slog.Logger
 		return fault.Outbox(err)
 	}
 	return nil
+}
+
+// prepareAndDecide applies the effects the decision on d presumes, then
+// decides it.
+func (p *Processor) prepareAndDecide(ctx context.Context, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
+	before, err := p.decide.Before(ctx, d, log)
+	if err != nil {
+		return store.Commit{}, err
+	}
+	for _, oe := range before {
+		if err := p.exec.Prepare(ctx, oe); err != nil {
+			return store.Commit{}, err
+		}
+	}
+	return p.decide.Decide(ctx, d, log)
 }
 
 // drain applies the claimed key's outbox, oldest first, popping each effect once

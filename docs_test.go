@@ -268,7 +268,7 @@ func TestCommentReferencesResolve(t *testing.T) {
 // it, no design notes or sections that only exist elsewhere.
 func TestDocsStandAlone(t *testing.T) {
 	files := docPages(t)
-	for _, glob := range []string{"templates/*.tmpl", "testdata/scenarios/*", "deploy/kubernetes/*.yaml", "rules/countersign.schema.json", "rules/contract_rules.yml", "app.yml", "Dockerfile"} {
+	for _, glob := range []string{"templates/*.tmpl", "internal/scenarios/*", "deploy/kubernetes/*.yaml", "rules/countersign.schema.json", "rules/contract_rules.yml", "app.yml", "Dockerfile"} {
 		m, err := filepath.Glob(glob)
 		if err != nil {
 			t.Fatal(err)

@@ -39,7 +39,7 @@ type Settings struct {
 	MaxAttempts       int // failed attempts at a delivery before it is dead-lettered
 	LogLevel          slog.Level
 	// BodyTimeout bounds how long a delivery's body may take to arrive (0:
-	// DefaultBodyTimeout); a body that stalls is answered 408. Not an
+	// intake.DefaultBodyTimeout); a body that stalls is answered 408. Not an
 	// environment setting: tests shorten it.
 	BodyTimeout time.Duration
 	// HealInterval: how often the App's delivery log is read for missed
@@ -62,9 +62,6 @@ type Settings struct {
 	WritesPerHour   int
 	PaceMinute      time.Duration
 }
-
-// DefaultBodyTimeout is how long a delivery's body may take to arrive.
-const DefaultBodyTimeout = 30 * time.Second
 
 // minRecordKey is the shortest record key accepted.
 const minRecordKey = 16

@@ -171,6 +171,10 @@ const (
 	// EffectCreateLabel creates the repository label Label, one countersign
 	// owns, with its colour and description (someone deleted it).
 	EffectCreateLabel EffectKind = "create-label"
+	// EffectEnsureLabels makes the repository have Labels, labels countersign
+	// owns, with their colours, creating those it does not know to exist (a
+	// repository countersign starts tracking).
+	EffectEnsureLabels EffectKind = "ensure-labels"
 )
 
 // Effect is one change to make on GitHub.

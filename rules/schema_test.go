@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/countersign/countersign/app/scenario"
+	"github.com/countersign/countersign/internal/scenario"
 	"github.com/countersign/countersign/rules"
 	"github.com/goccy/go-yaml"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -94,7 +94,7 @@ func examples(t *testing.T) map[string]string {
 			t.Fatalf("no yaml block in %s", page)
 		}
 	}
-	names, err := filepath.Glob("../testdata/scenarios/*.scenario")
+	names, err := filepath.Glob("../internal/scenarios/*.scenario")
 	if err != nil || len(names) == 0 {
 		t.Fatalf("no scenarios: %v", err)
 	}

@@ -263,7 +263,7 @@ func TestMatchCheck(t *testing.T) {
 }
 
 func TestRelevantRuns(t *testing.T) {
-	cfg := DefaultConfig().Contracts
+	cfg := mappedConfig().Contracts
 	cfg.Checks = map[string][]string{"lint": {"lint", "golangci-lint"}, "unit-test": {"test (*)"}}
 	runs := []CIRun{
 		done("deploy", 1, "failure", 1),
@@ -282,8 +282,11 @@ func TestRelevantRuns(t *testing.T) {
 	if !slices.Equal(names, want) {
 		t.Errorf("RelevantRuns = %v, want %v", names, want)
 	}
-	if RelevantRuns(cfg, nil) != nil || RelevantRuns(ContractConfig{}, runs) != nil {
-		t.Error("no runs, or no checks: want none")
+	if RelevantRuns(cfg, nil) != nil || RelevantRuns(ContractConfig{Checks: map[string][]string{}}, runs) != nil {
+		t.Error("no runs, or no checks mapped: want none")
+	}
+	if got := RelevantRuns(DefaultConfig().Contracts, runs); !slices.Equal(got, runs) {
+		t.Errorf("contracts.checks unset: RelevantRuns = %v, want every run", got)
 	}
 }
 

@@ -99,7 +99,7 @@ type EscalationConfig struct {
 // ContractConfig tunes verification contracts. Its zero value has no words,
 // no rules and not even the default rules: start from DefaultConfig().Contracts.
 type ContractConfig struct {
-	Checks map[string][]string `yaml:"checks" doc:"Activity (unit-test, typecheck, lint, e2e) -> the check run names and status contexts that count for it ('*' matches any text). Given, it replaces the whole default map."`
+	Checks map[string][]string `yaml:"checks" doc:"Activity (unit-test, typecheck, lint, e2e) -> the check run names and status contexts that count for it ('*' matches any text); an activity not listed is checked by the verifier. Unset: the repository's CI counts as it is, one ci criterion that every trusted check run and status on the head must pass (at least one)."`
 	// Apps pins a check name to the GitHub App (its slug) that must create
 	// its check runs; a run of that name by another App does not count.
 	Apps map[string]string `yaml:"apps" doc:"Check name -> the slug of the GitHub App that must create it, e.g. {test: github-actions}."`
@@ -143,9 +143,7 @@ func DefaultConfig() Config {
 		Tasks:      TaskConfig{Track: "all", Label: "task", IgnoreLabels: []string{"question"}, MaxPerPR: DefaultMaxPerPR},
 		Escalation: EscalationConfig{Rejections: 2, FailedAttempts: 3},
 		Contracts: ContractConfig{
-			Checks: map[string][]string{
-				"unit-test": {"test"}, "typecheck": {"typecheck"}, "lint": {"lint"}, "e2e": {"e2e"},
-			},
+			// Checks unset: the repository's CI counts as it is (WholeCI).
 			Contradictions: []string{
 				"requires manual", "cannot be automated", "could not complete", "needs human", "manual intervention",
 			},
@@ -774,7 +772,10 @@ func agents(m map[string]string, at locator) (map[string]string, error) {
 
 // checks checks contracts.checks: activity -> check names.
 func checks(m map[string][]string, at locator) (map[string][]string, error) {
-	var out map[string][]string
+	if m == nil {
+		return nil, nil // unset: the whole CI counts (WholeCI)
+	}
+	out := map[string][]string{} // given, even empty: it maps activities as it says
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if !slices.Contains(CheckedActivities, k) {
 			msg := fmt.Sprintf("contracts.checks: %s is not an activity CI checks (%s)", quote(k), strings.Join(CheckedActivities, ", "))
@@ -789,9 +790,6 @@ func checks(m map[string][]string, at locator) (map[string][]string, error) {
 		names, err := words(m[k], func(a, b string) bool { return a == b }, at, "contracts", "checks", k)
 		if err != nil {
 			return nil, err
-		}
-		if out == nil {
-			out = map[string][]string{}
 		}
 		out[k] = names
 	}

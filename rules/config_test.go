@@ -29,12 +29,11 @@ var designExample = yml(
 func TestDefaultConfigIsFresh(t *testing.T) {
 	a := DefaultConfig()
 	a.Tasks.IgnoreLabels[0] = "changed"
-	a.Contracts.Checks["lint"][0] = "changed"
 	a.Contracts.Contradictions[0] = "changed"
 	a.Contracts.Advisory[0] = "changed"
 	a.Contracts.Skip[0] = "changed"
 	b := DefaultConfig()
-	if b.Tasks.IgnoreLabels[0] != "question" || b.Contracts.Checks["lint"][0] != "lint" || b.Contracts.Contradictions[0] != "requires manual" ||
+	if b.Tasks.IgnoreLabels[0] != "question" || b.Contracts.Checks != nil || b.Contracts.Contradictions[0] != "requires manual" ||
 		b.Contracts.Advisory[0] != "investigate" || b.Contracts.Skip[0] != "document" {
 		t.Fatalf("DefaultConfig shares state between calls: %+v", b)
 	}
@@ -53,6 +52,7 @@ func TestParseConfigDefaults(t *testing.T) {
 	}
 	want := DefaultConfig()
 	want.Leads = []string{"alice", "@acme/leads"}
+	want.Contracts.Checks = namedChecks() // the example maps them
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ParseConfig([]byte(tc.in))
@@ -106,8 +106,10 @@ func TestParseConfigOverrides(t *testing.T) {
 			func(c *Config) { c.Escalation.FailedAttempts = 5 }},
 		{"contracts.checks replaces the whole map", yml("contracts:", "  checks:", "    unit-test: [go-test, go-test, race]"),
 			func(c *Config) { c.Contracts.Checks = map[string][]string{"unit-test": {"go-test", "race"}} }},
-		{"contracts.checks empty means none", "contracts: {checks: {}}\n",
-			func(c *Config) { c.Contracts.Checks = nil }},
+		{"contracts.checks empty maps no activity (the verifier checks them)", "contracts: {checks: {}}\n",
+			func(c *Config) { c.Contracts.Checks = map[string][]string{} }},
+		{"contracts.checks null keeps it unset (the whole CI counts)", "contracts: {checks: null}\n",
+			func(c *Config) {}},
 		{"contracts.contradictions alone keeps checks", `contracts: {contradictions: ["TODO: manual"]}` + "\n",
 			func(c *Config) { c.Contracts.Contradictions = []string{"TODO: manual"} }},
 		{"contracts.advisory replaces the default words", `contracts: {advisory: [spike, "look  into", Spike, "LOOK into"]}` + "\n",

@@ -164,7 +164,7 @@ func GenerateContract(cfg ContractConfig, in ContractInput) Contract {
 // named for an activity, and the repository's whole CI decides them all.
 // Deferred e2e and critics stay.
 func foldCI(cs []Criterion) []Criterion {
-	out := []Criterion{{Activity: ActCI, Description: "The repository's CI passes: every check run and status on the head"}}
+	out := []Criterion{{Activity: ActCI, Description: "The repository's CI passes on the head"}}
 	for _, k := range cs {
 		if k.Activity == ActCI || (slices.Contains(CheckedActivities, k.Activity) && k.Timing != TimingDeferred) {
 			continue

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -193,6 +194,9 @@ func countsFor(cfg rules.Config, k rules.Criterion) string {
 			return fmt.Sprintf("checked with the goal: %s on the default branch", ic)
 		}
 		return "checked with the goal: no goals.integration_check configured"
+	}
+	if k.Activity == rules.ActCI || cfg.Contracts.WholeCI() && slices.Contains(rules.CheckedActivities, k.Activity) {
+		return "checks: every check run and status on the head from a trusted source (contracts.checks unset)"
 	}
 	if checks := cfg.Contracts.Checks[k.Activity]; len(checks) > 0 {
 		return "checks: " + strings.Join(checks, ", ")

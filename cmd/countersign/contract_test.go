@@ -44,6 +44,7 @@ func TestContractCommand(t *testing.T) {
 		"    docs-critic: ['@alice', '@acme/writers']",
 		"goals: {integration_check: nightly-e2e}",
 	}, "\n"))
+	named := writeFile(t, "named.yml", "contracts:\n  checks: {unit-test: [test], typecheck: [typecheck], lint: [lint], e2e: [e2e]}\n")
 	body := writeFile(t, "body.md", "Change `rules/contract.go` and docs/guide.md.\n<!-- not web/App.tsx -->\n")
 	files := writeFile(t, "files.txt", "api/users.go\n\n  README.md  \n")
 	tests := []struct {
@@ -53,6 +54,16 @@ func TestContractCommand(t *testing.T) {
 		want  []string // lines of the output, in order
 	}{
 		{"seed example", "", []string{"-title", "Add dark mode toggle to settings page",
+			"-files", "src/components/DarkModeToggle.tsx, src/pages/settings.tsx"}, []string{
+			"type: verifiable (no advisory or skip words)",
+			"expected files: none named in the body",
+			"criteria:",
+			"- [ ] ci — The repository's CI passes on the head",
+			"      checks: every check run and status on the head from a trusted source (contracts.checks unset)",
+			"- [ ] critic:frontend-critic — frontend-critic approves (src/components/DarkModeToggle.tsx, src/pages/settings.tsx)",
+			"      reviewers: any counted approval",
+		}},
+		{"seed example, the CI's runs named", "", []string{"-title", "Add dark mode toggle to settings page", "-config", named,
 			"-files", "src/components/DarkModeToggle.tsx, src/pages/settings.tsx"}, []string{
 			"type: verifiable (no advisory or skip words)",
 			"expected files: none named in the body",
@@ -95,7 +106,7 @@ func TestContractCommand(t *testing.T) {
 			`type: skip ("docs" in the title)`,
 			"expected files: README.md",
 		}},
-		{"files from stdin", "a.go\nb.go\n", []string{"-title", "Parser", "-files-from", "-"}, []string{
+		{"files from stdin", "a.go\nb.go\n", []string{"-title", "Parser", "-config", named, "-files-from", "-"}, []string{
 			"- [ ] unit-test — Unit tests pass (a.go, b.go)",
 		}},
 	}
@@ -132,7 +143,7 @@ func TestContractCommandJSON(t *testing.T) {
 	for _, k := range c.Criteria {
 		keys = append(keys, k.Key())
 	}
-	want := []string{"typecheck", "lint", "unit-test", "e2e:immediate", "critic:frontend-critic"}
+	want := []string{"ci", "critic:frontend-critic"}
 	if c.Type != rules.Verifiable || c.From != "auto" || c.At.IsZero() || !slices.Equal(keys, want) ||
 		!slices.Equal(c.Expected, []string{"src/pages/settings.tsx"}) {
 		t.Errorf("contract %+v, criteria %q", c, keys)

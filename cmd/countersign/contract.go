@@ -21,7 +21,10 @@ const contractLong = `Writes the verification contract countersign gives a task 
 type and why, the files its body names, and each criterion with the CI checks
 (or the critic's reviewers) that count for it. -files are the files its pull
 requests change. FILE "-" is the standard input. Without -config, the built-in
-defaults apply; with it, that .github/countersign.yml.
+defaults apply: no contracts.checks, so one "ci" criterion stands for
+typecheck, lint, unit tests and end-to-end tests now, met when every check run
+and status on the head from a trusted source has passed. With -config, that
+.github/countersign.yml applies.
 The exit code is 1 if a file cannot be read or the configuration is invalid.`
 
 // contractStdin is where "-" reads from (a variable for the tests).

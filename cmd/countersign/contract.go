@@ -146,18 +146,10 @@ func readInput(path string) ([]byte, error) {
 	return os.ReadFile(path)
 }
 
-// configError places a configuration error in the file it is in.
+// configError places each configuration mistake in the file it is in, one
+// a line.
 func configError(path string, err error) error {
-	var ce *rules.ConfigError
-	switch {
-	case !errors.As(err, &ce):
-		return fmt.Errorf("%s: %w", path, err)
-	case ce.Line <= 0:
-		return fmt.Errorf("%s: %s", path, ce.Msg)
-	case ce.Column <= 0:
-		return fmt.Errorf("%s:%d: %s", path, ce.Line, ce.Msg)
-	}
-	return fmt.Errorf("%s:%d:%d: %s", path, ce.Line, ce.Column, ce.Msg)
+	return errors.New(strings.Join(problemLines(path, err), "\n"))
 }
 
 // writeContract writes c as a checklist.

@@ -87,6 +87,8 @@ func (f contractFlags) usageError(args []string) string {
 	switch {
 	case len(args) > 0:
 		return fmt.Sprintf("unexpected argument %q", args[0])
+	case strings.TrimSpace(f.title) == "":
+		return "-title is required: the issue's title decides the contract's type"
 	case f.body != "" && f.bodyFile != "":
 		return "give -body or -body-file, not both"
 	case f.bodyFile == "-" && f.filesFrom == "-":

@@ -159,11 +159,11 @@ func TestContractCommandErrors(t *testing.T) {
 		want string
 	}{
 		{"bad config", []string{"-title", "x", "-config", bad}, 1, bad + `:4:12: contracts.rules: rule 1: e2e must be immediate or deferred, not "soon"`},
-		{"missing config", []string{"-config", filepath.Join(t.TempDir(), "nope.yml")}, 1, "-config: open"},
-		{"missing body file", []string{"-body-file", filepath.Join(t.TempDir(), "nope.md")}, 1, "-body-file: open"},
+		{"missing config", []string{"-title", "x", "-config", filepath.Join(t.TempDir(), "nope.yml")}, 1, "-config: open"},
+		{"missing body file", []string{"-title", "x", "-body-file", filepath.Join(t.TempDir(), "nope.md")}, 1, "-body-file: open"},
 		{"bad type", []string{"-title", "x", "-type", "maybe"}, 2, `-type must be verifiable, advisory or skip, not "maybe"`},
-		{"body twice", []string{"-body", "x", "-body-file", "y"}, 2, "give -body or -body-file, not both"},
-		{"stdin twice", []string{"-body-file", "-", "-files-from", "-"}, 2, "cannot both read the standard input"},
+		{"body twice", []string{"-title", "x", "-body", "x", "-body-file", "y"}, 2, "give -body or -body-file, not both"},
+		{"stdin twice", []string{"-title", "x", "-body-file", "-", "-files-from", "-"}, 2, "cannot both read the standard input"},
 		{"an argument", []string{"-title", "x", "extra"}, 2, `unexpected argument "extra"`},
 		{"unknown flag", []string{"-titel", "x"}, 2, "flag provided but not defined: -titel"},
 	}

@@ -304,6 +304,21 @@ func ciTask(f Facts) *Task {
 	return task
 }
 
+// ciChecked decides CI results runs on ciTask's draft pull request, and
+// returns the decision and the task as it is after it.
+func ciChecked(t *testing.T, f Facts, runs []CIRun) (Decision, *Task) {
+	t.Helper()
+	task := ciTask(f)
+	ev := fxPREvent(PRChecked, fxHead, true)
+	ev.Actor = u("ci")
+	ev.PR.Runs = runs
+	d := decide(t, task, ev, f)
+	if d.Task == nil {
+		return d, task
+	}
+	return d, d.Task
+}
+
 func criterionOf(t *testing.T, task *Task, key string) Criterion {
 	t.Helper()
 	if task == nil || task.Contract == nil {
@@ -446,15 +461,7 @@ func TestCIResultThroughDecide(t *testing.T) {
 			if tc.facts != nil {
 				tc.facts(&f)
 			}
-			task := ciTask(f)
-			ev := fxPREvent(PRChecked, fxHead, true)
-			ev.Actor = u("ci")
-			ev.PR.Runs = tc.runs
-			d := decide(t, task, ev, f)
-			nt := d.Task
-			if nt == nil {
-				nt = task
-			}
+			d, nt := ciChecked(t, f, tc.runs)
 			if nt.State != InProgress || len(noticesOf(d)) != 0 || nt.FailedAttempts != 0 {
 				t.Errorf("state %s, notices %v, failed attempts %d: a draft in progress records CI only", nt.State, noticeKinds(d), nt.FailedAttempts)
 			}

@@ -132,15 +132,7 @@ func TestWholeCIResultThroughDecide(t *testing.T) {
 			if tc.facts != nil {
 				tc.facts(&f)
 			}
-			task := ciTask(f)
-			ev := fxPREvent(PRChecked, fxHead, true)
-			ev.Actor = u("ci")
-			ev.PR.Runs = tc.runs
-			d := decide(t, task, ev, f)
-			nt := d.Task
-			if nt == nil {
-				nt = task
-			}
+			_, nt := ciChecked(t, f, tc.runs)
 			if got := criterionKeys(nt.Contract.Criteria); !slices.Equal(got, []string{"ci"}) {
 				t.Fatalf("criteria %v, want [ci]", got)
 			}
@@ -161,17 +153,6 @@ func TestWholeCIResultThroughDecide(t *testing.T) {
 func TestWholeCIVerify(t *testing.T) {
 	completed := func(runs []CIRun) *Task { return fxFilesTaskWith(wholeFacts(), Completed, runs, "internal/form.go") }
 	review := func(runs []CIRun) *Task { return fxFilesTaskWith(wholeFacts(), Review, runs, "internal/form.go") }
-	refusedFor := func(phrases ...string) func(t *testing.T, d Decision) {
-		return func(t *testing.T, d Decision) {
-			t.Helper()
-			r := refusalReason(d)
-			for _, p := range phrases {
-				if !strings.Contains(r, p) {
-					t.Errorf("refusal %q lacks %q", r, p)
-				}
-			}
-		}
-	}
 	build := []CIRun{done("build", 7, "success", 50)}
 	runEventCases(t, []eventCase{
 		{name: "only build passed: verified", task: completed(build), ev: fxComment("bob", "/verify"), facts: wholeCI,

@@ -39,6 +39,6 @@ func TestVerificationCheckCarriesTheEvidence(t *testing.T) {
 		"| built | @alice (assignee)",
 		fmt.Sprintf("| approved | @carol on #%d at `%s`", pr, sha[:7]),
 		"| verified | @bob |", "ran the login flow by hand",
-		"| unit-test | ✅ `pass`", "[run](",
+		"| ci | ✅ `pass`", "`lint`, `test`, `typecheck` passed", "[run](",
 		"[The task card]("+cardURL+")")
 }

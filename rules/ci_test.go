@@ -263,7 +263,7 @@ func TestMatchCheck(t *testing.T) {
 }
 
 func TestRelevantRuns(t *testing.T) {
-	cfg := DefaultConfig().Contracts
+	cfg := mappedConfig().Contracts
 	cfg.Checks = map[string][]string{"lint": {"lint", "golangci-lint"}, "unit-test": {"test (*)"}}
 	runs := []CIRun{
 		done("deploy", 1, "failure", 1),
@@ -282,8 +282,11 @@ func TestRelevantRuns(t *testing.T) {
 	if !slices.Equal(names, want) {
 		t.Errorf("RelevantRuns = %v, want %v", names, want)
 	}
-	if RelevantRuns(cfg, nil) != nil || RelevantRuns(ContractConfig{}, runs) != nil {
-		t.Error("no runs, or no checks: want none")
+	if RelevantRuns(cfg, nil) != nil || RelevantRuns(ContractConfig{Checks: map[string][]string{}}, runs) != nil {
+		t.Error("no runs, or no checks mapped: want none")
+	}
+	if got := RelevantRuns(DefaultConfig().Contracts, runs); !slices.Equal(got, runs) {
+		t.Errorf("contracts.checks unset: RelevantRuns = %v, want every run", got)
 	}
 }
 
@@ -299,6 +302,21 @@ func ciTask(f Facts) *Task {
 	d.recontract("")
 	d.evaluate()
 	return task
+}
+
+// ciChecked decides CI results runs on ciTask's draft pull request, and
+// returns the decision and the task as it is after it.
+func ciChecked(t *testing.T, f Facts, runs []CIRun) (Decision, *Task) {
+	t.Helper()
+	task := ciTask(f)
+	ev := fxPREvent(PRChecked, fxHead, true)
+	ev.Actor = u("ci")
+	ev.PR.Runs = runs
+	d := decide(t, task, ev, f)
+	if d.Task == nil {
+		return d, task
+	}
+	return d, d.Task
 }
 
 func criterionOf(t *testing.T, task *Task, key string) Criterion {
@@ -443,15 +461,7 @@ func TestCIResultThroughDecide(t *testing.T) {
 			if tc.facts != nil {
 				tc.facts(&f)
 			}
-			task := ciTask(f)
-			ev := fxPREvent(PRChecked, fxHead, true)
-			ev.Actor = u("ci")
-			ev.PR.Runs = tc.runs
-			d := decide(t, task, ev, f)
-			nt := d.Task
-			if nt == nil {
-				nt = task
-			}
+			d, nt := ciChecked(t, f, tc.runs)
 			if nt.State != InProgress || len(noticesOf(d)) != 0 || nt.FailedAttempts != 0 {
 				t.Errorf("state %s, notices %v, failed attempts %d: a draft in progress records CI only", nt.State, noticeKinds(d), nt.FailedAttempts)
 			}

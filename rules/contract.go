@@ -40,6 +40,10 @@ const (
 	ActUnitTest  = "unit-test"
 	ActE2E       = "e2e"
 	ActCritic    = "critic"
+	// ActCI is the repository's CI as it is: while contracts.checks is
+	// unset, this one criterion stands for typecheck, lint, unit-test and
+	// immediate e2e, and every trusted run on the head must pass.
+	ActCI = "ci"
 )
 
 // E2E timings.
@@ -129,6 +133,8 @@ const (
 // skip, typecheck and lint; for advisory, nothing. Criteria come one per
 // Key, each with up to 3 of the files that call for it, in the order
 // typecheck, lint, unit-test, e2e immediate, e2e deferred, critics by name.
+// While contracts.checks is unset (WholeCI), one ci criterion stands first
+// for typecheck, lint, unit-test and e2e immediate (foldCI).
 // An in.Type other than the three types is ignored (the task is classified).
 func GenerateContract(cfg ContractConfig, in ContractInput) Contract {
 	lines := proseLines(in.Body)
@@ -147,7 +153,25 @@ func GenerateContract(cfg ContractConfig, in ContractInput) Contract {
 	default:
 		c.Criteria = append(alwaysCriteria(), fileCriteriaFor(effectiveRules(cfg), unionFiles(c.Expected, in.Changed))...)
 	}
+	if cfg.WholeCI() && c.Type != Advisory {
+		c.Criteria = foldCI(c.Criteria)
+	}
 	return c
+}
+
+// foldCI replaces the criteria CI checks (typecheck, lint, unit-test, e2e
+// now) by one ci criterion, first: with contracts.checks unset no run is
+// named for an activity, and the repository's whole CI decides them all.
+// Deferred e2e and critics stay.
+func foldCI(cs []Criterion) []Criterion {
+	out := []Criterion{{Activity: ActCI, Description: "The repository's CI passes on the head"}}
+	for _, k := range cs {
+		if k.Activity == ActCI || (slices.Contains(CheckedActivities, k.Activity) && k.Timing != TimingDeferred) {
+			continue
+		}
+		out = append(out, k)
+	}
+	return out
 }
 
 // alwaysCriteria are the criteria of every contract that has any.

@@ -79,9 +79,10 @@ func fxPerson(login string) Person {
 	return Person{Eligible: true}
 }
 
-// fxFacts are the facts for an event by actor: default config, a team of 3.
+// fxFacts are the facts for an event by actor: default config (with named
+// checks, mappedConfig), a team of 3.
 func fxFacts(actor string) Facts {
-	return Facts{Config: DefaultConfig(), Actor: fxPerson(actor), TeamSize: 3, Leads: fxLeads}
+	return Facts{Config: mappedConfig(), Actor: fxPerson(actor), TeamSize: 3, Leads: fxLeads}
 }
 
 // fxTask makes a task in state s, with a history that got it there. Without a

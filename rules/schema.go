@@ -96,7 +96,11 @@ func valueSchema(path string, t reflect.Type, def reflect.Value) map[string]any 
 		// so does the parser: the schema must not refuse them.
 		s = map[string]any{"type": []string{"string", "number", "boolean"}}
 	case reflect.Int:
-		s = map[string]any{"type": "integer", "minimum": 1}
+		r, ok := countRanges[path]
+		if !ok {
+			panic(fmt.Sprintf("configuration schema: no range for the count %s (countRanges)", path))
+		}
+		s = map[string]any{"type": "integer", "minimum": r.min, "maximum": r.max}
 	case reflect.Bool:
 		s = map[string]any{"type": "boolean"}
 	case reflect.Slice:

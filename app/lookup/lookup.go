@@ -97,11 +97,11 @@ func (p *Lookup) ReadConfig(ctx context.Context, c *github.Client, repo string, 
 		var ce *rules.ConfigError
 		switch {
 		case errors.As(err, &ce):
-			rec.Error, rec.Line = ce.Error(), ce.Line
+			rec.Error, rec.Line = err.Error(), ce.Line // every mistake, one a line; the first's line
 			if prev != nil {
 				rec.Config = prev.Config
 			}
-			log.Warn("invalid repository configuration; keeping the last good one", "repo", repo, "error", ce.Error())
+			log.Warn("invalid repository configuration; keeping the last good one", "repo", repo, "mistakes", len(rules.Problems(err)), "first", ce.Error())
 		case err != nil:
 			rec.Error = err.Error()
 		default:

@@ -113,7 +113,7 @@ func RESTDialer(apiURL string, base http.RoundTripper) Dial {
 		apiURL += "/"
 	}
 	return func(tok string) (GitHub, error) {
-		hc := &http.Client{Transport: tokenTransport{tok: tok, next: base}, Timeout: 30 * time.Second}
+		hc := &http.Client{Transport: WithToken(tok, base), Timeout: 30 * time.Second}
 		c := github.NewClient(hc)
 		if apiURL != publicAPI {
 			var err error
@@ -126,6 +126,11 @@ func RESTDialer(apiURL string, base http.RoundTripper) Dial {
 }
 
 const publicAPI = "https://api.github.com/"
+
+// WithToken sends every request through next with tok as its bearer token.
+func WithToken(tok string, next http.RoundTripper) http.RoundTripper {
+	return tokenTransport{tok: tok, next: next}
+}
 
 type tokenTransport struct {
 	tok  string

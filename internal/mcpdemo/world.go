@@ -77,20 +77,9 @@ func (w *World) Agent(ctx context.Context, login string) (*sdk.ClientSession, er
 // HTTPAgent connects an MCP client over streamable HTTP at endpoint, sending
 // tok as its bearer token.
 func HTTPAgent(ctx context.Context, endpoint, name, tok string) (*sdk.ClientSession, error) {
-	hc := &http.Client{Transport: bearerTransport{tok: tok, next: http.DefaultTransport}}
+	hc := &http.Client{Transport: mcp.WithToken(tok, http.DefaultTransport)}
 	return sdk.NewClient(&sdk.Implementation{Name: name, Version: "1"}, nil).Connect(ctx,
 		&sdk.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc, MaxRetries: -1}, nil)
-}
-
-type bearerTransport struct {
-	tok  string
-	next http.RoundTripper
-}
-
-func (t bearerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	r := req.Clone(req.Context())
-	r.Header.Set("Authorization", "Bearer "+t.tok)
-	return t.next.RoundTrip(r)
 }
 
 // Result is one tool call's answer.

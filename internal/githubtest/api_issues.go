@@ -70,7 +70,14 @@ func (c *apiCall) issue() *issueState {
 	return is
 }
 
-func (c *apiCall) bot() string { return c.s.botLogin }
+// bot is who acts in a REST call: the App's bot, or the person whose
+// personal access token made it.
+func (c *apiCall) bot() string {
+	if c.user != "" {
+		return c.user
+	}
+	return c.s.botLogin
+}
 
 // ---- issues ----
 

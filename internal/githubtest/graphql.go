@@ -221,7 +221,7 @@ func (s *Server) gqlQuery(c *apiCall) gqlObject {
 		owner, _ := args["owner"].(string)
 		repo, _ := args["name"].(string)
 		rp := s.repos[strings.ToLower(owner+"/"+repo)]
-		if rp == nil || rp.installation != c.inst {
+		if rp == nil || !c.sees(rp) {
 			return nil, true, fmt.Errorf("Could not resolve to a Repository with the name '%s/%s'.", owner, repo)
 		}
 		return s.gqlRepository(rp), true, nil
@@ -240,6 +240,13 @@ func (s *Server) gqlRepository(rp *repoState) gqlObject {
 				return nil, true, fmt.Errorf("Could not resolve to a PullRequest with the number of %d.", n)
 			}
 			return s.gqlPullRequest(rp, is), true, nil
+		case "issue":
+			n, _ := gqlInt(args["number"])
+			is := rp.issues[n]
+			if is == nil || is.pr != nil {
+				return nil, true, fmt.Errorf("Could not resolve to an Issue with the number of %d.", n)
+			}
+			return s.gqlIssue(rp, is), true, nil
 		}
 		return nil, false, nil
 	}}

@@ -274,6 +274,7 @@ func (s *Server) editComment(rp *repoState, c *commentState, actor, body string)
 	old := c.body
 	c.body = body
 	c.updatedAt = now()
+	c.editor, c.editedAt = actor, c.updatedAt
 	if is := rp.issues[c.number]; is != nil {
 		s.emitComment(rp, is, c, "edited", actor, &github.EditChange{Body: &github.EditBody{From: ptr(old)}})
 	}

@@ -89,7 +89,10 @@ type Request struct {
 	// Installation is the installation whose token authenticated the call
 	// (0 for app-JWT calls and unauthenticated ones).
 	Installation int64
-	Time         time.Time
+	// User is the login whose personal access token authenticated the call
+	// ("" for installation tokens, app JWTs and unauthenticated calls).
+	User string
+	Time time.Time
 }
 
 // Server is a running fake GitHub. All its methods are safe for concurrent use.
@@ -118,6 +121,7 @@ type Server struct {
 	comments      map[int64]*commentState
 	checkRuns     map[int64]*checkRunState
 	tokens        map[string]*tokenState
+	pats          map[string]string // personal access token -> login (AddToken)
 	rate          map[int64]*rateState
 	writeTimes    map[int64][]time.Time // each installation's accepted writes within WriteLimit.Window
 	writeRefused  int                   // writes refused by WriteLimit
@@ -349,7 +353,8 @@ type reqInfo struct {
 	prefix   string // "/api/v3" or ""
 	origPath string // escaped path as received (with prefix)
 	body     []byte
-	inst     int64 // installation of the token, once authenticated
+	inst     int64  // installation of the token, once authenticated
+	user     string // login of the personal access token, once authenticated
 }
 
 func infoOf(r *http.Request) *reqInfo {
@@ -573,7 +578,7 @@ func (s *Server) finish(w http.ResponseWriter, r *http.Request, rec *recorder, r
 	s.mu.Lock()
 	s.requests = append(s.requests, Request{
 		Method: r.Method, Path: path, Query: r.URL.RawQuery, Status: code,
-		Installation: ri.inst, Time: now,
+		Installation: ri.inst, User: ri.user, Time: now,
 	})
 	s.mu.Unlock()
 	s.logf("%s %s -> %d", r.Method, r.URL.RequestURI(), code)
@@ -634,6 +639,7 @@ type apiCall struct {
 	vars map[string]string // unescaped route variables
 	repo *repoState        // for repository routes
 	inst int64             // authenticated installation (token auth)
+	user string            // the person acting (personal access token auth)
 }
 
 func (c *apiCall) json(code int, v any) { writeJSON(c.w, code, v) }
@@ -769,6 +775,7 @@ func (s *Server) routes() *mux.Router {
 	s.checkRoutes(h)
 	s.graphqlRoutes(h)
 	s.manifestRoutes(h)
+	s.personRoutes(h)
 	return r
 }
 
@@ -793,6 +800,12 @@ func (s *Server) wrap(auth authKind, fn func(*apiCall)) http.Handler {
 				return
 			}
 		case authToken, authRepo, authOrg:
+			if login, ok := s.personOf(c); ok {
+				if s.authorizePerson(c, auth, login) {
+					fn(c)
+				}
+				return
+			}
 			inst, ok := s.checkToken(c)
 			if !ok {
 				return

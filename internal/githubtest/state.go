@@ -147,6 +147,8 @@ type commentState struct {
 	body      string
 	createdAt time.Time
 	updatedAt time.Time
+	editor    string    // who last edited the body ("": never edited)
+	editedAt  time.Time // when
 }
 
 type checkRunState struct {

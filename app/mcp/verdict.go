@@ -1,0 +1,189 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+var zeroTime time.Time
+
+// Verdict is countersign's answer to an action.
+type Verdict struct {
+	// Accepted: countersign made the change the action asked for.
+	Accepted bool `json:"accepted" jsonschema:"countersign made the change the action asked for"`
+	// State is the state after the action, as countersign's label spells it.
+	State string `json:"state" jsonschema:"the state after the action, as countersign's label spells it (in-progress, pending-verify, ...)"`
+	// Reason says why not: countersign's reply, in its words, or what the
+	// action still waits for.
+	Reason string `json:"reason,omitempty" jsonschema:"why it was not accepted: countersign's reply in its own words, or what it still waits for"`
+	// Pending: countersign has not answered within the wait.
+	Pending bool `json:"pending,omitempty" jsonschema:"countersign had not answered yet when the wait ran out"`
+}
+
+// await is one action's wait for its verdict.
+type await struct {
+	repo string
+	n    int
+	// cmd is the comment that carried the command (nil for a review or an
+	// assignment), line the command as written.
+	cmd  *Comment
+	line string
+	// state reads the state from the issue; done says whether it is the
+	// state the action moves to.
+	state func(*Issue) string
+	done  func(string) bool
+	// waitsFor says what a pending action waits for.
+	waitsFor string
+}
+
+// wait reads GitHub until countersign's verdict shows, or the wait runs out:
+// refused when its reply to the command is there (its words are the reason),
+// accepted when the owned label says the action's state.
+func (s *server) wait(ctx context.Context, c *caller, w await) (Verdict, error) {
+	wctx, cancel := context.WithTimeout(ctx, s.opts.Wait)
+	defer cancel()
+	tick := time.NewTicker(s.opts.Poll)
+	defer tick.Stop()
+	last := ""
+	for wctx.Err() == nil {
+		v, ok, err := s.look(wctx, c, w, &last)
+		if err != nil {
+			if wctx.Err() != nil {
+				break
+			}
+			return Verdict{}, err
+		}
+		if ok {
+			return v, nil
+		}
+		select {
+		case <-wctx.Done():
+		case <-tick.C:
+		}
+	}
+	if w.cmd != nil {
+		// A last look: a reply may have come as the wait ran out; else the
+		// card may say countersign acted on the command without a reply (a
+		// reply held because its person had their share).
+		v, ok, err := s.look(ctx, c, w, &last)
+		if err != nil || ok {
+			return v, err
+		}
+		if s.actedOn(ctx, c, w) {
+			return Verdict{Accepted: false, State: last, Reason: fmt.Sprintf(
+				"countersign acted on %q but the state is still %s and it posted no reply (it answers one person at most 3 times an hour on one issue); comment /status or call task_status for why",
+				w.line, last)}, nil
+		}
+	}
+	return Verdict{Accepted: false, Pending: true, State: last, Reason: fmt.Sprintf(
+		"still pending after %s: %s. Call task_status or goal_status later to see the outcome.", s.opts.Wait, w.waitsFor)}, nil
+}
+
+// look reads GitHub once for w's verdict: ok when there is one.
+func (s *server) look(ctx context.Context, c *caller, w await, last *string) (Verdict, bool, error) {
+	is, err := c.gh.Issue(ctx, w.repo, w.n)
+	if err != nil {
+		return Verdict{}, false, err
+	}
+	*last = w.state(is)
+	if w.cmd == nil {
+		return Verdict{Accepted: true, State: *last}, w.done(*last), nil
+	}
+	if w.done(*last) {
+		return Verdict{Accepted: true, State: *last}, true, nil
+	}
+	comments, err := c.gh.CommentsSince(ctx, w.repo, w.n, w.cmd.CreatedAt)
+	if err != nil {
+		return Verdict{}, false, err
+	}
+	if reason, ok := s.reply(comments, w.cmd, c.me.Login, w.line); ok {
+		return Verdict{Accepted: false, State: *last, Reason: reason}, true, nil
+	}
+	return Verdict{}, false, nil
+}
+
+// reply finds countersign's answer to the command of comment cmd among
+// comments (oldest first): a refusal quoting the command, addressed to login,
+// or a refused claim of completion. It returns the reason in countersign's
+// words.
+func (s *server) reply(comments []*Comment, cmd *Comment, login, line string) (string, bool) {
+	var first string
+	found := false
+	for _, cm := range comments {
+		if cm.ID <= cmd.ID || !s.isBot(cm.Author) {
+			continue
+		}
+		body := stripMarker(cm.Body)
+		if strings.HasPrefix(body, "**Not submitted:**") {
+			return strings.TrimSpace(body), true
+		}
+		for _, r := range refusals(body, login) {
+			if r.quote == noMention(line) {
+				return r.reason, true
+			}
+			if !found {
+				first, found = r.reason, true
+			}
+		}
+	}
+	return first, found
+}
+
+// actedOn reports whether countersign's card records that it acted on the
+// command's comment, when the card is trustworthy (countersign's own, edited
+// by nobody else).
+func (s *server) actedOn(ctx context.Context, c *caller, w await) bool {
+	rec, _, _, err := s.card(ctx, c, w.repo, w.n)
+	return err == nil && rec != nil && slices.Contains(rec.Comments, w.cmd.ID)
+}
+
+type refusal struct{ quote, reason string }
+
+// refusals parses countersign's refusal reply (templates/notice-refused):
+// each refused command quoted, then "@login **Refused:** reason".
+func refusals(body, login string) []refusal {
+	var out []refusal
+	marker := "@" + login + " **Refused:** "
+	for _, block := range strings.Split(body, "\n\n") {
+		if reason, ok := strings.CutPrefix(block, marker); ok && len(out) > 0 && out[len(out)-1].reason == "" {
+			out[len(out)-1].reason = strings.TrimSpace(reason)
+			continue
+		}
+		if strings.HasPrefix(block, "> ") {
+			var lines []string
+			for _, l := range strings.Split(block, "\n") {
+				lines = append(lines, strings.TrimPrefix(l, "> "))
+			}
+			out = append(out, refusal{quote: strings.Join(lines, "\n")})
+		}
+	}
+	var done []refusal
+	for _, r := range out {
+		if r.reason != "" {
+			done = append(done, r)
+		}
+	}
+	return done
+}
+
+// stripMarker drops countersign's hidden marker lines.
+func stripMarker(body string) string {
+	var keep []string
+	for _, l := range strings.Split(body, "\n") {
+		if strings.HasPrefix(l, "<!-- countersign:") {
+			continue
+		}
+		keep = append(keep, l)
+	}
+	return strings.TrimSpace(strings.Join(keep, "\n"))
+}
+
+// noMention is how countersign quotes text: "@" followed by a zero-width
+// space, so a quote notifies no one.
+func noMention(s string) string { return strings.ReplaceAll(s, "@", "@\u200b") }
+
+// oneLine makes free text one line: a command's arguments end at the line.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -25,6 +25,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/countersign/countersign/internal/mcpdemo"
 	"github.com/countersign/countersign/internal/scenario"
 	"github.com/countersign/countersign/internal/scenarios"
 )
@@ -88,14 +89,24 @@ func demo(args []string, verbose bool, stdout, stderr io.Writer) int {
 	if len(args) == 1 {
 		names = args
 	}
-	var plays []*scenario.Scenario
+	var plays []func(ctx context.Context, logs io.Writer) int
 	for _, name := range names {
+		if name == mcpDemo {
+			plays = append(plays, func(ctx context.Context, logs io.Writer) int {
+				if err := mcpdemo.Play(ctx, stdout, logs != nil); err != nil {
+					fmt.Fprintf(stderr, "\n%s: %v\n", program, err)
+					return 1
+				}
+				return 0
+			})
+			continue
+		}
 		sc, err := loadScenario(name)
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: %v\n", program, err)
 			return 2
 		}
-		plays = append(plays, sc)
+		plays = append(plays, func(ctx context.Context, logs io.Writer) int { return playOne(ctx, sc, logs, stdout, stderr) })
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
@@ -106,17 +117,21 @@ func demo(args []string, verbose bool, stdout, stderr io.Writer) int {
 	if verbose {
 		logs = stderr
 	}
-	for i, sc := range plays {
+	for i, play := range plays {
 		if i > 0 {
 			fmt.Fprintln(stdout)
 		}
 		// Each scenario on a fresh repository and bot: issue numbers start at 1.
-		if code := playOne(ctx, sc, logs, stdout, stderr); code != 0 {
+		if code := play(ctx, logs); code != 0 {
 			return code
 		}
 	}
 	return 0
 }
+
+// mcpDemo names the flow in which three agents work only through countersign's
+// MCP tools (internal/mcpdemo), rather than a scenario file.
+const mcpDemo = "agents-mcp"
 
 // program names this command in its messages.
 const program = "countersign-demo"
@@ -193,6 +208,7 @@ func demoList(stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(w, "  %s\t%s\n", name, title)
 	}
+	fmt.Fprintf(w, "  %s\t%s\n", mcpDemo, "Three AI agents work through countersign's MCP tools only (countersign mcp)")
 	w.Flush()
 	return code
 }

@@ -164,3 +164,26 @@ func TestDemoDefaultReachesVerified(t *testing.T) {
 		t.Errorf("the default demo did not show the two-rejection escalation:\n%s", escalation)
 	}
 }
+
+// The agents' flow is listed and plays through countersign's MCP tools alone:
+// the builder's own approval is refused with countersign's reason, and the
+// lead's verify_goal confirms the goal.
+func TestDemoAgentsOverMCP(t *testing.T) {
+	list, _, _ := runDemo(t, "-list")
+	if !strings.Contains(list, mcpDemo) {
+		t.Errorf("-list lacks %s:\n%s", mcpDemo, list)
+	}
+	out, errOut, code := runDemo(t, mcpDemo)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	for _, want := range []string{
+		"alice → approve_task", "refused (still review): @alice built this task",
+		"bob   → verify_task", "accepted: now verified",
+		"carol → verify_goal",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the agents' flow lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -111,7 +111,7 @@ func (p *Decider) resync(ctx context.Context, d *store.Delivery, r reconcile.Res
 	if err != nil || inst == 0 {
 		return store.Commit{}, err
 	}
-	c, err := p.gh.Installation(inst)
+	c, err := p.clients(inst)
 	if err != nil {
 		return store.Commit{}, fault.Permanent(err)
 	}
@@ -238,13 +238,13 @@ func (p *Decider) onInstallation(ctx context.Context, d *store.Delivery, raw any
 		return store.Commit{}, nil
 	}
 	if len(repos) == 0 { // the payload may leave them out: ask
-		c, err := p.gh.Installation(inst)
+		c, err := p.clients(inst)
 		if err != nil {
 			return store.Commit{}, fault.Permanent(err)
 		}
 		opt := &github.ListOptions{PerPage: 100}
 		for {
-			list, resp, err := c.Apps.ListRepos(ctx, opt)
+			list, resp, err := c.ListInstallationRepos(ctx, opt)
 			if err != nil {
 				return store.Commit{}, fmt.Errorf("list the installation's repositories: %w", err)
 			}

@@ -21,8 +21,10 @@ import (
 	"github.com/countersign/countersign/app/effects"
 	"github.com/countersign/countersign/app/elect"
 	"github.com/countersign/countersign/app/gh"
+	"github.com/countersign/countersign/app/goals"
 	"github.com/countersign/countersign/app/heal"
 	"github.com/countersign/countersign/app/intake"
+	"github.com/countersign/countersign/app/lookup"
 	"github.com/countersign/countersign/app/metrics"
 	"github.com/countersign/countersign/app/pace"
 	"github.com/countersign/countersign/app/process"
@@ -113,7 +115,10 @@ func New(st Settings, s store.Store, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	exec := effects.New(s, g, clientsAs(g, func(c *gh.Client) effects.Client { return c }), log, srv.metrics, keys, st.GoalCoalesce)
-	proc := process.New(s, decide.New(s, g, clientsAs(g, func(c *gh.Client) decide.Client { return c }), keys, log, reconcile.NewMetrics(srv.metrics.Registry)), exec)
+	look := lookup.New(s, g)
+	gd := goals.New(s, g, clientsAs(g, func(c *gh.Client) goals.Client { return c }), look, keys)
+	dd := decide.New(s, g, clientsAs(g, func(c *gh.Client) decide.Client { return c }), look, gd, keys, log, reconcile.NewMetrics(srv.metrics.Registry))
+	proc := process.New(s, dd, exec)
 	srv.owner = claimOwner()
 	srv.worker = worker.New(s, proc, log, srv.metrics, srv.owner, st.MaxAttempts, st.GitHubWaitMax)
 	hm := heal.NewMetrics(srv.metrics.Registry, func() time.Time {

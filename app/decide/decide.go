@@ -51,18 +51,13 @@ type Decider struct {
 	recon   *reconcile.Metrics
 }
 
-// New is the decider reading GitHub through g and the store st; keys check
-// the records read back from GitHub.
-func New(st store.Store, g *gh.GitHub, clients func(inst int64) (Client, error), keys *seal.Keys, log *slog.Logger, recon *reconcile.Metrics) *Decider {
-	look := lookup.New(st, g)
-	goalClients := func(inst int64) (goals.Client, error) {
-		c, err := clients(inst)
-		if err != nil {
-			return nil, err
-		}
-		return c, nil
-	}
-	return &Decider{store: st, gh: g, clients: clients, look: look, goals: goals.New(st, g, goalClients, look, keys), keys: keys, log: log, recon: recon}
+// New is the decider reading the store st and GitHub: clients is each
+// installation's, g the App's own; look reads configuration and CI, goals
+// decides what is handed to goals; keys check the records read back from
+// GitHub.
+func New(st store.Store, g *gh.GitHub, clients func(inst int64) (Client, error), look *lookup.Lookup, goals *goals.Decider,
+	keys *seal.Keys, log *slog.Logger, recon *reconcile.Metrics) *Decider {
+	return &Decider{store: st, gh: g, clients: clients, look: look, goals: goals, keys: keys, log: log, recon: recon}
 }
 
 // Decide asks rules what the delivery means. It reads GitHub and the store but

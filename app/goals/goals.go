@@ -361,3 +361,23 @@ func (p *Decider) freshGoal(ctx context.Context, c Client, repo string, m, n int
 	dec.Goal.Issue = n
 	return dec.Goal, nil
 }
+
+// Carrying are the milestones of repo whose goal issue carries label by
+// its goal's record.
+func (p *Decider) Carrying(ctx context.Context, repo, label string) ([]int, error) {
+	ms, err := records.ScanNumbers(ctx, p.store, strings.TrimSuffix(records.GoalKey(repo, 0), "0"))
+	if err != nil {
+		return nil, fmt.Errorf("list goals of %s: %w", repo, err)
+	}
+	var out []int
+	for _, m := range ms {
+		g, err := records.LoadGoal(ctx, p.store, repo, m)
+		if err != nil {
+			return nil, err
+		}
+		if g != nil && gh.HasLabel(g.Labels(), label) {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}

@@ -21,6 +21,7 @@ import (
 	"github.com/countersign/countersign/app/goals"
 	"github.com/countersign/countersign/app/lookup"
 	"github.com/countersign/countersign/app/reconcile"
+	"github.com/countersign/countersign/app/records"
 	"github.com/countersign/countersign/app/seal"
 	"github.com/countersign/countersign/app/store"
 	"github.com/google/go-github/v60/github"
@@ -58,6 +59,15 @@ type Decider struct {
 func New(st store.Store, g *gh.GitHub, clients func(inst int64) (Client, error), look *lookup.Lookup, goals *goals.Decider,
 	keys *seal.Keys, log *slog.Logger, recon *reconcile.Metrics) *Decider {
 	return &Decider{store: st, gh: g, clients: clients, look: look, goals: goals, keys: keys, log: log, recon: recon}
+}
+
+// Before names the effects the decision on d presumes applied, which the
+// processor applies first (deciding writes nothing): a new repository's labels.
+func (p *Decider) Before(ctx context.Context, d *store.Delivery, log *slog.Logger) ([]records.OutboxEffect, error) {
+	if d.Event != deliveries.Resync {
+		return nil, nil
+	}
+	return p.labelsFirst(ctx, d, log)
 }
 
 // Decide asks rules what the delivery means. It reads GitHub and the store but

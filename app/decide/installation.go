@@ -56,15 +56,9 @@ func (p *Decider) decideReconcile(ctx context.Context, d *store.Delivery, log *s
 	return p.resync(ctx, d, r, log)
 }
 
-// Before names the effects the decision on d presumes already applied: a
-// resync that starts tracking a repository (r.Labels, on installation)
-// creates countersign's labels there before it compares the tasks' labels,
-// and a failure to create them fails the resync, which is retried. The
-// processor applies them before Decide, so deciding still writes nothing.
-func (p *Decider) Before(ctx context.Context, d *store.Delivery, log *slog.Logger) ([]records.OutboxEffect, error) {
-	if d.Event != deliveries.Resync {
-		return nil, nil
-	}
+// labelsFirst: a resync that starts tracking a repository (r.Labels) compares
+// only once countersign's labels exist there; failing to create them fails it.
+func (p *Decider) labelsFirst(ctx context.Context, d *store.Delivery, log *slog.Logger) ([]records.OutboxEffect, error) {
 	var r reconcile.Resync
 	if err := json.Unmarshal(d.Payload, &r); err != nil || !r.Labels || r.All ||
 		r.Repo == "" || gh.OwnerOf(r.Repo) == "" || gh.NameOf(r.Repo) == "" {

@@ -55,7 +55,7 @@ func Proofpack(ctx context.Context, st Settings, s store.Store, repo string, n i
 	if err != nil {
 		return rules.Evidence{}, fmt.Errorf("find the installation of %s: %w", repo, err)
 	}
-	c, err := g.Installation(inst.GetID())
+	c, err := g.Client(inst.GetID())
 	if err != nil {
 		return rules.Evidence{}, err
 	}

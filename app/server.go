@@ -21,8 +21,10 @@ import (
 	"github.com/countersign/countersign/app/effects"
 	"github.com/countersign/countersign/app/elect"
 	"github.com/countersign/countersign/app/gh"
+	"github.com/countersign/countersign/app/goals"
 	"github.com/countersign/countersign/app/heal"
 	"github.com/countersign/countersign/app/intake"
+	"github.com/countersign/countersign/app/lookup"
 	"github.com/countersign/countersign/app/metrics"
 	"github.com/countersign/countersign/app/pace"
 	"github.com/countersign/countersign/app/process"
@@ -98,13 +100,13 @@ func New(st Settings, s store.Store, log *slog.Logger) (*Server, error) {
 		}
 		return stats.Queued, stats.DeadLetters
 	})
-	gh, err := gh.New(st.APIURL, st.AppID, st.PrivateKey, srv.metrics)
+	g, err := gh.New(st.APIURL, st.AppID, st.PrivateKey, srv.metrics)
 	if err != nil {
 		return nil, err
 	}
-	srv.gh = gh
+	srv.gh = g
 	if st.WritesPerMinute > 0 {
-		if err := gh.PaceWrites(pace.Limits{PerMinute: st.WritesPerMinute, PerHour: st.WritesPerHour, Minute: st.PaceMinute}); err != nil {
+		if err := g.PaceWrites(pace.Limits{PerMinute: st.WritesPerMinute, PerHour: st.WritesPerHour, Minute: st.PaceMinute}); err != nil {
 			return nil, fmt.Errorf("write pacing: %w", err)
 		}
 	}
@@ -112,8 +114,11 @@ func New(st Settings, s store.Store, log *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	exec := effects.New(s, gh, log, srv.metrics, keys, st.GoalCoalesce)
-	proc := process.New(s, decide.New(s, gh, keys, log, reconcile.NewMetrics(srv.metrics.Registry)), exec)
+	exec := effects.New(s, g, clientsAs(g, func(c *gh.Client) effects.Client { return c }), log, srv.metrics, keys, st.GoalCoalesce)
+	look := lookup.New(s, g)
+	gd := goals.New(s, g, clientsAs(g, func(c *gh.Client) goals.Client { return c }), look, keys)
+	dd := decide.New(s, g, clientsAs(g, func(c *gh.Client) decide.Client { return c }), look, gd, keys, log, reconcile.NewMetrics(srv.metrics.Registry))
+	proc := process.New(s, dd, exec)
 	srv.owner = claimOwner()
 	srv.worker = worker.New(s, proc, log, srv.metrics, srv.owner, st.MaxAttempts, st.GitHubWaitMax)
 	hm := heal.NewMetrics(srv.metrics.Registry, func() time.Time {
@@ -121,7 +126,7 @@ func New(st Settings, s store.Store, log *slog.Logger) (*Server, error) {
 		defer cancel()
 		return heal.LastSuccess(ctx, s)
 	})
-	srv.healer = heal.New(s, gh.App().Apps, log.With("component", "heal"), hm, heal.Config{
+	srv.healer = heal.New(s, g.App().Apps, log.With("component", "heal"), hm, heal.Config{
 		Horizon: st.HealHorizon,
 		Lease: func(ctx context.Context) bool {
 			ok, err := s.Lease(ctx, healLease, srv.owner, elect.TTL)
@@ -250,6 +255,19 @@ func (s *Server) reconcileLoop(ctx context.Context) {
 		log.Debug("resyncs queued", "repos", n, "why", why)
 		why = "schedule"
 	})
+}
+
+// clientsAs is installation clients as a package's interface of them: the one
+// adapter (gh.Client) serves every package's.
+func clientsAs[C any](g *gh.GitHub, as func(*gh.Client) C) func(inst int64) (C, error) {
+	return func(inst int64) (C, error) {
+		c, err := g.Client(inst)
+		if err != nil {
+			var none C
+			return none, err
+		}
+		return as(c), nil
+	}
 }
 
 func claimOwner() string {

@@ -17,8 +17,15 @@ import (
 	"github.com/google/go-github/v60/github"
 )
 
+// Client is what reading countersign's writings back needs of GitHub.
+type Client interface {
+	ListIssuesByRepo(ctx context.Context, owner string, repo string, opts *github.IssueListByRepoOptions) ([]*github.Issue, *github.Response, error)
+	ListComments(ctx context.Context, owner string, repo string, number int, opts *github.IssueListCommentsOptions) ([]*github.IssueComment, *github.Response, error)
+	ListIssueEvents(ctx context.Context, owner, repo string, number int, opts *github.ListOptions) ([]*github.IssueEvent, *github.Response, error)
+}
+
 // Find looks through the issue's comments for the bot's task card.
-func Find(ctx context.Context, c *github.Client, owner, name string, n int, bot string) (*github.IssueComment, error) {
+func Find(ctx context.Context, c Client, owner, name string, n int, bot string) (*github.IssueComment, error) {
 	return FindComment(ctx, c, owner, name, n, nil, func(cm *github.IssueComment) bool {
 		return cm.GetUser().GetLogin() == bot && templates.IsCard(cm.GetBody())
 	})
@@ -26,10 +33,10 @@ func Find(ctx context.Context, c *github.Client, owner, name string, n int, bot 
 
 // FindComment returns the first comment on issue n (since a time, if given)
 // that match accepts.
-func FindComment(ctx context.Context, c *github.Client, owner, name string, n int, since *time.Time, match func(*github.IssueComment) bool) (*github.IssueComment, error) {
+func FindComment(ctx context.Context, c Client, owner, name string, n int, since *time.Time, match func(*github.IssueComment) bool) (*github.IssueComment, error) {
 	opt := &github.IssueListCommentsOptions{Since: since, ListOptions: github.ListOptions{PerPage: 100}}
 	for {
-		cs, resp, err := c.Issues.ListComments(ctx, owner, name, n, opt)
+		cs, resp, err := c.ListComments(ctx, owner, name, n, opt)
 		if err != nil {
 			return nil, fmt.Errorf("list comments: %w", err)
 		}
@@ -62,9 +69,9 @@ func Render(t *rules.Task, keys *seal.Keys) (string, error) {
 
 // MarkedGoalIssue is the issue bot opened in milestone m that carries a goal
 // marker, or nil.
-func MarkedGoalIssue(ctx context.Context, c *github.Client, owner, name string, m int, bot string) (*github.Issue, error) {
+func MarkedGoalIssue(ctx context.Context, c Client, owner, name string, m int, bot string) (*github.Issue, error) {
 	opt := &github.IssueListByRepoOptions{Milestone: strconv.Itoa(m), State: "all", Creator: bot, ListOptions: github.ListOptions{PerPage: 100}}
-	list, _, err := c.Issues.ListByRepo(ctx, owner, name, opt)
+	list, _, err := c.ListIssuesByRepo(ctx, owner, name, opt)
 	if err != nil {
 		return nil, fmt.Errorf("look for the goal issue: %w", err)
 	}
@@ -81,17 +88,17 @@ const maxEventPages = 10
 
 // BotStateLabels are the state labels bot applied to issue n, oldest first,
 // consecutive repeats removed (a revert re-applies the same label).
-func BotStateLabels(ctx context.Context, c *github.Client, owner, name string, n int, bot string) ([]rules.State, error) {
+func BotStateLabels(ctx context.Context, c Client, owner, name string, n int, bot string) ([]rules.State, error) {
 	return BotLabels(ctx, c, owner, name, n, bot, rules.StateFromLabel)
 }
 
 // BotLabels are the labels of one kind (those parse accepts) that bot
 // applied to issue n, oldest first, consecutive repeats removed.
-func BotLabels[S comparable](ctx context.Context, c *github.Client, owner, name string, n int, bot string, parse func(string) (S, bool)) ([]S, error) {
+func BotLabels[S comparable](ctx context.Context, c Client, owner, name string, n int, bot string, parse func(string) (S, bool)) ([]S, error) {
 	var out []S
 	opt := &github.ListOptions{PerPage: 100}
 	for page := 0; page < maxEventPages; page++ {
-		evs, resp, err := c.Issues.ListIssueEvents(ctx, owner, name, n, opt)
+		evs, resp, err := c.ListIssueEvents(ctx, owner, name, n, opt)
 		if err != nil {
 			return nil, fmt.Errorf("list events of #%d: %w", n, err)
 		}

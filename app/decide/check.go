@@ -47,11 +47,11 @@ func (p *Decider) decideCheck(ctx context.Context, cd deliveries.CheckPayload, d
 // and the records to write for it (itself, and its head's index). nil if it
 // is gone.
 func (p *Decider) rebuildPR(ctx context.Context, cd deliveries.CheckPayload) (*rules.PullRequest, map[string][]byte, error) {
-	c, err := p.gh.Installation(cd.Installation)
+	c, err := p.clients(cd.Installation)
 	if err != nil {
 		return nil, nil, fault.Permanent(err)
 	}
-	gpr, _, err := c.PullRequests.Get(ctx, gh.OwnerOf(cd.Repo), gh.NameOf(cd.Repo), cd.Number)
+	gpr, _, err := c.GetPullRequest(ctx, gh.OwnerOf(cd.Repo), gh.NameOf(cd.Repo), cd.Number)
 	if fault.IsStatus(err, 404) || fault.IsStatus(err, 410) {
 		return nil, nil, nil
 	}

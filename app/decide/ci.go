@@ -97,7 +97,7 @@ func (p *Decider) decideCI(ctx context.Context, cd deliveries.CIPayload, d *stor
 	if err != nil || pr == nil || !pr.Open || pr.Head != cd.Head {
 		return store.Commit{}, err // an old head's result, or a pull request countersign does not follow
 	}
-	c, err := p.gh.Installation(cd.Installation)
+	c, err := p.clients(cd.Installation)
 	if err != nil {
 		return store.Commit{}, fault.Permanent(err)
 	}

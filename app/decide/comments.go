@@ -39,7 +39,7 @@ func (p *Decider) onComment(ctx context.Context, d *store.Delivery, e *github.Is
 		ev.Issue = issueFacts(repo, issue)
 		return p.decideTask(ctx, inst, d, ev, log)
 	}
-	c, err := p.gh.Installation(inst)
+	c, err := p.clients(inst)
 	if err != nil {
 		return store.Commit{}, fault.Permanent(err)
 	}
@@ -50,7 +50,7 @@ func (p *Decider) onComment(ctx context.Context, d *store.Delivery, e *github.Is
 	cur := old
 	var gate linkGate
 	if cur == nil { // a pull request from before countersign: read it
-		pr, _, err := c.PullRequests.Get(ctx, gh.OwnerOf(repo), gh.NameOf(repo), issue.GetNumber())
+		pr, _, err := c.GetPullRequest(ctx, gh.OwnerOf(repo), gh.NameOf(repo), issue.GetNumber())
 		if err != nil {
 			return store.Commit{}, fmt.Errorf("read pull request #%d: %w", issue.GetNumber(), err)
 		}

@@ -26,7 +26,7 @@ func (p *Decider) onPush(ctx context.Context, d *store.Delivery, e *github.PushE
 	if inst == 0 || repo == "" || e.GetRef() != "refs/heads/"+e.GetRepo().GetDefaultBranch() || e.GetDeleted() || !touchesConfig(e) {
 		return store.Commit{}, nil
 	}
-	c, err := p.gh.Installation(inst)
+	c, err := p.clients(inst)
 	if err != nil {
 		return store.Commit{}, fault.Permanent(err)
 	}
@@ -66,7 +66,7 @@ func touchesConfig(e *github.PushEvent) bool {
 // countersign/config check run on its head says whether the file it would
 // merge is valid, before anyone merges it. The changed files are those read
 // for the task's contract when they are of this head, else read once.
-func (p *Decider) pullConfigCheck(ctx context.Context, c *github.Client, old, cur *rules.PullRequest, log *slog.Logger) (*rules.Effect, error) {
+func (p *Decider) pullConfigCheck(ctx context.Context, c Client, old, cur *rules.PullRequest, log *slog.Logger) (*rules.Effect, error) {
 	if !cur.Open || cur.Head == "" || (old != nil && old.Head == cur.Head) {
 		return nil, nil
 	}
@@ -81,7 +81,7 @@ func (p *Decider) pullConfigCheck(ctx context.Context, c *github.Client, old, cu
 		return nil, nil
 	}
 	e := &rules.Effect{Kind: rules.EffectConfigCheck, Repo: cur.Repo, Number: cur.Number, SHA: cur.Head}
-	file, _, _, err := c.Repositories.GetContents(ctx, gh.OwnerOf(cur.Repo), gh.NameOf(cur.Repo), rules.ConfigPath,
+	file, _, _, err := c.GetContents(ctx, gh.OwnerOf(cur.Repo), gh.NameOf(cur.Repo), rules.ConfigPath,
 		&github.RepositoryContentGetOptions{Ref: cur.Head})
 	switch {
 	case fault.IsStatus(err, http.StatusNotFound):

@@ -21,28 +21,53 @@ import (
 	"github.com/countersign/countersign/app/goals"
 	"github.com/countersign/countersign/app/lookup"
 	"github.com/countersign/countersign/app/reconcile"
+	"github.com/countersign/countersign/app/records"
 	"github.com/countersign/countersign/app/seal"
 	"github.com/countersign/countersign/app/store"
 	"github.com/google/go-github/v60/github"
 )
 
+// Client is what deciding reads of GitHub, for one installation: what the
+// packages it reads through need (goals, people, card, lookup, reconcile),
+// and the few calls of its own.
+type Client interface {
+	goals.Client
+	reconcile.Client
+	GetIssue(ctx context.Context, owner string, repo string, number int) (*github.Issue, *github.Response, error)
+	GetPullRequest(ctx context.Context, owner string, repo string, number int) (*github.PullRequest, *github.Response, error)
+	ListPullRequestCommits(ctx context.Context, owner string, repo string, number int, opts *github.ListOptions) ([]*github.RepositoryCommit, *github.Response, error)
+	ListInstallationRepos(ctx context.Context, opts *github.ListOptions) (*github.ListRepositories, *github.Response, error)
+}
+
 // Decider turns a delivery into facts, asks rules what it means, and returns
 // the commit that records the decision and its effects.
 type Decider struct {
-	store store.Store
-	gh    *gh.GitHub
-	look  *lookup.Lookup
-	goals *goals.Decider
-	keys  *seal.Keys // checks the records read back from GitHub
-	log   *slog.Logger
-	recon *reconcile.Metrics
+	store   store.Store
+	gh      *gh.GitHub
+	clients func(inst int64) (Client, error) // installation inst's GitHub
+	look    *lookup.Lookup
+	goals   *goals.Decider
+	keys    *seal.Keys // checks the records read back from GitHub
+	log     *slog.Logger
+	recon   *reconcile.Metrics
 }
 
-// New is the decider reading GitHub through g and the store st; keys check
-// the records read back from GitHub.
-func New(st store.Store, g *gh.GitHub, keys *seal.Keys, log *slog.Logger, recon *reconcile.Metrics) *Decider {
-	look := lookup.New(st, g)
-	return &Decider{store: st, gh: g, look: look, goals: goals.New(st, g, look, keys), keys: keys, log: log, recon: recon}
+// New is the decider reading the store st and GitHub: clients is each
+// installation's, g the App's own; look reads configuration and CI, goals
+// decides what is handed to goals; keys check the records read back from
+// GitHub.
+func New(st store.Store, g *gh.GitHub, clients func(inst int64) (Client, error), look *lookup.Lookup, goals *goals.Decider,
+	keys *seal.Keys, log *slog.Logger, recon *reconcile.Metrics) *Decider {
+	return &Decider{store: st, gh: g, clients: clients, look: look, goals: goals, keys: keys, log: log, recon: recon}
+}
+
+// Before names the effects the decision on d presumes applied, which the
+// processor applies first (deciding writes nothing): a new repository's labels.
+func (p *Decider) Before(ctx context.Context, d *store.Delivery, log *slog.Logger) ([]records.OutboxEffect, error) {
+	if d.Event != deliveries.Resync {
+		return nil, nil
+	}
+	return p.labelsFirst(ctx, d, log)
 }
 
 // Decide asks rules what the delivery means. It reads GitHub and the store but

@@ -56,15 +56,9 @@ func (p *Decider) decideReconcile(ctx context.Context, d *store.Delivery, log *s
 	return p.resync(ctx, d, r, log)
 }
 
-// Before names the effects the decision on d presumes already applied: a
-// resync that starts tracking a repository (r.Labels, on installation)
-// creates countersign's labels there before it compares the tasks' labels,
-// and a failure to create them fails the resync, which is retried. The
-// processor applies them before Decide, so deciding still writes nothing.
-func (p *Decider) Before(ctx context.Context, d *store.Delivery, log *slog.Logger) ([]records.OutboxEffect, error) {
-	if d.Event != deliveries.Resync {
-		return nil, nil
-	}
+// labelsFirst: a resync that starts tracking a repository (r.Labels) compares
+// only once countersign's labels exist there; failing to create them fails it.
+func (p *Decider) labelsFirst(ctx context.Context, d *store.Delivery, log *slog.Logger) ([]records.OutboxEffect, error) {
 	var r reconcile.Resync
 	if err := json.Unmarshal(d.Payload, &r); err != nil || !r.Labels || r.All ||
 		r.Repo == "" || gh.OwnerOf(r.Repo) == "" || gh.NameOf(r.Repo) == "" {
@@ -111,7 +105,7 @@ func (p *Decider) resync(ctx context.Context, d *store.Delivery, r reconcile.Res
 	if err != nil || inst == 0 {
 		return store.Commit{}, err
 	}
-	c, err := p.gh.Installation(inst)
+	c, err := p.clients(inst)
 	if err != nil {
 		return store.Commit{}, fault.Permanent(err)
 	}
@@ -238,13 +232,13 @@ func (p *Decider) onInstallation(ctx context.Context, d *store.Delivery, raw any
 		return store.Commit{}, nil
 	}
 	if len(repos) == 0 { // the payload may leave them out: ask
-		c, err := p.gh.Installation(inst)
+		c, err := p.clients(inst)
 		if err != nil {
 			return store.Commit{}, fault.Permanent(err)
 		}
 		opt := &github.ListOptions{PerPage: 100}
 		for {
-			list, resp, err := c.Apps.ListRepos(ctx, opt)
+			list, resp, err := c.ListInstallationRepos(ctx, opt)
 			if err != nil {
 				return store.Commit{}, fmt.Errorf("list the installation's repositories: %w", err)
 			}

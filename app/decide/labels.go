@@ -90,7 +90,7 @@ func (p *Decider) onLabel(ctx context.Context, d *store.Delivery, log *slog.Logg
 		w.Enqueue = append(w.Enqueue, reconcile.NewRepair(reconcile.Repair{Installation: inst, Repo: repo, Number: n, Why: why, Strip: strip},
 			fmt.Sprintf("%s/repair/%d", d.ID, n), time.Now()))
 	}
-	carrying, err := p.goalsCarrying(ctx, repo, lostLabel)
+	carrying, err := p.goals.Carrying(ctx, repo, lostLabel)
 	if err != nil {
 		return store.Commit{}, err
 	}
@@ -99,26 +99,6 @@ func (p *Decider) onLabel(ctx context.Context, d *store.Delivery, log *slog.Logg
 			Actor: e.Sender.GetLogin(), ActorID: e.Sender.GetID(), At: deliveries.EventTime(time.Time{}, d), Label: strings.ToLower(lostLabel)}, i))
 	}
 	return w, nil
-}
-
-// goalsCarrying are the milestones of repo whose goal issue carries label by
-// its goal's record.
-func (p *Decider) goalsCarrying(ctx context.Context, repo, label string) ([]int, error) {
-	ms, err := records.ScanNumbers(ctx, p.store, strings.TrimSuffix(records.GoalKey(repo, 0), "0"))
-	if err != nil {
-		return nil, fmt.Errorf("list goals of %s: %w", repo, err)
-	}
-	var out []int
-	for _, m := range ms {
-		g, err := records.LoadGoal(ctx, p.store, repo, m)
-		if err != nil {
-			return nil, err
-		}
-		if g != nil && gh.HasLabel(g.Labels(), label) {
-			out = append(out, m)
-		}
-	}
-	return out, nil
 }
 
 // tasksCarrying are the tracked tasks of repo whose records say they carry

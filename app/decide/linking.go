@@ -14,7 +14,6 @@ import (
 	"github.com/countersign/countersign/app/records"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
-	"github.com/google/go-github/v60/github"
 )
 
 // Who can link work (DESIGN §2): a pull request links to the tasks it closes
@@ -44,7 +43,7 @@ type linkGate struct {
 // The reply is posted once: when the pull request first names too many
 // tasks, or an outsider's link to a task is first refused. recheck asks
 // GitHub again whether the author may build here.
-func (p *Decider) gateLinks(ctx context.Context, c *github.Client, repo string, old, cur *rules.PullRequest, recheck bool, log *slog.Logger) (g linkGate, err error) {
+func (p *Decider) gateLinks(ctx context.Context, c Client, repo string, old, cur *rules.PullRequest, recheck bool, log *slog.Logger) (g linkGate, err error) {
 	var oldRefused []int
 	if old != nil {
 		oldRefused = old.Refused
@@ -196,7 +195,7 @@ func (p *Decider) decideRegate(ctx context.Context, rd deliveries.RegatePayload,
 	if err != nil || old == nil || !old.Open || old.TooMany > 0 {
 		return store.Commit{}, err
 	}
-	c, err := p.gh.Installation(rd.Installation)
+	c, err := p.clients(rd.Installation)
 	if err != nil {
 		return store.Commit{}, fault.Permanent(err)
 	}

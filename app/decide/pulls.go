@@ -58,7 +58,7 @@ func (p *Decider) onPull(ctx context.Context, d *store.Delivery, e *github.PullR
 // pullEvent records pull request pr as its event shows it and fans ev out to
 // the tasks it closes.
 func (p *Decider) pullEvent(ctx context.Context, inst int64, repo string, d *store.Delivery, pr *github.PullRequest, ev rules.Event, log *slog.Logger) (store.Commit, error) {
-	c, err := p.gh.Installation(inst)
+	c, err := p.clients(inst)
 	if err != nil {
 		return store.Commit{}, fault.Permanent(err)
 	}
@@ -105,7 +105,7 @@ func (p *Decider) pullEvent(ctx context.Context, inst int64, repo string, d *sto
 // pullRecord is the record of pull request pr as the webhook shows it. Its
 // committers, changed files and CI results are read from GitHub when it closes
 // a task and its head moved; later CI results come as their own webhooks.
-func (p *Decider) pullRecord(ctx context.Context, c *github.Client, inst int64, repo string, pr *github.PullRequest, old *rules.PullRequest) (*rules.PullRequest, error) {
+func (p *Decider) pullRecord(ctx context.Context, c Client, inst int64, repo string, pr *github.PullRequest, old *rules.PullRequest) (*rules.PullRequest, error) {
 	cur := &rules.PullRequest{Repo: repo, Links: rules.ClosingRefs(pr.GetBody(), repo), PRFacts: rules.PRFacts{
 		Number: pr.GetNumber(), Author: gh.User(pr.GetUser()), Head: pr.GetHead().GetSHA(), Assignees: gh.Users(pr.Assignees),
 		Draft: pr.GetDraft(), Open: pr.GetState() == "open", Merged: pr.GetMerged() || pr.MergedAt != nil, // reviews' copies carry merged_at only
@@ -145,7 +145,7 @@ const maxCommitPages = 3
 // query per 100 commits). An email GitHub matches to no account names no one:
 // nothing is guessed from a trailer's text. web-flow, GitHub's own committer
 // of web edits and merges, builds nothing.
-func (p *Decider) committers(ctx context.Context, c *github.Client, inst int64, repo string, n int) ([]rules.Member, error) {
+func (p *Decider) committers(ctx context.Context, c Client, inst int64, repo string, n int) ([]rules.Member, error) {
 	var out []rules.Member
 	add := func(u rules.User, as string) {
 		if !u.IsZero() && !slices.ContainsFunc(out, func(m rules.Member) bool { return m.Is(u) }) {
@@ -154,7 +154,7 @@ func (p *Decider) committers(ctx context.Context, c *github.Client, inst int64, 
 	}
 	opt := &github.ListOptions{PerPage: 100}
 	for page := 0; page < maxCommitPages; page++ {
-		commits, resp, err := c.PullRequests.ListCommits(ctx, gh.OwnerOf(repo), gh.NameOf(repo), n, opt)
+		commits, resp, err := c.ListPullRequestCommits(ctx, gh.OwnerOf(repo), gh.NameOf(repo), n, opt)
 		if err != nil {
 			return nil, fmt.Errorf("list commits of #%d: %w", n, err)
 		}

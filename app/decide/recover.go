@@ -14,7 +14,6 @@ import (
 	"github.com/countersign/countersign/app/records"
 	"github.com/countersign/countersign/rules"
 	"github.com/countersign/countersign/templates"
-	"github.com/google/go-github/v60/github"
 )
 
 // This file rebuilds what a lost store held from GitHub (DESIGN §8, invariant
@@ -27,7 +26,7 @@ import (
 // recoverTask rebuilds the record of the task issue is, lost with the store.
 // rebuilt says the record was not trusted and was rebuilt conservatively: the
 // caller must then write it, and its labels and card, whatever the event.
-func (p *Decider) recoverTask(ctx context.Context, c *github.Client, issue rules.IssueFacts, log *slog.Logger) (*rules.Task, bool, error) {
+func (p *Decider) recoverTask(ctx context.Context, c Client, issue rules.IssueFacts, log *slog.Logger) (*rules.Task, bool, error) {
 	repo, n := issue.Repo, issue.Number
 	owner, name := gh.OwnerOf(repo), gh.NameOf(repo)
 	bot, err := p.gh.BotLogin(ctx)

@@ -17,13 +17,12 @@ import (
 	"github.com/countersign/countersign/app/records"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
-	"github.com/google/go-github/v60/github"
 )
 
 // decideTask decides ev for its task, looking up the facts the event needs.
 func (p *Decider) decideTask(ctx context.Context, inst int64, d *store.Delivery, ev rules.Event, log *slog.Logger) (store.Commit, error) {
 	repo, n := ev.Issue.Repo, ev.Issue.Number
-	c, err := p.gh.Installation(inst)
+	c, err := p.clients(inst)
 	if err != nil {
 		return store.Commit{}, fault.Permanent(err)
 	}
@@ -52,7 +51,7 @@ func (p *Decider) decideTask(ctx context.Context, inst int64, d *store.Delivery,
 			}
 		}
 	}
-	facts, err := p.facts(ctx, people.New(c, repo, cfg), task, ev)
+	facts, err := p.facts(ctx, c, people.New(c, repo, cfg), task, ev)
 	if err != nil {
 		return store.Commit{}, err
 	}
@@ -89,10 +88,10 @@ func (p *Decider) decideTask(ctx context.Context, inst int64, d *store.Delivery,
 // actor's standing for commands, reviews and closes; the team size for
 // /verify; the leads for /reject and for a pull request's event that may fail
 // an attempt (either may escalate); the pilots of agents involved.
-func (p *Decider) facts(ctx context.Context, dir *people.Directory, task *rules.Task, ev rules.Event) (rules.Facts, error) {
+func (p *Decider) facts(ctx context.Context, c Client, dir *people.Directory, task *rules.Task, ev rules.Event) (rules.Facts, error) {
 	var f rules.Facts
 	var err error
-	if f.Pilots, err = p.pilots(ctx, dir, task, ev); err != nil {
+	if f.Pilots, err = p.pilots(ctx, c, dir, task, ev); err != nil {
 		return f, err
 	}
 	if f.Leads == nil && mayEscalateByFailure(dir.Config(), task, ev) {
@@ -151,7 +150,7 @@ func (p *Decider) facts(ctx context.Context, dir *people.Directory, task *rules.
 // may call on to accounts with ids, so that a pilot who renames stays the
 // pilot. Only an event that involves a configured agent's account asks; the
 // answers are cached for the process (GET /users/{login}).
-func (p *Decider) pilots(ctx context.Context, dir *people.Directory, task *rules.Task, ev rules.Event) (map[string]rules.User, error) {
+func (p *Decider) pilots(ctx context.Context, c Client, dir *people.Directory, task *rules.Task, ev rules.Event) (map[string]rules.User, error) {
 	if len(dir.Config().Agents) == 0 {
 		return nil, nil
 	}
@@ -181,7 +180,7 @@ func (p *Decider) pilots(ctx context.Context, dir *people.Directory, task *rules
 			out[key] = rules.User{ID: pin, Login: pilot} // the account agents: named, whatever holds the login now
 			continue
 		}
-		acc, err := p.gh.Account(ctx, dir.Client(), pilot)
+		acc, err := p.gh.Account(ctx, c, pilot)
 		if err != nil {
 			return nil, err
 		}
@@ -204,10 +203,10 @@ func mayEscalateByFailure(cfg rules.Config, task *rules.Task, ev rules.Event) bo
 // the record, signed) and GitHub's history (see recoverTask). An event fanned
 // out from a pull request knows only the issue's number: the issue is read,
 // and a pull request or a missing issue is skipped.
-func (p *Decider) untracked(ctx context.Context, c *github.Client, ev *rules.Event, log *slog.Logger) (*rules.Task, bool, error) {
+func (p *Decider) untracked(ctx context.Context, c Client, ev *rules.Event, log *slog.Logger) (*rules.Task, bool, error) {
 	owner, name, n := gh.OwnerOf(ev.Issue.Repo), gh.NameOf(ev.Issue.Repo), ev.Issue.Number
 	if ev.Issue.Title == "" && ev.Issue.Author.IsZero() {
-		is, _, err := c.Issues.Get(ctx, owner, name, n)
+		is, _, err := c.GetIssue(ctx, owner, name, n)
 		if fault.IsStatus(err, 404) || fault.IsStatus(err, 410) {
 			return nil, false, nil
 		}

@@ -17,7 +17,7 @@ import (
 )
 
 // syncCard makes the task card show the task's current record.
-func (x *Executor) syncCard(ctx context.Context, c *github.Client, owner, name string, e rules.Effect) error {
+func (x *Executor) syncCard(ctx context.Context, c Client, owner, name string, e rules.Effect) error {
 	task, err := records.LoadTask(ctx, x.store, e.Repo, e.Number)
 	if err != nil || task == nil {
 		return err // no record: nothing to show
@@ -53,7 +53,7 @@ func (x *Executor) syncCard(ctx context.Context, c *github.Client, owner, name s
 			return nil
 		}
 		if err == nil { // known, and its text changes: edit it without reading it
-			edited, _, err := c.Issues.EditComment(ctx, owner, name, id, &github.IssueComment{Body: github.String(body)})
+			edited, _, err := c.EditComment(ctx, owner, name, id, &github.IssueComment{Body: github.String(body)})
 			switch {
 			case err == nil:
 				return x.cardWritten(ctx, e, edited, id, digestKey, digest)
@@ -66,7 +66,7 @@ func (x *Executor) syncCard(ctx context.Context, c *github.Client, owner, name s
 
 	var current *github.IssueComment
 	if id != 0 {
-		current, _, err = c.Issues.GetComment(ctx, owner, name, id)
+		current, _, err = c.GetComment(ctx, owner, name, id)
 		if fault.IsStatus(err, http.StatusNotFound) {
 			current, err = nil, nil // deleted: find or post another
 		} else if err != nil {
@@ -80,12 +80,12 @@ func (x *Executor) syncCard(ctx context.Context, c *github.Client, owner, name s
 	}
 	switch {
 	case current == nil:
-		current, _, err = c.Issues.CreateComment(ctx, owner, name, e.Number, &github.IssueComment{Body: github.String(body)})
+		current, _, err = c.CreateComment(ctx, owner, name, e.Number, &github.IssueComment{Body: github.String(body)})
 		if err != nil {
 			return fmt.Errorf("post card: %w", err)
 		}
 	case current.GetBody() != body:
-		if _, _, err = c.Issues.EditComment(ctx, owner, name, current.GetID(), &github.IssueComment{Body: github.String(body)}); err != nil {
+		if _, _, err = c.EditComment(ctx, owner, name, current.GetID(), &github.IssueComment{Body: github.String(body)}); err != nil {
 			return fmt.Errorf("edit card: %w", err)
 		}
 	}

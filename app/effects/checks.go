@@ -17,7 +17,7 @@ import (
 )
 
 // verificationCheck makes the countersign/verification check run on e.SHA say e.Check.
-func (x *Executor) verificationCheck(ctx context.Context, c *github.Client, owner, name string, e rules.Effect, leftover bool) error {
+func (x *Executor) verificationCheck(ctx context.Context, c Client, owner, name string, e rules.Effect, leftover bool) error {
 	if e.Check == nil || e.SHA == "" {
 		return fault.Permanent(fmt.Errorf("check effect without a check"))
 	}
@@ -61,7 +61,7 @@ func (x *Executor) verificationCheck(ctx context.Context, c *github.Client, owne
 const ConfigCheckName = "countersign/config"
 
 // configCheck reports the configuration pushed in e.SHA.
-func (x *Executor) configCheck(ctx context.Context, c *github.Client, owner, name string, e rules.Effect, leftover bool) error {
+func (x *Executor) configCheck(ctx context.Context, c Client, owner, name string, e rules.Effect, leftover bool) error {
 	out := &github.CheckRunOutput{Title: github.String(rules.ConfigPath + " is valid"),
 		Summary: github.String("countersign uses this configuration from now on.")}
 	if e.Number > 0 {
@@ -108,7 +108,7 @@ type checkRunRecord struct {
 // (it may have made one before a crash): a run countersign makes is
 // remembered before its effect is done with, so only a lost store or a crash
 // can leave one unremembered.
-func (x *Executor) upsertCheck(ctx context.Context, c *github.Client, owner, name, checkName, sha, status, conclusion, details string, out *github.CheckRunOutput, leftover bool) error {
+func (x *Executor) upsertCheck(ctx context.Context, c Client, owner, name, checkName, sha, status, conclusion, details string, out *github.CheckRunOutput, leftover bool) error {
 	idKey := "checkrun/" + owner + "/" + name + "/" + checkName + "@" + sha
 	digest := fmt.Sprintf("%x", sha256.Sum256([]byte(status+"\x00"+conclusion+"\x00"+details+"\x00"+out.GetTitle()+"\x00"+out.GetSummary()+"\x00"+out.GetText())))
 	var rec checkRunRecord
@@ -129,7 +129,7 @@ func (x *Executor) upsertCheck(ctx context.Context, c *github.Client, owner, nam
 		}
 	}
 	if rec.ID == 0 && look {
-		runs, _, err := c.Checks.ListCheckRunsForRef(ctx, owner, name, sha, &github.ListCheckRunsOptions{
+		runs, _, err := c.ListCheckRunsForRef(ctx, owner, name, sha, &github.ListCheckRunsOptions{
 			CheckName: github.String(checkName), AppID: github.Int64(x.gh.AppID()), ListOptions: github.ListOptions{PerPage: 100}})
 		if err != nil {
 			return fmt.Errorf("list check runs: %w", err)
@@ -147,7 +147,7 @@ func (x *Executor) upsertCheck(ctx context.Context, c *github.Client, owner, nam
 	}
 	written := false
 	if rec.ID != 0 && !rec.Completed {
-		_, _, err := c.Checks.UpdateCheckRun(ctx, owner, name, rec.ID, github.UpdateCheckRunOptions{
+		_, _, err := c.UpdateCheckRun(ctx, owner, name, rec.ID, github.UpdateCheckRunOptions{
 			Name: checkName, Status: github.String(status), Conclusion: conc, Output: out, DetailsURL: optional(details)})
 		switch {
 		case err == nil:
@@ -157,7 +157,7 @@ func (x *Executor) upsertCheck(ctx context.Context, c *github.Client, owner, nam
 		}
 	}
 	if !written {
-		run, _, err := c.Checks.CreateCheckRun(ctx, owner, name, github.CreateCheckRunOptions{
+		run, _, err := c.CreateCheckRun(ctx, owner, name, github.CreateCheckRunOptions{
 			Name: checkName, HeadSHA: sha, Status: github.String(status), Conclusion: conc, Output: out, DetailsURL: optional(details)})
 		if err != nil {
 			return fmt.Errorf("create check run: %w", err)

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/countersign/countersign/app/card"
 	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/gh"
 	"github.com/countersign/countersign/app/metrics"
@@ -21,6 +22,28 @@ import (
 	"github.com/google/go-github/v60/github"
 )
 
+// Client is what applying effects reads and writes on GitHub, for one
+// installation.
+type Client interface {
+	card.Client
+	GetIssue(ctx context.Context, owner string, repo string, number int) (*github.Issue, *github.Response, error)
+	CreateIssue(ctx context.Context, owner string, repo string, issue *github.IssueRequest) (*github.Issue, *github.Response, error)
+	EditIssue(ctx context.Context, owner string, repo string, number int, issue *github.IssueRequest) (*github.Issue, *github.Response, error)
+	AddAssignees(ctx context.Context, owner, repo string, number int, assignees []string) (*github.Issue, *github.Response, error)
+	ListLabelsByIssue(ctx context.Context, owner string, repo string, number int, opts *github.ListOptions) ([]*github.Label, *github.Response, error)
+	AddLabelsToIssue(ctx context.Context, owner string, repo string, number int, labels []string) ([]*github.Label, *github.Response, error)
+	RemoveLabelForIssue(ctx context.Context, owner string, repo string, number int, label string) (*github.Response, error)
+	CreateLabel(ctx context.Context, owner string, repo string, label *github.Label) (*github.Label, *github.Response, error)
+	EditLabel(ctx context.Context, owner string, repo string, name string, label *github.Label) (*github.Label, *github.Response, error)
+	GetComment(ctx context.Context, owner string, repo string, commentID int64) (*github.IssueComment, *github.Response, error)
+	CreateComment(ctx context.Context, owner string, repo string, number int, comment *github.IssueComment) (*github.IssueComment, *github.Response, error)
+	EditComment(ctx context.Context, owner string, repo string, commentID int64, comment *github.IssueComment) (*github.IssueComment, *github.Response, error)
+	EditMilestone(ctx context.Context, owner string, repo string, number int, milestone *github.Milestone) (*github.Milestone, *github.Response, error)
+	ListCheckRunsForRef(ctx context.Context, owner, repo, ref string, opts *github.ListCheckRunsOptions) (*github.ListCheckRunsResults, *github.Response, error)
+	CreateCheckRun(ctx context.Context, owner, repo string, opts github.CreateCheckRunOptions) (*github.CheckRun, *github.Response, error)
+	UpdateCheckRun(ctx context.Context, owner, repo string, checkRunID int64, opts github.UpdateCheckRunOptions) (*github.CheckRun, *github.Response, error)
+}
+
 // Executor applies effects to GitHub. Each application looks before it writes,
 // so applying an effect again (after a crash or a retry) changes nothing more:
 // labels are set to what they must be, never toggled; the card is found by its
@@ -28,6 +51,7 @@ import (
 type Executor struct {
 	store   store.Store
 	gh      *gh.GitHub
+	clients func(inst int64) (Client, error) // installation inst's GitHub
 	log     *slog.Logger
 	metrics *metrics.Metrics
 	keys    *seal.Keys // signs the records kept on GitHub
@@ -42,8 +66,8 @@ type Executor struct {
 // New is the executor writing to GitHub through g, keeping what it knows in
 // st; keys sign the records kept on GitHub; coalesce is the window within which
 // a goal's dashboard edits are coalesced into one (0: each is written at once).
-func New(st store.Store, g *gh.GitHub, log *slog.Logger, m *metrics.Metrics, keys *seal.Keys, coalesce time.Duration) *Executor {
-	return &Executor{store: st, gh: g, log: log, metrics: m, keys: keys, coalesce: coalesce}
+func New(st store.Store, g *gh.GitHub, clients func(inst int64) (Client, error), log *slog.Logger, m *metrics.Metrics, keys *seal.Keys, coalesce time.Duration) *Executor {
+	return &Executor{store: st, gh: g, clients: clients, log: log, metrics: m, keys: keys, coalesce: coalesce}
 }
 
 // Apply applies one outbox effect. leftover says it may have been applied
@@ -66,7 +90,7 @@ func (x *Executor) Prepare(ctx context.Context, oe records.OutboxEffect) error {
 }
 
 func (x *Executor) apply(ctx context.Context, oe records.OutboxEffect, leftover bool) error {
-	c, err := x.gh.Installation(oe.Installation)
+	c, err := x.clients(oe.Installation)
 	if err != nil {
 		return fault.Permanent(err)
 	}
@@ -84,9 +108,9 @@ func (x *Executor) apply(ctx context.Context, oe records.OutboxEffect, leftover 
 	case rules.EffectNotice:
 		applyErr = x.notice(ctx, c, owner, name, oe, leftover)
 	case rules.EffectReopen:
-		_, _, applyErr = c.Issues.Edit(ctx, owner, name, e.Number, &github.IssueRequest{State: github.String("open")})
+		_, _, applyErr = c.EditIssue(ctx, owner, name, e.Number, &github.IssueRequest{State: github.String("open")})
 	case rules.EffectAssign:
-		_, _, applyErr = c.Issues.AddAssignees(ctx, owner, name, e.Number, e.Users)
+		_, _, applyErr = c.AddAssignees(ctx, owner, name, e.Number, e.Users)
 	case rules.EffectCheck:
 		applyErr = x.verificationCheck(ctx, c, owner, name, e, leftover)
 	case rules.EffectConfigCheck:

@@ -20,7 +20,7 @@ import (
 
 // goalIssueEffect makes the goal issue of milestone e.Number exist and show
 // the goal as it is now (DESIGN §4): its dashboard, its labels, open or closed.
-func (x *Executor) goalIssueEffect(ctx context.Context, c *github.Client, owner, name string, inst int64, e rules.Effect) error {
+func (x *Executor) goalIssueEffect(ctx context.Context, c Client, owner, name string, inst int64, e rules.Effect) error {
 	g, err := records.LoadGoal(ctx, x.store, e.Repo, e.Number)
 	if err != nil || g == nil {
 		return err
@@ -75,7 +75,7 @@ func (x *Executor) goalIssueEffect(ctx context.Context, c *github.Client, owner,
 			if text.State != state {
 				req.State = github.String(state)
 			}
-			_, _, err := c.Issues.Edit(ctx, owner, name, known, req)
+			_, _, err := c.EditIssue(ctx, owner, name, known, req)
 			switch {
 			case err == nil:
 				if err := x.goalIssueWritten(ctx, e, known, digest, state); err != nil {
@@ -98,13 +98,13 @@ func (x *Executor) goalIssueEffect(ctx context.Context, c *github.Client, owner,
 		return err
 	}
 	if is == nil {
-		is, _, err = c.Issues.Create(ctx, owner, name, &github.IssueRequest{Title: github.String(g.IssueTitle()), Body: github.String(body),
+		is, _, err = c.CreateIssue(ctx, owner, name, &github.IssueRequest{Title: github.String(g.IssueTitle()), Body: github.String(body),
 			Milestone: github.Int(g.Milestone)})
 		if err != nil {
 			return fmt.Errorf("create the goal issue: %w", err)
 		}
 	} else if is.GetBody() != body || is.GetTitle() != g.IssueTitle() {
-		if _, _, err := c.Issues.Edit(ctx, owner, name, is.GetNumber(), &github.IssueRequest{Title: github.String(g.IssueTitle()), Body: github.String(body)}); err != nil {
+		if _, _, err := c.EditIssue(ctx, owner, name, is.GetNumber(), &github.IssueRequest{Title: github.String(g.IssueTitle()), Body: github.String(body)}); err != nil {
 			return fmt.Errorf("edit the goal issue: %w", err)
 		}
 	}
@@ -119,7 +119,7 @@ func (x *Executor) goalIssueEffect(ctx context.Context, c *github.Client, owner,
 		return err
 	}
 	if is.GetState() != state {
-		if _, _, err := c.Issues.Edit(ctx, owner, name, n, &github.IssueRequest{State: github.String(state)}); err != nil {
+		if _, _, err := c.EditIssue(ctx, owner, name, n, &github.IssueRequest{State: github.String(state)}); err != nil {
 			return fmt.Errorf("%s the goal issue: %w", strings.TrimSuffix(state, "d")+"e", err)
 		}
 	}
@@ -142,7 +142,7 @@ func (x *Executor) goalIssueWritten(ctx context.Context, e rules.Effect, n int, 
 
 // findGoalIssue finds the goal issue: the record's, else the one the bot
 // opened in the milestone with the goal's marker (a lost store). nil if none.
-func (x *Executor) findGoalIssue(ctx context.Context, c *github.Client, owner, name string, g *rules.Goal) (*github.Issue, error) {
+func (x *Executor) findGoalIssue(ctx context.Context, c Client, owner, name string, g *rules.Goal) (*github.Issue, error) {
 	n := g.Issue
 	if n == 0 {
 		var known int
@@ -152,7 +152,7 @@ func (x *Executor) findGoalIssue(ctx context.Context, c *github.Client, owner, n
 		n = known
 	}
 	if n != 0 {
-		is, _, err := c.Issues.Get(ctx, owner, name, n)
+		is, _, err := c.GetIssue(ctx, owner, name, n)
 		switch {
 		case err == nil:
 			return is, nil
@@ -168,7 +168,7 @@ func (x *Executor) findGoalIssue(ctx context.Context, c *github.Client, owner, n
 }
 
 // goalNotice posts a notice on the goal issue of milestone e.Number.
-func (x *Executor) goalNotice(ctx context.Context, c *github.Client, owner, name string, oe records.OutboxEffect, leftover bool) error {
+func (x *Executor) goalNotice(ctx context.Context, c Client, owner, name string, oe records.OutboxEffect, leftover bool) error {
 	var n int
 	ok, err := records.Load(ctx, x.store, "goal-issue-of/"+rules.GoalKey(oe.Effect.Repo, oe.Effect.Number), &n)
 	if err != nil {
@@ -185,12 +185,12 @@ func (x *Executor) goalNotice(ctx context.Context, c *github.Client, owner, name
 	return x.notice(ctx, c, owner, name, oe, leftover)
 }
 
-func (x *Executor) milestoneState(ctx context.Context, c *github.Client, owner, name string, e rules.Effect) error {
+func (x *Executor) milestoneState(ctx context.Context, c Client, owner, name string, e rules.Effect) error {
 	state := "open"
 	if e.Kind == rules.EffectCloseMilestone {
 		state = "closed"
 	}
-	_, _, err := c.Issues.EditMilestone(ctx, owner, name, e.Number, &github.Milestone{State: github.String(state)})
+	_, _, err := c.EditMilestone(ctx, owner, name, e.Number, &github.Milestone{State: github.String(state)})
 	if err != nil {
 		return fmt.Errorf("set milestone %d %s: %w", e.Number, state, err)
 	}

@@ -27,14 +27,14 @@ import (
 // the issue's labels are read. Applied twice (a crash before the record was
 // updated), it adds what is there already and removes what is gone (a 404):
 // nothing changes twice.
-func (x *Executor) syncLabels(ctx context.Context, c *github.Client, owner, name string, e rules.Effect) error {
+func (x *Executor) syncLabels(ctx context.Context, c Client, owner, name string, e rules.Effect) error {
 	return x.syncRecordedLabels(ctx, c, owner, name, e.Repo, e.Number, e.Labels, rules.TaskOwned, e.Remove...)
 }
 
 // syncRecordedLabels makes issue n carry exactly labels among those owned
 // says countersign owns (and none of also), starting from the labels it
 // recorded setting there, and records what it set.
-func (x *Executor) syncRecordedLabels(ctx context.Context, c *github.Client, owner, name, repo string, n int, labels []string, owned func(string) bool, also ...string) error {
+func (x *Executor) syncRecordedLabels(ctx context.Context, c Client, owner, name, repo string, n int, labels []string, owned func(string) bool, also ...string) error {
 	key := records.LabelViewKey(repo, n)
 	var view records.LabelView
 	known := false
@@ -94,7 +94,7 @@ const (
 // is decided from the issue's labels as GitHub answers the addition (it
 // returns every label the issue carries), or, with nothing to add, as read
 // (labelsUnknown, labelsNew) or recorded.
-func (x *Executor) syncOwnedLabelsFrom(ctx context.Context, c *github.Client, owner, name string, n int, recorded []string, from labelsFrom, labels []string, owned func(string) bool, also ...string) error {
+func (x *Executor) syncOwnedLabelsFrom(ctx context.Context, c Client, owner, name string, n int, recorded []string, from labelsFrom, labels []string, owned func(string) bool, also ...string) error {
 	var current []string
 	switch from {
 	case labelsUnknown:
@@ -123,7 +123,7 @@ func (x *Executor) syncOwnedLabelsFrom(ctx context.Context, c *github.Client, ow
 		}
 	}
 	if len(add) > 0 {
-		got, _, err := c.Issues.AddLabelsToIssue(ctx, owner, name, n, add)
+		got, _, err := c.AddLabelsToIssue(ctx, owner, name, n, add)
 		if err != nil {
 			return fmt.Errorf("add labels %v: %w", add, err)
 		}
@@ -142,7 +142,7 @@ func (x *Executor) syncOwnedLabelsFrom(ctx context.Context, c *github.Client, ow
 					return err
 				}
 			}
-			got, _, err := c.Issues.AddLabelsToIssue(ctx, owner, name, n, missing)
+			got, _, err := c.AddLabelsToIssue(ctx, owner, name, n, missing)
 			if err != nil {
 				return fmt.Errorf("add labels %v: %w", missing, err)
 			}
@@ -156,18 +156,18 @@ func (x *Executor) syncOwnedLabelsFrom(ctx context.Context, c *github.Client, ow
 		}
 	}
 	for _, l := range remove {
-		if _, err := c.Issues.RemoveLabelForIssue(ctx, owner, name, n, url.PathEscape(l)); err != nil && !fault.IsStatus(err, http.StatusNotFound) {
+		if _, err := c.RemoveLabelForIssue(ctx, owner, name, n, url.PathEscape(l)); err != nil && !fault.IsStatus(err, http.StatusNotFound) {
 			return fmt.Errorf("remove label %s: %w", l, err)
 		}
 	}
 	return nil
 }
 
-func (x *Executor) issueLabels(ctx context.Context, c *github.Client, owner, name string, n int) ([]string, error) {
+func (x *Executor) issueLabels(ctx context.Context, c Client, owner, name string, n int) ([]string, error) {
 	var out []string
 	opt := &github.ListOptions{PerPage: 100}
 	for {
-		ls, resp, err := c.Issues.ListLabelsByIssue(ctx, owner, name, n, opt)
+		ls, resp, err := c.ListLabelsByIssue(ctx, owner, name, n, opt)
 		if err != nil {
 			return nil, fmt.Errorf("list labels: %w", err)
 		}
@@ -183,7 +183,7 @@ func (x *Executor) issueLabels(ctx context.Context, c *github.Client, owner, nam
 // colour and description, unless it was made (or found) before: that is
 // remembered in the store, so a label is created once per repository and
 // never looked up again. Creating is tried at once (422: it exists).
-func (x *Executor) ensureLabel(ctx context.Context, c *github.Client, owner, name, label string) error {
+func (x *Executor) ensureLabel(ctx context.Context, c Client, owner, name, label string) error {
 	key := records.MadeLabelKey(owner+"/"+name, label)
 	if _, ok := x.labels.Load(key); ok {
 		return nil
@@ -195,7 +195,7 @@ func (x *Executor) ensureLabel(ctx context.Context, c *github.Client, owner, nam
 		return fmt.Errorf("read %s: %w", key, err)
 	}
 	spec, _ := rules.Spec(label)
-	_, _, err := c.Issues.CreateLabel(ctx, owner, name, &github.Label{
+	_, _, err := c.CreateLabel(ctx, owner, name, &github.Label{
 		Name: github.String(label), Color: github.String(spec.Color), Description: github.String(spec.Description)})
 	if fault.IsStatus(err, http.StatusUnprocessableEntity) { // it exists
 		err = nil
@@ -230,12 +230,12 @@ func (x *Executor) forgetLabel(ctx context.Context, repo, label string) error {
 
 // renameLabel renames repository label e.Label back to e.RenameTo, with the
 // colour and description countersign gives it when it owns that name.
-func (x *Executor) renameLabel(ctx context.Context, c *github.Client, owner, name string, e rules.Effect) error {
+func (x *Executor) renameLabel(ctx context.Context, c Client, owner, name string, e rules.Effect) error {
 	l := &github.Label{Name: github.String(e.RenameTo)}
 	if spec, ok := rules.Spec(e.RenameTo); ok {
 		l.Color, l.Description = github.String(spec.Color), github.String(spec.Description)
 	}
-	_, _, err := c.Issues.EditLabel(ctx, owner, name, url.PathEscape(e.Label), l)
+	_, _, err := c.EditLabel(ctx, owner, name, url.PathEscape(e.Label), l)
 	if fault.IsStatus(err, http.StatusNotFound) {
 		return nil // renamed again or deleted since: that change has its own event
 	}
@@ -248,7 +248,7 @@ func (x *Executor) renameLabel(ctx context.Context, c *github.Client, owner, nam
 // createLabel creates a deleted owned label again.
 // ensureLabels makes the repository have e.Labels, in order, creating those
 // not known to exist.
-func (x *Executor) ensureLabels(ctx context.Context, c *github.Client, owner, name string, e rules.Effect) error {
+func (x *Executor) ensureLabels(ctx context.Context, c Client, owner, name string, e rules.Effect) error {
 	for _, l := range e.Labels {
 		if err := x.ensureLabel(ctx, c, owner, name, l); err != nil {
 			return err
@@ -257,7 +257,7 @@ func (x *Executor) ensureLabels(ctx context.Context, c *github.Client, owner, na
 	return nil
 }
 
-func (x *Executor) createLabel(ctx context.Context, c *github.Client, owner, name string, e rules.Effect) error {
+func (x *Executor) createLabel(ctx context.Context, c Client, owner, name string, e rules.Effect) error {
 	if err := x.forgetLabel(ctx, e.Repo, e.Label); err != nil {
 		return err
 	}

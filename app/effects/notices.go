@@ -18,7 +18,7 @@ import (
 // notice posts a comment that needs someone's attention. Its hidden marker
 // carries the effect's unique key: a leftover notice (maybe posted before a
 // crash) is looked for first, so it is never posted twice.
-func (x *Executor) notice(ctx context.Context, c *github.Client, owner, name string, oe records.OutboxEffect, leftover bool) error {
+func (x *Executor) notice(ctx context.Context, c Client, owner, name string, oe records.OutboxEffect, leftover bool) error {
 	e := oe.Effect
 	if e.Notice == nil {
 		return fault.Permanent(fmt.Errorf("notice effect without a notice"))
@@ -54,7 +54,7 @@ func (x *Executor) notice(ctx context.Context, c *github.Client, owner, name str
 	if err != nil {
 		return fault.Permanent(err)
 	}
-	_, _, err = c.Issues.CreateComment(ctx, owner, name, e.Number, &github.IssueComment{Body: github.String(body + "\n" + marker)})
+	_, _, err = c.CreateComment(ctx, owner, name, e.Number, &github.IssueComment{Body: github.String(body + "\n" + marker)})
 	if err != nil {
 		return fmt.Errorf("post %s notice: %w", e.Notice.Kind, err)
 	}

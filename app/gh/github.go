@@ -67,7 +67,7 @@ const accountTTL = time.Hour
 // Account is the account that login names now (its id), read with c and
 // cached for accountTTL. A login GitHub does not know is returned without an
 // id (it can match no one by id).
-func (g *GitHub) Account(ctx context.Context, c *github.Client, login string) (rules.User, error) {
+func (g *GitHub) Account(ctx context.Context, c UserReader, login string) (rules.User, error) {
 	key := strings.ToLower(login)
 	g.mu.Lock()
 	a, ok := g.accounts[key]
@@ -75,7 +75,7 @@ func (g *GitHub) Account(ctx context.Context, c *github.Client, login string) (r
 	if ok && time.Since(a.at) < accountTTL {
 		return a.user, nil
 	}
-	u, _, err := c.Users.Get(ctx, login)
+	u, _, err := c.GetUser(ctx, login)
 	switch {
 	case fault.IsStatus(err, http.StatusNotFound):
 		a = account{user: rules.User{Login: login}, at: time.Now()}

@@ -30,17 +30,28 @@ import (
 	"github.com/google/go-github/v60/github"
 )
 
-// Decider decides goal events, looking up the facts they need.
-type Decider struct {
-	store store.Store
-	gh    *gh.GitHub
-	look  *lookup.Lookup
-	keys  *seal.Keys // checks the goal records read back from goal issues
+// Client is what deciding goals reads of GitHub.
+type Client interface {
+	people.Client
+	card.Client
+	lookup.Client
+	GetMilestone(ctx context.Context, owner string, repo string, number int) (*github.Milestone, *github.Response, error)
+	GetRepository(ctx context.Context, owner, repo string) (*github.Repository, *github.Response, error)
 }
 
-// New is the goals' decider reading GitHub through g (and look) and the store st.
-func New(st store.Store, g *gh.GitHub, look *lookup.Lookup, keys *seal.Keys) *Decider {
-	return &Decider{store: st, gh: g, look: look, keys: keys}
+// Decider decides goal events, looking up the facts they need.
+type Decider struct {
+	store   store.Store
+	gh      *gh.GitHub
+	clients func(inst int64) (Client, error) // installation inst's GitHub
+	look    *lookup.Lookup
+	keys    *seal.Keys // checks the goal records read back from goal issues
+}
+
+// New is the goals' decider reading the store st and GitHub: clients is each
+// installation's, g the App's own (its bot account).
+func New(st store.Store, g *gh.GitHub, clients func(inst int64) (Client, error), look *lookup.Lookup, keys *seal.Keys) *Decider {
+	return &Decider{store: st, gh: g, clients: clients, look: look, keys: keys}
 }
 
 // Deliver is the delivery that hands ev to its goal (i tells apart the
@@ -105,7 +116,7 @@ func OnIssue(inst int64, d *store.Delivery, repo string, m int, is *github.Issue
 // Decide decides a goal event, looking up the facts it needs.
 func (p *Decider) Decide(ctx context.Context, gd deliveries.GoalPayload, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
 	ev := gd.Event
-	c, err := p.gh.Installation(gd.Installation)
+	c, err := p.clients(gd.Installation)
 	if err != nil {
 		return store.Commit{}, fault.Permanent(err)
 	}
@@ -124,7 +135,7 @@ func (p *Decider) Decide(ctx context.Context, gd deliveries.GoalPayload, d *stor
 		if !ev.In {
 			return store.Commit{}, nil
 		}
-		ms, _, err := c.Issues.GetMilestone(ctx, owner, name, ev.Milestone)
+		ms, _, err := c.GetMilestone(ctx, owner, name, ev.Milestone)
 		if fault.IsStatus(err, http.StatusNotFound) {
 			return store.Commit{}, nil
 		}
@@ -239,8 +250,8 @@ func mayConfirm(ev rules.GoalEvent) bool {
 // integration is the state of check (a check run name or status context, `*`
 // for any text) on the head of the default branch, from trusted sources
 // (contracts.apps, contracts.status_creators; see rules.Distrust).
-func (p *Decider) integration(ctx context.Context, c *github.Client, repo, check string, contracts rules.ContractConfig) (string, error) {
-	r, _, err := c.Repositories.Get(ctx, gh.OwnerOf(repo), gh.NameOf(repo))
+func (p *Decider) integration(ctx context.Context, c Client, repo, check string, contracts rules.ContractConfig) (string, error) {
+	r, _, err := c.GetRepository(ctx, gh.OwnerOf(repo), gh.NameOf(repo))
 	if err != nil {
 		return "", fmt.Errorf("read repository: %w", err)
 	}
@@ -281,7 +292,7 @@ func Notes(inst int64, d *store.Delivery, t *rules.Task, notes []rules.GoalNote,
 // recoverGoal rebuilds a goal record lost with the store from its goal
 // issue's marker, its tasks from their own records. nil when there is none.
 // fresh says the record was not trusted and the goal starts afresh.
-func (p *Decider) recoverGoal(ctx context.Context, c *github.Client, repo string, m int, log *slog.Logger) (*rules.Goal, bool, error) {
+func (p *Decider) recoverGoal(ctx context.Context, c Client, repo string, m int, log *slog.Logger) (*rules.Goal, bool, error) {
 	bot, err := p.gh.BotLogin(ctx)
 	if err != nil {
 		return nil, false, err
@@ -334,8 +345,8 @@ func (p *Decider) recoverGoal(ctx context.Context, c *github.Client, repo string
 }
 
 // freshGoal is a new goal for milestone m, whose goal issue is issue n.
-func (p *Decider) freshGoal(ctx context.Context, c *github.Client, repo string, m, n int) (*rules.Goal, error) {
-	ms, _, err := c.Issues.GetMilestone(ctx, gh.OwnerOf(repo), gh.NameOf(repo), m)
+func (p *Decider) freshGoal(ctx context.Context, c Client, repo string, m, n int) (*rules.Goal, error) {
+	ms, _, err := c.GetMilestone(ctx, gh.OwnerOf(repo), gh.NameOf(repo), m)
 	if fault.IsStatus(err, http.StatusNotFound) {
 		return nil, nil
 	}
@@ -349,4 +360,24 @@ func (p *Decider) freshGoal(ctx context.Context, c *github.Client, repo string, 
 	}
 	dec.Goal.Issue = n
 	return dec.Goal, nil
+}
+
+// Carrying are the milestones of repo whose goal issue carries label by
+// its goal's record.
+func (p *Decider) Carrying(ctx context.Context, repo, label string) ([]int, error) {
+	ms, err := records.ScanNumbers(ctx, p.store, strings.TrimSuffix(records.GoalKey(repo, 0), "0"))
+	if err != nil {
+		return nil, fmt.Errorf("list goals of %s: %w", repo, err)
+	}
+	var out []int
+	for _, m := range ms {
+		g, err := records.LoadGoal(ctx, p.store, repo, m)
+		if err != nil {
+			return nil, err
+		}
+		if g != nil && gh.HasLabel(g.Labels(), label) {
+			out = append(out, m)
+		}
+	}
+	return out, nil
 }

@@ -23,6 +23,15 @@ import (
 	"github.com/google/go-github/v60/github"
 )
 
+// Client is what lookup reads of GitHub.
+type Client interface {
+	gh.UserReader
+	GetContents(ctx context.Context, owner, repo, path string, opts *github.RepositoryContentGetOptions) (fileContent *github.RepositoryContent, directoryContent []*github.RepositoryContent, resp *github.Response, err error)
+	ListCheckRunsForRef(ctx context.Context, owner, repo, ref string, opts *github.ListCheckRunsOptions) (*github.ListCheckRunsResults, *github.Response, error)
+	ListStatuses(ctx context.Context, owner, repo, ref string, opts *github.ListOptions) ([]*github.RepoStatus, *github.Response, error)
+	ListPullRequestFiles(ctx context.Context, owner string, repo string, number int, opts *github.ListOptions) ([]*github.CommitFile, *github.Response, error)
+}
+
 // Lookup reads repositories through GitHub, and caches their configuration in
 // the store.
 type Lookup struct {
@@ -44,7 +53,7 @@ const (
 )
 
 // Config is repo's configuration: the cached one while fresh, else read again.
-func (p *Lookup) Config(ctx context.Context, c *github.Client, repo string, log *slog.Logger) (rules.Config, error) {
+func (p *Lookup) Config(ctx context.Context, c Client, repo string, log *slog.Logger) (rules.Config, error) {
 	var rec records.Config
 	ok, err := records.Load(ctx, p.store, records.ConfigKey(repo), &rec)
 	if err != nil {
@@ -71,12 +80,12 @@ func (p *Lookup) Config(ctx context.Context, c *github.Client, repo string, log 
 // ReadConfig reads .github/countersign.yml from the default branch and caches
 // it. An invalid file keeps the last good configuration (or the defaults)
 // and records the error.
-func (p *Lookup) ReadConfig(ctx context.Context, c *github.Client, repo string, prev *records.Config, log *slog.Logger) (records.Config, error) {
+func (p *Lookup) ReadConfig(ctx context.Context, c Client, repo string, prev *records.Config, log *slog.Logger) (records.Config, error) {
 	rec := records.Config{Config: rules.DefaultConfig(), ReadAt: time.Now().UTC()}
 	if prev != nil && prev.Error == "" {
 		rec.Config = prev.Config
 	}
-	file, _, _, err := c.Repositories.GetContents(ctx, gh.OwnerOf(repo), gh.NameOf(repo), rules.ConfigPath, nil)
+	file, _, _, err := c.GetContents(ctx, gh.OwnerOf(repo), gh.NameOf(repo), rules.ConfigPath, nil)
 	switch {
 	case fault.IsStatus(err, http.StatusNotFound):
 		rec.Config = rules.DefaultConfig()
@@ -130,7 +139,7 @@ func (p *Lookup) ReadConfig(ctx context.Context, c *github.Client, repo string, 
 // the first time is pinned to the account that holds it now (GET
 // /users/{login}, one request per new login). A login GitHub does not know is
 // not pinned (it matches no account anyway).
-func (p *Lookup) pins(ctx context.Context, c *github.Client, cfg rules.Config, prev map[string]int64) (map[string]int64, error) {
+func (p *Lookup) pins(ctx context.Context, c Client, cfg rules.Config, prev map[string]int64) (map[string]int64, error) {
 	out := map[string]int64{}
 	for _, login := range cfg.NamedLogins() {
 		if id := prev[login]; id != 0 {
@@ -153,13 +162,13 @@ func (p *Lookup) pins(ctx context.Context, c *github.Client, cfg rules.Config, p
 
 // CIRuns reads the CI results on sha: the latest check run of each name (but
 // this App's own) and the latest status of each context.
-func (p *Lookup) CIRuns(ctx context.Context, c *github.Client, repo, sha string) ([]rules.CIRun, []int64, error) {
+func (p *Lookup) CIRuns(ctx context.Context, c Client, repo, sha string) ([]rules.CIRun, []int64, error) {
 	owner, name := gh.OwnerOf(repo), gh.NameOf(repo)
 	var runs []rules.CIRun
 	complete := map[int64]bool{} // check suite -> every run of it read is completed
 	opt := &github.ListCheckRunsOptions{Filter: github.String("latest"), ListOptions: github.ListOptions{PerPage: 100}}
 	for page := 0; page < maxRunPages; page++ {
-		res, resp, err := c.Checks.ListCheckRunsForRef(ctx, owner, name, sha, opt)
+		res, resp, err := c.ListCheckRunsForRef(ctx, owner, name, sha, opt)
 		if err != nil {
 			return nil, nil, fmt.Errorf("list check runs on %s: %w", sha, err)
 		}
@@ -182,7 +191,7 @@ func (p *Lookup) CIRuns(ctx context.Context, c *github.Client, repo, sha string)
 	// the first page holds the latest of each context.
 	sopt := &github.ListOptions{PerPage: 100}
 	for page := 0; page < maxRunPages; page++ {
-		sts, resp, err := c.Repositories.ListStatuses(ctx, owner, name, sha, sopt)
+		sts, resp, err := c.ListStatuses(ctx, owner, name, sha, sopt)
 		if err != nil {
 			return nil, nil, fmt.Errorf("list statuses of %s: %w", sha, err)
 		}
@@ -223,11 +232,11 @@ func firstOf(s ...string) string {
 
 // ChangedFiles are the paths pull request n changes (at most 300: GitHub
 // lists up to 3,000, and the first 300 say well enough what it touches).
-func ChangedFiles(ctx context.Context, c *github.Client, repo string, n int) ([]string, error) {
+func ChangedFiles(ctx context.Context, c Client, repo string, n int) ([]string, error) {
 	out := []string{}
 	opt := &github.ListOptions{PerPage: 100}
 	for page := 0; page < maxFilePages; page++ {
-		files, resp, err := c.PullRequests.ListFiles(ctx, gh.OwnerOf(repo), gh.NameOf(repo), n, opt)
+		files, resp, err := c.ListPullRequestFiles(ctx, gh.OwnerOf(repo), gh.NameOf(repo), n, opt)
 		if err != nil {
 			return nil, fmt.Errorf("list files of #%d: %w", n, err)
 		}

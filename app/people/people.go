@@ -15,11 +15,19 @@ import (
 	"github.com/google/go-github/v60/github"
 )
 
+// Client is what the directory reads of GitHub.
+type Client interface {
+	GetPermissionLevel(ctx context.Context, owner, repo, user string) (*github.RepositoryPermissionLevel, *github.Response, error)
+	ListCollaborators(ctx context.Context, owner, repo string, opts *github.ListCollaboratorsOptions) ([]*github.User, *github.Response, error)
+	GetTeamMembershipBySlug(ctx context.Context, org, slug, user string) (*github.Membership, *github.Response, error)
+	ListTeamMembersBySlug(ctx context.Context, org, slug string, opts *github.TeamListTeamMembersOptions) ([]*github.User, *github.Response, error)
+}
+
 // Directory answers who is who in one repository, for one event: who leads,
 // who may verify, how big the team is. It reads GitHub (permissions, team
 // memberships, collaborators) and remembers answers for the event's duration.
 type Directory struct {
-	c           *github.Client
+	c           Client
 	owner, name string
 	cfg         rules.Config
 	roles       map[string]Access // login -> standing
@@ -27,7 +35,7 @@ type Directory struct {
 }
 
 // New is the directory of repo under configuration cfg, reading GitHub through c.
-func New(c *github.Client, repo string, cfg rules.Config) *Directory {
+func New(c Client, repo string, cfg rules.Config) *Directory {
 	owner, name, _ := strings.Cut(repo, "/")
 	return &Directory{c: c, owner: owner, name: name, cfg: cfg, roles: map[string]Access{}, members: map[string]bool{}}
 }
@@ -50,7 +58,7 @@ func (d *Directory) Access(ctx context.Context, login string) (Access, error) {
 	if a, ok := d.roles[key]; ok {
 		return a, nil
 	}
-	p, _, err := d.c.Repositories.GetPermissionLevel(ctx, d.owner, d.name, login)
+	p, _, err := d.c.GetPermissionLevel(ctx, d.owner, d.name, login)
 	a := Access{role: "none", permission: "none"}
 	switch {
 	case fault.IsStatus(err, http.StatusNotFound): // not a user GitHub knows as a collaborator (bots, strangers)
@@ -89,7 +97,7 @@ func (d *Directory) Member(ctx context.Context, org, slug, login string) (bool, 
 	if m, ok := d.members[key]; ok {
 		return m, nil
 	}
-	m, _, err := d.c.Teams.GetTeamMembershipBySlug(ctx, org, slug, login)
+	m, _, err := d.c.GetTeamMembershipBySlug(ctx, org, slug, login)
 	Member := err == nil && m.GetState() == "active"
 	if err != nil && !fault.IsStatus(err, http.StatusNotFound) {
 		return false, fmt.Errorf("membership of %s in @%s/%s: %w", login, org, slug, err)
@@ -200,7 +208,7 @@ func (d *Directory) collaborators(ctx context.Context) ([]*github.User, error) {
 	var out []*github.User
 	opt := &github.ListCollaboratorsOptions{ListOptions: github.ListOptions{PerPage: 100}}
 	for {
-		users, resp, err := d.c.Repositories.ListCollaborators(ctx, d.owner, d.name, opt)
+		users, resp, err := d.c.ListCollaborators(ctx, d.owner, d.name, opt)
 		if err != nil {
 			return nil, fmt.Errorf("list collaborators: %w", err)
 		}
@@ -216,7 +224,7 @@ func (d *Directory) teamMembers(ctx context.Context, org, slug string) ([]string
 	var out []string
 	opt := &github.TeamListTeamMembersOptions{ListOptions: github.ListOptions{PerPage: 100}}
 	for {
-		users, resp, err := d.c.Teams.ListTeamMembersBySlug(ctx, org, slug, opt)
+		users, resp, err := d.c.ListTeamMembersBySlug(ctx, org, slug, opt)
 		if fault.IsStatus(err, http.StatusNotFound) {
 			return nil, nil
 		}
@@ -235,6 +243,3 @@ func (d *Directory) teamMembers(ctx context.Context, org, slug string) ([]string
 
 // Config is the configuration the directory answers under.
 func (d *Directory) Config() rules.Config { return d.cfg }
-
-// Client is the GitHub client the directory reads through.
-func (d *Directory) Client() *github.Client { return d.c }

@@ -188,10 +188,15 @@ type Scan struct {
 	LowBudget bool // stopped to leave the installation's rate limit alone
 }
 
+// Client is what Compare reads of GitHub.
+type Client interface {
+	ListIssuesByRepo(ctx context.Context, owner string, repo string, opts *github.IssueListByRepoOptions) ([]*github.Issue, *github.Response, error)
+}
+
 // Compare lists repo's issues updated since (zero: all), from page (0: the
 // first), and reports the tracked tasks whose owned labels differ from what
 // want says (tracked false: not a task).
-func Compare(ctx context.Context, c *github.Client, repo string, since time.Time, page int,
+func Compare(ctx context.Context, c Client, repo string, since time.Time, page int,
 	want func(ctx context.Context, n int) (labels []string, tracked bool, err error)) (Scan, error) {
 	var sc Scan
 	owner, name, _ := strings.Cut(repo, "/")
@@ -202,7 +207,7 @@ func Compare(ctx context.Context, c *github.Client, repo string, since time.Time
 			sc.NextPage = opt.Page
 			return sc, nil
 		}
-		issues, resp, err := c.Issues.ListByRepo(ctx, owner, name, opt)
+		issues, resp, err := c.ListIssuesByRepo(ctx, owner, name, opt)
 		sc.Requests++
 		if err != nil {
 			return sc, fmt.Errorf("list the issues of %s: %w", repo, err)

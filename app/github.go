@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/app/authors"
+	"github.com/countersign/countersign/app/ghhealth"
 	"github.com/countersign/countersign/app/pace"
 	"github.com/countersign/countersign/rules"
 	"github.com/shurcooL/githubv4"
@@ -46,6 +47,10 @@ type GitHub struct {
 	accounts map[string]account // lower(login) -> the account, as last read
 	pace     *pace.Limits       // nil: writes are not paced (PaceWrites)
 	buckets  map[int64]*pace.Bucket
+	// health knows whom GitHub is away for (ghaway.go); wake wakes the
+	// keys that waited when it is back.
+	health *ghhealth.Health
+	wake   func(ctx context.Context, keys ...string) error
 }
 
 // account is an account read from GET /users/{login}, and when.
@@ -89,13 +94,16 @@ func (g *GitHub) Account(ctx context.Context, c *github.Client, login string) (r
 
 // NewGitHub builds the client factory for the App appID with its PEM key.
 func NewGitHub(apiURL string, appID int64, key []byte, m *Metrics) (*GitHub, error) {
-	base := newRetryTransport(&metricsTransport{next: http.DefaultTransport, m: m}, m)
+	g := &GitHub{apiURL: apiURL, appID: appID, m: m, clients: map[int64]*github.Client{}}
+	g.health = g.newHealth()
+	base := newRetryTransport(&ghhealth.Transport{Next: &metricsTransport{next: http.DefaultTransport, m: m}, Health: g.health}, m)
+	base.stop = g.health.Stop
 	apps, err := ghinstallation.NewAppsTransport(base, appID, key)
 	if err != nil {
 		return nil, fmt.Errorf("github app key: %w", err)
 	}
-	g := &GitHub{apiURL: apiURL, appID: appID, base: base, apps: apps, m: m, clients: map[int64]*github.Client{}}
-	if g.app, err = g.newClient(&rateTransport{next: apps, g: m.RateLimitRemain.WithLabelValues("app")}); err != nil {
+	g.base, g.apps = base, apps
+	if g.app, err = g.newClient(ghhealth.ScopeTransport{Scope: ghhealth.App, Next: &rateTransport{next: apps, g: m.RateLimitRemain.WithLabelValues("app")}}); err != nil {
 		return nil, err
 	}
 	apps.BaseURL = strings.TrimRight(g.app.BaseURL.String(), "/")
@@ -127,7 +135,7 @@ func (g *GitHub) Installation(id int64) (*github.Client, error) {
 		return c, nil
 	}
 	rt := &rateTransport{next: g.itr(id), g: g.m.RateLimitRemain.WithLabelValues(strconv.FormatInt(id, 10))}
-	c, err := g.newClient(newETagTransport(g.paced(id, rt), 4096))
+	c, err := g.newClient(ghhealth.ScopeTransport{Scope: ghhealth.Scope(id), Next: newETagTransport(g.paced(id, rt), 4096)})
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +173,7 @@ func (g *GitHub) GraphQL(id int64) *githubv4.Client {
 	if c, ok := g.graphql[id]; ok {
 		return c
 	}
-	c := githubv4.NewEnterpriseClient(authors.Endpoint(g.apiURL), &http.Client{Transport: graphqlAnswers{g.itr(id)}})
+	c := githubv4.NewEnterpriseClient(authors.Endpoint(g.apiURL), &http.Client{Transport: ghhealth.ScopeTransport{Scope: ghhealth.Scope(id), Next: graphqlAnswers{g.itr(id)}}})
 	if g.graphql == nil {
 		g.graphql = map[int64]*githubv4.Client{}
 	}

@@ -5,8 +5,6 @@ package app
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -39,8 +37,9 @@ type Server struct {
 	owner    string
 	router   *mux.Router
 	stopping atomic.Bool
-	// readyErrors rate-limits the log of failed readiness probes.
-	readyErrors *logLimiter
+	// readyErrors rate-limits the log of failed readiness probes,
+	// queueErrors that of deliveries the store could not queue.
+	readyErrors, queueErrors *logLimiter
 }
 
 // OpenStore opens the store the settings name: Redis when RedisURL is set, else
@@ -87,15 +86,14 @@ func New(st Settings, s store.Store, log *slog.Logger) (*Server, error) {
 		// go-github skips signature checks when the secret is empty: never serve so.
 		return nil, errors.New("GITHUB_WEBHOOK_SECRET is empty: deliveries could not be authenticated")
 	}
-	srv := &Server{settings: st, log: log, store: s, readyErrors: newLogLimiter(10 * time.Second)}
+	srv := &Server{settings: st, log: log, store: s, readyErrors: newLogLimiter(10 * time.Second), queueErrors: newLogLimiter(10 * time.Second)}
+	stats := newStatsCache(s)
 	srv.metrics = NewMetrics(func() (int, int) {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		stats, err := s.Stats(ctx)
+		st, err := stats.get()
 		if err != nil {
 			return -1, -1
 		}
-		return stats.Queued, stats.DeadLetters
+		return st.Queued, st.DeadLetters
 	})
 	gh, err := NewGitHub(st.APIURL, st.AppID, st.PrivateKey, srv.metrics)
 	if err != nil {
@@ -113,8 +111,13 @@ func New(st Settings, s store.Store, log *slog.Logger) (*Server, error) {
 	}
 	exec := &Executor{store: s, gh: gh, log: log, metrics: srv.metrics, keys: keys, coalesce: st.GoalCoalesce}
 	proc := &Processor{store: s, gh: gh, exec: exec, keys: keys, log: log, recon: reconcile.NewMetrics(srv.metrics.Registry)}
-	srv.owner = claimOwner()
+	srv.owner = instanceName(st) // takeOver (in Run) confirms it
+	gh.OnBack(s.Wake)
 	srv.worker = newWorker(s, proc, log, srv.metrics, srv.owner)
+	srv.worker.health = gh.Health()
+	if err := registerPending(srv.metrics, stats, srv.worker); err != nil {
+		return nil, err
+	}
 	if st.MaxAttempts > 0 {
 		srv.worker.maxAttempts = st.MaxAttempts
 	}
@@ -182,25 +185,46 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopWork()
+	defer s.gh.Close()
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		s.worker.Run(workCtx, s.settings.Workers)
-	}()
-
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- hs.Serve(ln) }()
 	s.log.Info("countersign serving", "addr", ln.Addr().String(), "github_api", RedactURL(s.settings.APIURL), "workers", s.settings.Workers)
-	// Healing and reconciliation start once deliveries can be taken in.
-	wg.Add(2)
+
+	// Deliveries are taken in meanwhile; the work starts under this
+	// process's identity, with what its predecessor held released.
+	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		s.healLoop(workCtx)
-	}()
-	go func() {
-		defer wg.Done()
-		s.reconcileLoop(workCtx)
+		owner, nonce, err := takeOver(workCtx, s.store, s.log, s.owner)
+		if err != nil {
+			if workCtx.Err() == nil {
+				s.log.Error("instance take-over failed; not processing", "error", err)
+			}
+			return
+		}
+		s.owner, s.worker.owner = owner, owner
+		if nonce != "" {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				keepPresence(workCtx, s.store, s.log, owner, nonce)
+			}()
+		}
+		wg.Add(3)
+		go func() {
+			defer wg.Done()
+			s.worker.Run(workCtx, s.settings.Workers)
+		}()
+		// Healing and reconciliation start once deliveries can be taken in.
+		go func() {
+			defer wg.Done()
+			s.healLoop(workCtx)
+		}()
+		go func() {
+			defer wg.Done()
+			s.reconcileLoop(workCtx)
+		}()
 	}()
 
 	var err error
@@ -283,9 +307,3 @@ func (s *Server) reconcileLoop(ctx context.Context) {
 	})
 }
 
-func claimOwner() string {
-	host, _ := os.Hostname()
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(b))
-}

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -37,7 +38,12 @@ type Settings struct {
 	RedisURL          string
 	Workers           int
 	MaxAttempts       int // failed attempts at a delivery before it is dead-lettered
-	LogLevel          slog.Level
+	// Instance is this process's identity, stable across its restarts and
+	// unique among the live replicas ("": the host name): it owns the
+	// leases the process takes, and a process starting under it takes over
+	// what its dead predecessor held (docs/recovery.md).
+	Instance string
+	LogLevel slog.Level
 	// BodyTimeout bounds how long a delivery's body may take to arrive (0:
 	// DefaultBodyTimeout); a body that stalls is answered 408. Not an
 	// environment setting: tests shorten it.
@@ -87,6 +93,7 @@ var settingsTable = []setting{
 	{"REDIS_URL", "redis-url", "", "Redis URL (redis://...); when set, Redis is the store and several replicas can run"},
 	{"COUNTERSIGN_WORKERS", "workers", "8", "how many tasks are processed in parallel"},
 	{"COUNTERSIGN_MAX_ATTEMPTS", "max-attempts", "8", "failed attempts at a delivery before it is dead-lettered"},
+	{"COUNTERSIGN_INSTANCE", "instance", "", "this process's identity, the same across its restarts and unique among live replicas (a pod name); a restart takes over what its predecessor held at once; default: the host name"},
 	{"COUNTERSIGN_LOG_LEVEL", "log-level", "info", "debug, info, warn or error"},
 	{"COUNTERSIGN_HEAL_INTERVAL", "heal-interval", "1m", "how often to read the App's delivery log and ask GitHub to redeliver what failed (0: never)"},
 	{"COUNTERSIGN_HEAL_HORIZON", "heal-horizon", "72h", "how far back healing looks (GitHub keeps 72h)"},
@@ -245,6 +252,9 @@ func ResolveSettings(values map[string]string) (Settings, error) {
 	workers := get("COUNTERSIGN_WORKERS")
 	if st.Workers, err = strconv.Atoi(workers); err != nil || st.Workers < 1 || st.Workers > 1024 {
 		return st, fmt.Errorf("%s: %q is not a number from 1 to 1024", name("COUNTERSIGN_WORKERS"), workers)
+	}
+	if st.Instance = get("COUNTERSIGN_INSTANCE"); len(st.Instance) > 200 || !utf8.ValidString(st.Instance) {
+		return st, fmt.Errorf("%s: longer than 200 bytes or not UTF-8", name("COUNTERSIGN_INSTANCE"))
 	}
 	attempts := get("COUNTERSIGN_MAX_ATTEMPTS")
 	if st.MaxAttempts, err = strconv.Atoi(attempts); err != nil || st.MaxAttempts < 1 || st.MaxAttempts > 100 {

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/countersign/countersign/app/ghhealth"
 	"github.com/countersign/countersign/app/store"
 )
 
@@ -37,12 +38,20 @@ type Worker struct {
 	waitMax time.Duration
 	// claimErrors rate-limits the log of a store that cannot be reached.
 	claimErrors *logLimiter
+	// health says whom GitHub is away for; keys wait for its probe
+	// (workerwait.go). nil: each key backs off on its own.
+	health *ghhealth.Health
+	// waitLogs and storeLogs rate-limit the logs of keys waiting for GitHub
+	// and of the store failing; deferred holds the keys whose write turn
+	// under the pacing was too far, until they are handled again.
+	waitLogs, storeLogs *logLimiter
+	deferred            sync.Map // key -> struct{}
 }
 
 func newWorker(st store.Store, proc *Processor, log *slog.Logger, m *Metrics, owner string) *Worker {
 	return &Worker{store: st, proc: proc, log: log, m: m, owner: owner, leaseTTL: 30 * time.Second,
 		maxAttempts: 8, poll: 250 * time.Millisecond, notify: make(chan struct{}, 1), waitMax: 5 * time.Minute,
-		claimErrors: newLogLimiter(10 * time.Second)}
+		claimErrors: newLogLimiter(10 * time.Second), waitLogs: newLogLimiter(10 * time.Second), storeLogs: newLogLimiter(10 * time.Second)}
 }
 
 // Notify wakes an idle worker: a delivery was just queued.
@@ -136,6 +145,8 @@ func (w *Worker) handle(ctx context.Context, c *store.Claim) {
 		log = w.log.With(slog.String("key", c.Key))
 	}
 	start := time.Now()
+	ctx, seen := ghhealth.Track(ctx)
+	w.deferred.Delete(c.Key)
 	err := w.safeHandle(ctx, c, log)
 	cancel()
 	<-renewed
@@ -157,8 +168,9 @@ func (w *Worker) handle(ctx context.Context, c *store.Claim) {
 		w.m.Processed.WithLabelValues(metricEvent(event), "done").Inc()
 	}
 	hint, waiting := githubWait(err, time.Now())
+	storeDown := store.Unavailable(err)
 
-	if !waiting {
+	if !waiting && !storeDown {
 		w.waits.Delete(c.Key)
 	}
 	switch {
@@ -175,24 +187,12 @@ func (w *Worker) handle(ctx context.Context, c *store.Claim) {
 			outcome = "lease_lost"
 		}
 		log.Warn("lease lost while processing; another worker takes over", "error", err)
-	case waiting: // GitHub is away: the key waits, no attempt is used
-		n, _ := w.waits.Load(c.Key)
-		streak, _ := n.(int)
-		w.waits.Store(c.Key, streak+1)
-		wait := waitDelay(streak, hint, w.waitMax)
+	case waiting || storeDown: // GitHub or the store is away: the key waits, no attempt is used
 		if !committed {
 			outcome = "waiting"
 			w.m.Processed.WithLabelValues(metricEvent(event), "waiting").Inc()
 		}
-		log.Warn("waiting for GitHub; will try again", "error", err, "retry_in", wait, "waits", streak+1)
-		only := *c
-		only.Delivery = nil
-		if nerr := w.store.Nack(settle, &only, err.Error(), wait); nerr != nil {
-			log.Error("nack failed; releasing the key", "error", nerr)
-			if rerr := w.store.Release(settle, c); rerr != nil && !errors.Is(rerr, store.ErrLeaseLost) {
-				log.Error("release failed", "error", rerr)
-			}
-		}
+		w.wait(settle, c, err, hint, seen.Scopes(), log)
 	case c.Delivery != nil && !isOutbox(err) && (isPermanent(err) || c.Delivery.Attempts+1 >= w.maxAttempts):
 		if derr := w.store.DeadLetter(settle, c, err.Error()); derr != nil {
 			log.Error("dead-letter failed", "error", derr)

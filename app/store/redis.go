@@ -425,6 +425,9 @@ func wrapRedis(op string, err error) error {
 	if err == nil {
 		return nil
 	}
+	if unreachable(err) {
+		return &unavailableError{msg: "store: redis " + op, err: err}
+	}
 	return fmt.Errorf("store: redis %s: %w", op, err)
 }
 

@@ -105,4 +105,3 @@ func (c *pendingCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(c.waitingWake, max(s.NextProbe.Sub(now).Seconds(), 0), inst)
 	}
 }
-

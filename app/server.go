@@ -306,4 +306,3 @@ func (s *Server) reconcileLoop(ctx context.Context) {
 		why = "schedule"
 	})
 }
-

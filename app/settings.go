@@ -98,7 +98,7 @@ var settingsTable = []setting{
 	{"COUNTERSIGN_HEAL_INTERVAL", "heal-interval", "1m", "how often to read the App's delivery log and ask GitHub to redeliver what failed (0: never)"},
 	{"COUNTERSIGN_HEAL_HORIZON", "heal-horizon", "72h", "how far back healing looks (GitHub keeps 72h)"},
 	{"COUNTERSIGN_RECONCILE_INTERVAL", "reconcile-interval", "15m", "how often to compare tracked tasks' labels with their records and repair drift (0: only at start-up, on installation and by `countersign resync`)"},
-	{"COUNTERSIGN_GITHUB_WAIT_MAX", "github-wait-max", "5m", "the longest wait between two tries while GitHub is unreachable or rate limiting (waiting uses no attempt)"},
+	{"COUNTERSIGN_GITHUB_WAIT_MAX", "github-wait-max", "5m", "the longest a task waiting for GitHub sleeps before it tries again by itself; normally the installation's probe wakes it within seconds of GitHub's return (waiting uses no attempt)"},
 	{"COUNTERSIGN_GOAL_COALESCE", "goal-coalesce", "5s", "a goal's dashboard edits within this window are written as one edit (0: each at once)"},
 	{"COUNTERSIGN_WRITES_PER_MINUTE", "writes-per-minute", "80", "writes (POST, PATCH, PUT, DELETE) per installation in any minute: more wait their turn (GitHub's secondary limit is 80; 0: not paced)"},
 	{"COUNTERSIGN_WRITES_PER_HOUR", "writes-per-hour", "500", "writes per installation in any hour (GitHub's secondary limit is 500; 0: no hourly cap)"},

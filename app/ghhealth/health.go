@@ -20,6 +20,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/countersign/countersign/app/clock"
 )
 
 // Scope is what GitHub can be away for: one installation (its id), or App,
@@ -71,7 +73,7 @@ type Config struct {
 	MinBackoff, MaxBackoff time.Duration
 	// ProbeTimeout bounds one probe (default 10 s).
 	ProbeTimeout time.Duration
-	Clock        Clock
+	Clock        clock.Clock
 	Log          *slog.Logger
 }
 
@@ -110,7 +112,7 @@ func New(cfg Config) *Health {
 		cfg.ProbeTimeout = 10 * time.Second
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = realClock{}
+		cfg.Clock = clock.Real{}
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)

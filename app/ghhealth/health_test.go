@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/countersign/countersign/app/clock/clocktest"
 	"github.com/countersign/countersign/app/ghhealth"
 )
 
@@ -30,7 +31,7 @@ func waiting(err error, _ time.Time) (time.Duration, bool) {
 // rig is a Health on a fake clock whose probes answer from a script and
 // whose wakes are recorded.
 type rig struct {
-	clock *fakeClock
+	clock *clocktest.Fake
 	h     *ghhealth.Health
 
 	mu      sync.Mutex
@@ -43,7 +44,7 @@ type rig struct {
 }
 
 func newRig(t *testing.T, answers ...error) *rig {
-	r := &rig{clock: newFakeClock(), answers: answers, done: make(chan struct{}, 16)}
+	r := &rig{clock: clocktest.New(), answers: answers, done: make(chan struct{}, 16)}
 	r.start = r.clock.Now()
 	r.h = ghhealth.New(ghhealth.Config{
 		Clock:   r.clock,
@@ -88,7 +89,7 @@ func (r *rig) runUntilWoken(t *testing.T) {
 			return
 		default:
 		}
-		d, ok := r.clock.next()
+		d, ok := r.clock.Next()
 		if !ok {
 			select {
 			case <-r.done:
@@ -163,7 +164,7 @@ func TestOutageThenBack(t *testing.T) {
 func TestLaterHintPostponesProbe(t *testing.T) {
 	r := newRig(t)
 	r.h.MarkAway(3, 0, "503")
-	r.clock.waitTimers(t, 1)
+	r.clock.WaitTimers(t, 1)
 	r.h.MarkAway(3, 20*time.Second, "403 rate limited")
 	if err := r.h.Park(t.Context(), 3, "k"); err != nil {
 		t.Fatal(err)

@@ -103,7 +103,7 @@ func NewGitHub(apiURL string, appID int64, key []byte, m *Metrics) (*GitHub, err
 		return nil, fmt.Errorf("github app key: %w", err)
 	}
 	g.base, g.apps = base, apps
-	if g.app, err = g.newClient(ghhealth.ScopeTransport{Scope: ghhealth.App, Next: &rateTransport{next: apps, g: m.RateLimitRemain.WithLabelValues("app")}}); err != nil {
+	if g.app, err = g.newClient(ghhealth.ScopeTransport{Scope: ghhealth.App, Health: g.health, Next: &rateTransport{next: apps, g: m.RateLimitRemain.WithLabelValues("app")}}); err != nil {
 		return nil, err
 	}
 	apps.BaseURL = strings.TrimRight(g.app.BaseURL.String(), "/")
@@ -135,7 +135,7 @@ func (g *GitHub) Installation(id int64) (*github.Client, error) {
 		return c, nil
 	}
 	rt := &rateTransport{next: g.itr(id), g: g.m.RateLimitRemain.WithLabelValues(strconv.FormatInt(id, 10))}
-	c, err := g.newClient(ghhealth.ScopeTransport{Scope: ghhealth.Scope(id), Next: newETagTransport(g.paced(id, rt), 4096)})
+	c, err := g.newClient(ghhealth.ScopeTransport{Scope: ghhealth.Scope(id), Health: g.health, Next: newETagTransport(g.paced(id, rt), 4096)})
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +173,7 @@ func (g *GitHub) GraphQL(id int64) *githubv4.Client {
 	if c, ok := g.graphql[id]; ok {
 		return c
 	}
-	c := githubv4.NewEnterpriseClient(authors.Endpoint(g.apiURL), &http.Client{Transport: ghhealth.ScopeTransport{Scope: ghhealth.Scope(id), Next: graphqlAnswers{g.itr(id)}}})
+	c := githubv4.NewEnterpriseClient(authors.Endpoint(g.apiURL), &http.Client{Transport: ghhealth.ScopeTransport{Scope: ghhealth.Scope(id), Health: g.health, Next: graphqlAnswers{g.itr(id)}}})
 	if g.graphql == nil {
 		g.graphql = map[int64]*githubv4.Client{}
 	}

@@ -256,6 +256,11 @@ func TestTransport(t *testing.T) {
 	if code, err := get(ghhealth.WithProbe(t.Context())); err != nil || code != http.StatusServiceUnavailable || sent != 2 {
 		t.Fatalf("probe: %d, %v, %d sent; want it sent", code, err, sent)
 	}
+	gated := &http.Client{Transport: ghhealth.ScopeTransport{Scope: 9, Health: h, Next: http.DefaultTransport}}
+	req, _ = http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL, nil)
+	if _, err := gated.Do(req); !ghhealth.IsAway(err) || sent != 2 {
+		t.Fatalf("gated at the top: %v, %d sent; want an AwayError and nothing sent", err, sent)
+	}
 
 	// Rate limited: marked away with GitHub's hint.
 	r2 := newRig(t)

@@ -59,13 +59,26 @@ func (h *Health) Stop(req *http.Request) bool {
 	return ok && h.Away(s)
 }
 
-// ScopeTransport marks each request as its scope's.
+// ScopeTransport marks each request as its scope's. With Health set, a
+// request of a scope GitHub is away for fails here already, before the
+// transports below it (a write's turn under the pacing, say) are spent on it.
 type ScopeTransport struct {
-	Next  http.RoundTripper
-	Scope Scope
+	Next   http.RoundTripper
+	Scope  Scope
+	Health *Health
 }
 
 // RoundTrip implements http.RoundTripper.
 func (t ScopeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	return t.Next.RoundTrip(req.WithContext(WithScope(req.Context(), t.Scope)))
+	ctx := WithScope(req.Context(), t.Scope)
+	if t.Health != nil && !IsProbe(ctx) {
+		if err := t.Health.Gate(t.Scope); err != nil {
+			if req.Body != nil {
+				req.Body.Close()
+			}
+			note(ctx, t.Scope)
+			return nil, err
+		}
+	}
+	return t.Next.RoundTrip(req.WithContext(ctx))
 }

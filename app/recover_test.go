@@ -101,3 +101,23 @@ func TestGitHubOutageIsProbed(t *testing.T) {
 		t.Error("GitHub was never probed")
 	}
 }
+
+// While the store cannot queue deliveries, each is refused (503, so that
+// GitHub's log keeps it for the heal), and the error is logged as the store's,
+// once for the burst rather than once a delivery.
+func TestRefusedDeliveriesLogOnce(t *testing.T) {
+	h := newHarness(t)
+	payload := fixture(t, "issues/assigned.with-installation.payload.json")
+	if err := h.store.Close(); err != nil { // the store is gone
+		t.Fatal(err)
+	}
+	const n = 50
+	for i := range n {
+		if resp := h.post("issues", fmt.Sprintf("refused-%d", i), payload, true); resp.StatusCode != http.StatusServiceUnavailable {
+			t.Fatalf("delivery %d answered %d, want 503", i, resp.StatusCode)
+		}
+	}
+	if got := strings.Count(h.logs.String(), `"msg":"store error: delivery not queued"`); got != 1 {
+		t.Fatalf("%d log lines for %d refused deliveries, want 1 (rate-limited)", got, n)
+	}
+}

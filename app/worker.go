@@ -145,9 +145,9 @@ func (w *Worker) handle(ctx context.Context, c *store.Claim) {
 		log = w.log.With(slog.String("key", c.Key))
 	}
 	start := time.Now()
-	ctx, seen := ghhealth.Track(ctx)
+	tracked, seen := ghhealth.Track(ctx) // which installations GitHub was away for
 	w.deferred.Delete(c.Key)
-	err := w.safeHandle(ctx, c, log)
+	err := w.safeHandle(tracked, c, log)
 	cancel()
 	<-renewed
 	if lost.Load() && err != nil {

@@ -75,14 +75,19 @@ func TestRestartTakesOverOnRedis(t *testing.T) {
 	b.kill() // mid-claim
 	killed := time.Now()
 
-	// While it is down, GitHub fails to deliver an event: only the heal
-	// brings it.
+	// While it is down, GitHub fails to deliver events (this one, and the
+	// echoes of the writes the killed process had in flight): only the heal
+	// brings them.
 	late := gh.OpenIssue("acme/widgets", "erin", "opened while the bot was down", "")
 	waitWebhooks(t, gh)
-	ds := gh.Deliveries()
-	missed := ds[len(ds)-1]
-	if missed.Status != 0 {
-		t.Fatalf("the delivery while down: %+v; want a failed delivery", missed)
+	var missed []string
+	for _, d := range gh.Deliveries() {
+		if d.Status == 0 && !d.Pending {
+			missed = append(missed, d.ID)
+		}
+	}
+	if len(missed) == 0 {
+		t.Fatal("no delivery failed while the bot was down")
 	}
 
 	restarted := time.Now()
@@ -98,16 +103,18 @@ func TestRestartTakesOverOnRedis(t *testing.T) {
 	})
 	taken, _ := logField(t, logPath, "instance identity taken", "taken_over")
 	waited, _ := logField(t, logPath, "instance identity taken", "waited_ms")
-	t.Logf("killed holding %d claims %v; restarted %v after the kill (what GitHub sent meanwhile failed); the restart waited %v ms for the dead process's presence and took over %v claims/waits; every task done %v after the restart (the leases' TTL is 30 s)",
-		len(held), held, restarted.Sub(killed).Round(time.Millisecond), waited, taken, took.Round(time.Millisecond))
+	t.Logf("killed holding %d claims %v; %d deliveries failed while down; restarted %v after the kill (what GitHub sent meanwhile failed); the restart waited %v ms for the dead process's presence and took over %v claims/waits; every task done %v after the restart (the leases' TTL is 30 s)",
+		len(held), held, len(missed), restarted.Sub(killed).Round(time.Millisecond), waited, taken, took.Round(time.Millisecond))
 	if n, ok := taken.(float64); !ok || n < 1 {
 		t.Errorf("taken_over = %v, want the dead process's claims taken over", taken)
 	}
-	if got := redeliveries(gh, missed.ID); got != 1 {
-		t.Errorf("the delivery missed while down was redelivered %d times, want once (by the start-up heal)", got)
+	for _, id := range missed {
+		if got := redeliveries(gh, id); got != 1 {
+			t.Errorf("delivery %s missed while down was redelivered %d times, want once (by the start-up heal)", id, got)
+		}
 	}
-	if got := logCount(t, logPath, "missed delivery redelivered"); got != 1 {
-		t.Errorf("%d redeliveries logged, want 1", got)
+	if got := logCount(t, logPath, "missed delivery redelivered"); got != len(missed) {
+		t.Errorf("%d redeliveries logged, want %d", got, len(missed))
 	}
 	settleBot(t, gh, b)
 }

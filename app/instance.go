@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/app/worker"
 )
 
 // A process owns the leases it takes under a stable identity
@@ -52,7 +53,7 @@ func presenceLease(id string) string { return "instance/" + id }
 func takeOver(ctx context.Context, st store.Store, log *slog.Logger, id string) (owner, nonce string, err error) {
 	nonce = fmt.Sprintf("%s/%d/%s", id, os.Getpid(), randomSuffix())
 	start := time.Now()
-	errs := newLogLimiter(10 * time.Second)
+	errs := worker.NewLogLimiter(10 * time.Second)
 	for {
 		ok, err := st.Lease(ctx, presenceLease(id), nonce, presenceTTL)
 		switch {
@@ -60,7 +61,7 @@ func takeOver(ctx context.Context, st store.Store, log *slog.Logger, id string) 
 			if ctx.Err() != nil {
 				return "", "", ctx.Err()
 			}
-			if show, suppressed := errs.allow(); show {
+			if show, suppressed := errs.Allow(); show {
 				log.Error("store error: cannot take this instance's presence; trying again", "instance", id, "error", err, "suppressed", suppressed)
 			}
 		case ok:
@@ -88,7 +89,7 @@ func takeOver(ctx context.Context, st store.Store, log *slog.Logger, id string) 
 // so that the next start under id need not wait.
 func keepPresence(ctx context.Context, st store.Store, log *slog.Logger, id, nonce string) {
 	name := presenceLease(id)
-	errs := newLogLimiter(time.Minute)
+	errs := worker.NewLogLimiter(time.Minute)
 	for {
 		select {
 		case <-ctx.Done():
@@ -102,7 +103,7 @@ func keepPresence(ctx context.Context, st store.Store, log *slog.Logger, id, non
 		}
 		ok, err := st.Lease(ctx, name, nonce, presenceTTL)
 		if (err != nil || !ok) && ctx.Err() == nil {
-			if show, suppressed := errs.allow(); show {
+			if show, suppressed := errs.Allow(); show {
 				log.Warn("instance presence not renewed", "error", err, "held_by_another", err == nil && !ok, "suppressed", suppressed)
 			}
 		}

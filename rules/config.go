@@ -60,6 +60,7 @@ type Config struct {
 	Escalation EscalationConfig  `yaml:"escalation" doc:"When a task is escalated to the leads."`
 	Contracts  ContractConfig    `yaml:"contracts" doc:"Verification contracts: what must pass before /verify."`
 	Goals      GoalConfig        `yaml:"goals" doc:"Goals (milestones)."`
+	Gate       GateConfig        `yaml:"gate" doc:"What the countersign/verification check answers a pull request that closes no task."`
 	// Pins are the accounts the logins named here (leads, verifiers, pilots,
 	// critics' reviewers) had when the configuration first named them: lower
 	// case login -> user id. Filled by the adapters, never by the file: a
@@ -142,6 +143,7 @@ func DefaultConfig() Config {
 		Separation: SeparationAuto,
 		Tasks:      TaskConfig{Track: "all", Label: "task", IgnoreLabels: []string{"question"}, MaxPerPR: DefaultMaxPerPR},
 		Escalation: EscalationConfig{Rejections: 2, FailedAttempts: 3},
+		Gate:       GateConfig{Untracked: UntrackedRequire},
 		Contracts: ContractConfig{
 			Checks: map[string][]string{
 				"unit-test": {"test"}, "typecheck": {"typecheck"}, "lint": {"lint"}, "e2e": {"e2e"},
@@ -458,6 +460,7 @@ type rawConfig struct {
 	Goals *struct {
 		IntegrationCheck *string `yaml:"integration_check"`
 	} `yaml:"goals"`
+	Gate *rawGate `yaml:"gate"`
 }
 
 // apply overlays the keys r sets on c.
@@ -498,6 +501,7 @@ func (r *rawConfig) apply(c *Config, at locator) error {
 	if g := r.Goals; g != nil {
 		set(&c.Goals.IntegrationCheck, g.IntegrationCheck)
 	}
+	r.Gate.apply(&c.Gate)
 	return nil
 }
 
@@ -570,6 +574,9 @@ func (c *Config) normalize(at locator) error {
 		if f.n < 1 {
 			return at.errorf(fmt.Sprintf("escalation.%s must be at least 1, not %d", f.key, f.n), "escalation", f.key)
 		}
+	}
+	if err := c.Gate.normalize(at); err != nil {
+		return err
 	}
 	return c.Contracts.normalize(at)
 }

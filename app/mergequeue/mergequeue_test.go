@@ -170,7 +170,9 @@ func TestDecide(t *testing.T) {
 
 type fakeGitHub map[string]string
 
-func (f fakeGitHub) PullHead(context.Context, string, int) (string, bool, error) { return "", false, ErrGone }
+func (f fakeGitHub) PullHead(context.Context, string, int) (string, bool, error) {
+	return "", false, ErrGone
+}
 func (f fakeGitHub) QueueBranches(context.Context, string) (map[string]string, error) {
 	return f, nil
 }

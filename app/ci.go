@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/countersign/countersign/app/mergequeue"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
 	"github.com/google/go-github/v60/github"
@@ -58,6 +59,12 @@ func (p *Processor) onCheckRun(ctx context.Context, d *store.Delivery, e *github
 	if inst == 0 || repo == "" || cr.GetHeadSHA() == "" || p.ownApp(cr.GetApp()) {
 		return store.Commit{}, nil
 	}
+	if cr.GetName() == rules.CheckName { // another App's: forged (mergegroup.go)
+		if e.GetAction() != "created" {
+			return store.Commit{}, nil
+		}
+		return p.forgedGate(ctx, inst, repo, cr.GetHeadSHA(), mergequeue.ForgedCheckRun, "the App "+cr.GetApp().GetSlug(), d, p.log)
+	}
 	run := checkRunOf(cr)
 	var prs []int
 	for _, pr := range cr.PullRequests {
@@ -88,6 +95,9 @@ func (p *Processor) onStatus(ctx context.Context, d *store.Delivery, e *github.S
 	inst, repo := e.GetInstallation().GetID(), e.GetRepo().GetFullName()
 	if inst == 0 || repo == "" || e.GetSHA() == "" || e.GetContext() == "" {
 		return store.Commit{}, nil
+	}
+	if e.GetContext() == rules.CheckName { // countersign posts no status: forged (mergegroup.go)
+		return p.forgedGate(ctx, inst, repo, e.GetSHA(), mergequeue.ForgedStatus, "@"+e.GetSender().GetLogin(), d, p.log)
 	}
 	// The status event's sender is the status's creator.
 	run := rules.CIRun{Name: e.GetContext(), Status: true, ID: e.GetID(), State: e.GetState(), URL: e.GetTargetURL(),
@@ -203,7 +213,7 @@ func (p *Processor) ciRuns(ctx context.Context, c *github.Client, repo, sha stri
 			return nil, nil, fmt.Errorf("list check runs on %s: %w", sha, err)
 		}
 		for _, cr := range res.CheckRuns {
-			if !p.ownApp(cr.GetApp()) {
+			if !p.ownApp(cr.GetApp()) && cr.GetName() != rules.CheckName { // another App's of that name is forged: no CI result
 				runs, _ = rules.MergeRun(runs, checkRunOf(cr))
 				if id := cr.GetCheckSuite().GetID(); id != 0 {
 					done, seen := complete[id]
@@ -226,6 +236,9 @@ func (p *Processor) ciRuns(ctx context.Context, c *github.Client, repo, sha stri
 			return nil, nil, fmt.Errorf("list statuses of %s: %w", sha, err)
 		}
 		for _, s := range sts {
+			if s.GetContext() == rules.CheckName {
+				continue // forged: no CI result
+			}
 			runs, _ = rules.MergeRun(runs, rules.CIRun{Name: s.GetContext(), Status: true, ID: s.GetID(), State: s.GetState(),
 				URL: s.GetTargetURL(), At: s.GetUpdatedAt().UTC(), Creator: user(s.GetCreator())})
 		}

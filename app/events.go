@@ -215,15 +215,26 @@ func (p *Processor) pullEvent(ctx context.Context, inst int64, repo string, d *s
 	if err != nil {
 		return store.Commit{}, err
 	}
+	var untracked *rules.Effect // every pull request gets an answer (mergegroup.go)
+	if ev.Kind != rules.PRReviewed {
+		if untracked, err = p.untrackedGate(ctx, c, cur, log); err != nil {
+			return store.Commit{}, err
+		}
+	}
 	w, err := p.fanout(ctx, inst, d, old, cur, ev, gate)
-	if err != nil || check == nil {
+	if err != nil {
 		return w, err
 	}
-	b, err := json.Marshal(outboxEffect{Installation: inst, Delivery: d.ID, Key: d.ID + "/config", At: time.Now().UTC(), Effect: *check})
-	if err != nil {
-		return w, fmt.Errorf("encode effect: %w", err)
+	for i, e := range []*rules.Effect{check, untracked} {
+		if e == nil {
+			continue
+		}
+		b, err := json.Marshal(outboxEffect{Installation: inst, Delivery: d.ID, Key: d.ID + []string{"/config", "/untracked"}[i], At: time.Now().UTC(), Effect: *e})
+		if err != nil {
+			return w, fmt.Errorf("encode effect: %w", err)
+		}
+		w.Effects = append(w.Effects, b)
 	}
-	w.Effects = append(w.Effects, b)
 	return w, nil
 }
 
@@ -396,9 +407,23 @@ func (p *Processor) decideCheck(ctx context.Context, cd checkDelivery, d *store.
 		}
 	}
 	check := rules.CheckFor(pr, tasks)
-	w, err := p.commitFor(cd.Installation, d, nil, []rules.Effect{{Kind: rules.EffectCheck, Repo: cd.Repo, Number: cd.Number, SHA: pr.Head, Check: &check}})
+	effect := &rules.Effect{Kind: rules.EffectCheck, Repo: cd.Repo, Number: cd.Number, SHA: pr.Head, Check: &check}
+	if len(pr.Links) == 0 { // it closes no task (any more): gate.untracked answers (mergegroup.go)
+		c, err := p.gh.Installation(cd.Installation)
+		if err != nil {
+			return store.Commit{}, permanent(err)
+		}
+		if effect, err = p.untrackedGate(ctx, c, pr, p.log); err != nil || effect == nil {
+			return store.Commit{Records: records}, err
+		}
+	}
+	w, err := p.commitFor(cd.Installation, d, nil, []rules.Effect{*effect})
 	w.Records = records
-	return w, err
+	if err != nil {
+		return w, err
+	}
+	// The checks of its merge-queue groups follow its tasks (mergegroup.go).
+	return w, p.regroup(ctx, &w, cd.Installation, d, pr, tasks, records != nil, p.log)
 }
 
 // rebuildPR reads pull request cd.Number from GitHub and returns its record

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bradleyfalzon/ghinstallation/v2"
+	"github.com/countersign/countersign/app/mergequeue"
 	"github.com/countersign/countersign/app/reconcile"
 	"github.com/countersign/countersign/app/seal"
 	"github.com/countersign/countersign/app/store"
@@ -28,6 +29,7 @@ type Processor struct {
 	keys  *seal.Keys // checks the records read back from GitHub
 	log   *slog.Logger
 	recon *reconcile.Metrics
+	mq    *mergequeue.Metrics
 }
 
 // outboxEffect is an effect as kept in the store's outbox until applied.
@@ -154,6 +156,9 @@ var handledActions = map[string]bool{
 	"installation.created": true, "installation.new_permissions_accepted": true, "installation.unsuspend": true,
 	"installation_repositories.added": true,
 	reconcile.ResyncEvent + ".":       true, reconcile.RepairEvent + ".": true,
+	// the merge queue (mergegroup.go)
+	"merge_group." + mergequeue.ChecksRequested: true, "merge_group." + mergequeue.Destroyed: true,
+	mergeGroupEvent + ".": true,
 }
 
 // decide asks rules what the delivery means. It reads GitHub and the store but
@@ -210,6 +215,14 @@ func (p *Processor) decide(ctx context.Context, d *store.Delivery, log *slog.Log
 		return p.decideDashboard(ctx, d, log)
 	case "label":
 		return p.onLabel(ctx, d, log)
+	case "merge_group":
+		return p.onMergeGroup(d, log)
+	case mergeGroupEvent:
+		var md mergeGroupDelivery
+		if err := json.Unmarshal(d.Payload, &md); err != nil {
+			return store.Commit{}, permanent(fmt.Errorf("parse %s: %w", d.Event, err))
+		}
+		return p.decideMergeGroup(ctx, md, d, log)
 	}
 	raw, err := github.ParseWebHook(d.Event, d.Payload)
 	if err != nil {

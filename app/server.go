@@ -20,6 +20,7 @@ import (
 
 	"github.com/countersign/countersign/app/elect"
 	"github.com/countersign/countersign/app/heal"
+	"github.com/countersign/countersign/app/mergequeue"
 	"github.com/countersign/countersign/app/pace"
 	"github.com/countersign/countersign/app/reconcile"
 	"github.com/countersign/countersign/app/store"
@@ -112,7 +113,8 @@ func New(st Settings, s store.Store, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	exec := &Executor{store: s, gh: gh, log: log, metrics: srv.metrics, keys: keys, coalesce: st.GoalCoalesce}
-	proc := &Processor{store: s, gh: gh, exec: exec, keys: keys, log: log, recon: reconcile.NewMetrics(srv.metrics.Registry)}
+	proc := &Processor{store: s, gh: gh, exec: exec, keys: keys, log: log, recon: reconcile.NewMetrics(srv.metrics.Registry),
+		mq: mergequeue.NewMetrics(srv.metrics.Registry)}
 	srv.owner = claimOwner()
 	srv.worker = newWorker(s, proc, log, srv.metrics, srv.owner)
 	if st.MaxAttempts > 0 {

@@ -33,6 +33,7 @@ var handledEvents = map[string]bool{
 	"milestone":           true,
 	"push":                true,
 	"label":               true,
+	"merge_group":         true, // the merge queue (mergegroup.go)
 	// always sent to an App: new repositories to track (resync.go)
 	"installation":              true,
 	"installation_repositories": true,

@@ -28,7 +28,7 @@ const mergeGroupEvent = "countersign.merge-group"
 type mergeGroupDelivery struct {
 	Installation int64  `json:"installation"`
 	Repo         string `json:"repo"`
-	Action       string `json:"action"`
+	Action       string `json:"group_action"` // not "action": that would name the internal event's action
 	PR           int    `json:"pr"`
 	HeadSHA      string `json:"head_sha"`
 	BaseSHA      string `json:"base_sha,omitempty"`
@@ -109,6 +109,11 @@ func (p *Processor) decideMergeGroup(ctx context.Context, md mergeGroupDelivery,
 		return store.Commit{}, err
 	}
 	w.Effects = ew.Effects
+	if _, known := mergequeue.Forget(groups, md.HeadSHA); !known {
+		// A group's commit is new: no check run of countersign's is on it
+		// yet (see upsertCheck), so its first is created without a look.
+		w.Records[newHeadKey(md.Repo, md.HeadSHA)] = []byte{'1'}
+	}
 	groups, dropped := mergequeue.Track(groups, g)
 	for _, sha := range dropped {
 		w.Records[mergequeue.SHAKey(md.Repo, sha)] = nil

@@ -253,7 +253,7 @@ func Decide(in Input) rules.Check {
 		case !seen(t, pr):
 			waiting = true
 		case t.State != rules.Verified || t.Failing:
-			missing = append(missing, fmt.Sprintf("#%d is %s", n, t.State))
+			missing = append(missing, fmt.Sprintf("#%d is `%s`", n, t.State))
 		}
 	}
 	if len(missing) == 0 && waiting {

@@ -290,3 +290,25 @@ func TestForgedGate(t *testing.T) {
 		}
 	}
 }
+
+// The store is lost while a pull request is queued: a task then rebuilt from
+// GitHub and reopened finds the group again from GitHub's queue branches,
+// and fails it.
+func TestMergeQueueAfterStoreLoss(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	n, pr, _ := verifiedPR(t, h, "Login form")
+	group := h.gh.EnqueuePR(testRepo, pr, "alice")
+	h.settle()
+	wantOwnCheck(t, h, group, "success")
+
+	h = freshStore(t, h)
+	h.gh.Comment(testRepo, n, "carol", "/reopen the form loses input on resize")
+	h.settle()
+	wantState(t, h, n, "in-progress")
+	r := wantOwnCheck(t, h, group, "failure")
+	wantContains(t, "the group's check", r.Summary, fmt.Sprintf("#%d is `in-progress`", n))
+	if !strings.Contains(trackedGroups(t, h, pr), group) {
+		t.Fatalf("the group is not tracked again: %q", trackedGroups(t, h, pr))
+	}
+}

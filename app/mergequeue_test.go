@@ -18,36 +18,6 @@ import (
 // bot's webhook from the fake GitHub, and the checks it posts on the groups'
 // commits are read back from the fake.
 
-// ownCheck is countersign's newest countersign/verification run on sha
-// (another App may have posted one of that name too).
-func ownCheck(h *harness, sha string) (githubtest.CheckRunView, bool) {
-	slug := strings.TrimSuffix(h.gh.BotLogin(), "[bot]")
-	var out githubtest.CheckRunView
-	found := false
-	for _, r := range h.gh.CheckRuns(testRepo, sha) {
-		if r.Name == rules.CheckName && r.App == slug {
-			out, found = r, true
-		}
-	}
-	return out, found
-}
-
-func wantOwnCheck(t *testing.T, h *harness, sha, want string) githubtest.CheckRunView {
-	t.Helper()
-	r, ok := ownCheck(h, sha)
-	got := "none"
-	if ok {
-		got = r.Status
-		if r.Status == "completed" {
-			got = r.Conclusion
-		}
-	}
-	if got != want {
-		t.Fatalf("countersign's check on %.12s = %s, want %s (%s)\n%s", sha, got, want, r.Title, r.Summary)
-	}
-	return r
-}
-
 // verifiedPR opens a task and alice's ready pull request that closes it, and
 // takes the task to verified (carol approves, bob verifies).
 func verifiedPR(t *testing.T, h *harness, title string) (n, pr int, sha string) {
@@ -62,6 +32,16 @@ func verifiedPR(t *testing.T, h *harness, title string) (n, pr int, sha string) 
 	wantState(t, h, n, "verified")
 	wantCheck(t, h, sha, "success")
 	return n, pr, sha
+}
+
+// queue adds pull request pr to the merge queue (by who) and wants its
+// group's check to be want; it returns the group's commit.
+func queue(t *testing.T, h *harness, pr int, who, want string) string {
+	t.Helper()
+	group := h.gh.EnqueuePR(testRepo, pr, who)
+	h.settle()
+	wantCheck(t, h, group, want)
+	return group
 }
 
 // trackedGroups are the merge groups the bot tracks for pull request pr.
@@ -88,7 +68,7 @@ func TestMergeQueueVerifiedPullRequest(t *testing.T) {
 	h.gh.SetWebhookPaused(false)
 	h.settle()
 	c := measure("queued", h.gh.Requests())
-	r := wantOwnCheck(t, h, group, "success")
+	r := wantCheck(t, h, group, "success")
 	wantContains(t, "the group's check", r.Title+"\n"+r.Summary, fmt.Sprintf("Merge queue, #%d", pr),
 		fmt.Sprintf("pr-%d-", pr), fmt.Sprintf("(%.12s)", sha))
 	if !strings.Contains(trackedGroups(t, h, pr), group) {
@@ -122,7 +102,7 @@ func TestMergeQueueUnverifiedPullRequest(t *testing.T) {
 	wantState(t, h, n, "review")
 	group := h.gh.EnqueuePR(testRepo, pr, "alice")
 	h.settle()
-	r := wantOwnCheck(t, h, group, "failure")
+	r := wantCheck(t, h, group, "failure")
 	wantContains(t, "the group's check", r.Summary, fmt.Sprintf("#%d is `review`", n), "takes #", "out of the queue")
 	wantCheck(t, h, sha, "in_progress") // the pull request's own check is untouched
 }
@@ -133,14 +113,12 @@ func TestMergeQueueTaskReopenedWhileQueued(t *testing.T) {
 	h := newHarness(t)
 	team(h)
 	n, pr, _ := verifiedPR(t, h, "Login form")
-	group := h.gh.EnqueuePR(testRepo, pr, "alice")
-	h.settle()
-	wantOwnCheck(t, h, group, "success")
+	group := queue(t, h, pr, "alice", "success")
 
 	h.gh.Comment(testRepo, n, "carol", "/reopen the form loses input on resize")
 	h.settle()
 	wantState(t, h, n, "in-progress")
-	r := wantOwnCheck(t, h, group, "failure")
+	r := wantCheck(t, h, group, "failure")
 	wantContains(t, "the group's check", r.Summary, fmt.Sprintf("#%d is `in-progress`", n))
 	wantContains(t, "the card", card(t, h, n), fmt.Sprintf("the group of #%d", pr), "no longer passes countersign/verification")
 
@@ -164,15 +142,13 @@ func TestMergeQueueNewlyLinkedTask(t *testing.T) {
 	h := newHarness(t)
 	team(h)
 	n, pr, _ := verifiedPR(t, h, "Login form")
-	group := h.gh.EnqueuePR(testRepo, pr, "alice")
-	h.settle()
-	wantOwnCheck(t, h, group, "success")
+	group := queue(t, h, pr, "alice", "success")
 	m := h.gh.OpenIssue(testRepo, "carol", "Password reset", "")
 	h.gh.Assign(testRepo, m, "carol", "alice")
 	h.settle()
 	h.gh.EditPR(testRepo, pr, "alice", "", fmt.Sprintf("Fixes #%d\nFixes #%d", n, m))
 	h.settle()
-	r := wantOwnCheck(t, h, group, "failure")
+	r := wantCheck(t, h, group, "failure")
 	wantContains(t, "the group's check", r.Summary, fmt.Sprintf("#%d is `", m))
 }
 
@@ -194,8 +170,8 @@ func TestMergeQueueTwoEntries(t *testing.T) {
 	if len(q) != 2 || q[1].BaseSHA != groupA {
 		t.Fatalf("queue %+v: the second group must be built on the first", q)
 	}
-	wantOwnCheck(t, h, groupA, "success")
-	wantOwnCheck(t, h, groupB, "failure") // #B's task is in review
+	wantCheck(t, h, groupA, "success")
+	wantCheck(t, h, groupB, "failure") // #B's task is in review
 
 	// #B's task gets verified and B is queued again behind A.
 	h.gh.DequeuePR(testRepo, prB, "alice")
@@ -203,9 +179,7 @@ func TestMergeQueueTwoEntries(t *testing.T) {
 	h.settle()
 	h.gh.Comment(testRepo, nB, "bob", "/verify works")
 	h.settle()
-	groupB = h.gh.EnqueuePR(testRepo, prB, "alice")
-	h.settle()
-	wantOwnCheck(t, h, groupB, "success")
+	groupB = queue(t, h, prB, "alice", "success")
 
 	// A leaves the queue: B's group is invalidated and rebuilt on the branch.
 	h.gh.DequeuePR(testRepo, prA, "carol")
@@ -214,7 +188,7 @@ func TestMergeQueueTwoEntries(t *testing.T) {
 	if len(q) != 1 || q[0].PR != prB || q[0].HeadSHA == groupB {
 		t.Fatalf("queue %+v: B alone, in a new group", q)
 	}
-	wantOwnCheck(t, h, q[0].HeadSHA, "success")
+	wantCheck(t, h, q[0].HeadSHA, "success")
 	if g := trackedGroups(t, h, prA); g != "" {
 		t.Fatalf("A's group is still tracked: %s", g)
 	}
@@ -242,14 +216,12 @@ func TestUntrackedPullRequest(t *testing.T) {
 			}
 			pr, sha := h.gh.OpenPR(testRepo, tc.author, githubtest.PROptions{Title: "Bump a dependency", Body: "Routine."})
 			h.settle()
-			r := wantOwnCheck(t, h, sha, tc.want)
+			r := wantCheck(t, h, sha, tc.want)
 			wantContains(t, "the check", r.Title+"\n"+r.Summary, "Closes no task", tc.says)
 			if tc.want == "failure" {
 				wantContains(t, "the check", r.Summary, "Whoever may change that file may exempt it")
 			}
-			group := h.gh.EnqueuePR(testRepo, pr, tc.author)
-			h.settle()
-			wantOwnCheck(t, h, group, tc.want)
+			queue(t, h, pr, tc.author, tc.want)
 		})
 	}
 }
@@ -264,9 +236,7 @@ func TestForgedGate(t *testing.T) {
 	n, pr, sha := taskWithPR(h, "Login form", githubtest.PROptions{Title: "Login form"})
 	ciPasses(h, sha)
 	h.settle()
-	group := h.gh.EnqueuePR(testRepo, pr, "alice")
-	h.settle()
-	wantOwnCheck(t, h, group, "failure")
+	group := queue(t, h, pr, "alice", "failure")
 
 	h.gh.SetStatusBy(testRepo, sha, "mallory", rules.CheckName, "success", "")
 	h.gh.SetStatusBy(testRepo, sha, "mallory", rules.CheckName, "success", "") // once on the card
@@ -274,8 +244,8 @@ func TestForgedGate(t *testing.T) {
 	h.gh.SetStatusBy(testRepo, group, "mallory", rules.CheckName, "success", "")
 	h.settle()
 	wantState(t, h, n, "review")
-	wantOwnCheck(t, h, sha, "in_progress")
-	wantOwnCheck(t, h, group, "failure")
+	wantCheck(t, h, sha, "in_progress")
+	wantCheck(t, h, group, "failure")
 	c := card(t, h, n)
 	wantContains(t, "the card", c, "a commit status named countersign/verification by @mallory", "a check run named countersign/verification by the App evil-app",
 		fmt.Sprintf("the merge-queue group of #%d", pr), "was ignored")
@@ -298,15 +268,13 @@ func TestMergeQueueAfterStoreLoss(t *testing.T) {
 	h := newHarness(t)
 	team(h)
 	n, pr, _ := verifiedPR(t, h, "Login form")
-	group := h.gh.EnqueuePR(testRepo, pr, "alice")
-	h.settle()
-	wantOwnCheck(t, h, group, "success")
+	group := queue(t, h, pr, "alice", "success")
 
 	h = freshStore(t, h)
 	h.gh.Comment(testRepo, n, "carol", "/reopen the form loses input on resize")
 	h.settle()
 	wantState(t, h, n, "in-progress")
-	r := wantOwnCheck(t, h, group, "failure")
+	r := wantCheck(t, h, group, "failure")
 	wantContains(t, "the group's check", r.Summary, fmt.Sprintf("#%d is `in-progress`", n))
 	if !strings.Contains(trackedGroups(t, h, pr), group) {
 		t.Fatalf("the group is not tracked again: %q", trackedGroups(t, h, pr))

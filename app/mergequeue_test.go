@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/countersign/countersign/app/githubtest"
-	"github.com/countersign/countersign/app/mergequeue"
+	"github.com/countersign/countersign/app/records"
 	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/internal/githubtest"
 	"github.com/countersign/countersign/rules"
 )
 
@@ -47,7 +47,7 @@ func queue(t *testing.T, h *harness, pr int, who, want string) string {
 // trackedGroups are the merge groups the bot tracks for pull request pr.
 func trackedGroups(t *testing.T, h *harness, pr int) string {
 	t.Helper()
-	b, err := h.store.Get(context.Background(), mergequeue.GroupsKey(testRepo, pr))
+	b, err := h.store.Get(context.Background(), records.MergeGroupsKey(testRepo, pr))
 	if errors.Is(err, store.ErrNotFound) {
 		return ""
 	}
@@ -88,7 +88,7 @@ func TestMergeQueueVerifiedPullRequest(t *testing.T) {
 	if g := trackedGroups(t, h, pr); g != "" {
 		t.Fatalf("a merged group is still tracked: %s", g)
 	}
-	if _, err := h.store.Get(context.Background(), mergequeue.SHAKey(testRepo, group)); !errors.Is(err, store.ErrNotFound) {
+	if _, err := h.store.Get(context.Background(), records.MergeGroupKey(testRepo, group)); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("the group's commit is still indexed: %v", err)
 	}
 }

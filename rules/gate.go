@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -43,12 +44,17 @@ func (g *rawGate) apply(c *GateConfig) {
 
 // normalize checks gate: (see Config.normalize).
 func (g *GateConfig) normalize(at locator) error {
-	if g.Untracked != UntrackedRequire && g.Untracked != UntrackedAllow {
-		return at.errorf("gate.untracked must be require or allow, not "+quote(g.Untracked), "gate", "untracked")
+	var (
+		errs problems
+		err  error
+	)
+	if !slices.Contains(untrackedModes, g.Untracked) {
+		msg := "gate.untracked must be require or allow, not " + quote(g.Untracked)
+		errs.add(at.errorf(msg+didYouMean(g.Untracked, untrackedModes), "gate", "untracked"))
 	}
-	var err error
 	g.Exempt, err = logins(g.Exempt, at, "gate", "exempt")
-	return err
+	errs.add(err)
+	return errs.err()
 }
 
 // Exempted reports whether login is one of gate.exempt.

@@ -8,8 +8,9 @@
 //
 // The package holds what does not depend on how countersign is wired: the
 // webhook's payload and its head_ref, the verdict on a group given the
-// records of its pull request and tasks (pure), the records that track the
-// queued groups, and the small piece of GitHub it reads.
+// records of its pull request and tasks (pure), the groups tracked per pull
+// request (their store keys are package records'), and the small piece of
+// GitHub it reads. Package decide wires it in (decide/mergegroup.go).
 package mergequeue
 
 import (
@@ -166,14 +167,6 @@ func (g Group) Entry(pr int) rules.QueueEntry {
 // one group at a time, but a destroyed delivery may arrive after the
 // checks_requested of the group that replaced it, and one may never arrive.
 const MaxGroups = 8
-
-// GroupsKey is the record of the groups tracked for pull request n: a JSON
-// list of Group, oldest first.
-func GroupsKey(repo string, n int) string { return "merge-groups/" + rules.TaskKey(repo, n) }
-
-// SHAKey is the record of which pull request the group with head sha
-// merges (its number, in JSON).
-func SHAKey(repo, sha string) string { return "merge-group/" + repo + "@" + sha }
 
 // Track returns groups with g in it (replacing a group with its head), the
 // oldest dropped beyond MaxGroups, and the heads dropped.

@@ -31,12 +31,30 @@ func TestGateConfig(t *testing.T) {
 	for _, tc := range []struct{ file, want string }{
 		{"gate:\n  untracked: maybe\n", "countersign.yml:2:14: gate.untracked must be require or allow"},
 		{"gate:\n  exempt: [\"not a login\"]\n", "countersign.yml:2:12: gate.exempt: \"not a login\" is not a GitHub login"},
-		{"gate:\n  untracked: allow\n  exmept: [bob]\n", "countersign.yml:3:3: unknown key \"exmept\""},
+		{"gate:\n  untracked: allow\n  exmept: [bob]\n", "countersign.yml:3:3: gate.exmept: unknown key \"exmept\"; did you mean \"exempt\"?"},
+		{"gate:\n  exempt: dependabot[bot]\n", "gate.exempt: expected"},
 	} {
 		_, err := ParseConfig([]byte(tc.file))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("ParseConfig(%q) = %v, want an error with %q", tc.file, err, tc.want)
 		}
+	}
+}
+
+// Every mistake under gate: is reported at once, each with its key path.
+func TestGateConfigMistakes(t *testing.T) {
+	_, err := ParseConfig([]byte("gate:\n  untracked: requires\n  exempt: [\"ok[bot]\", \"not a login\", \"-dash\"]\n"))
+	probs := Problems(err)
+	var paths []string
+	for _, p := range probs {
+		paths = append(paths, p.Path)
+	}
+	want := []string{"gate.untracked", "gate.exempt[2]", "gate.exempt[3]"} // entries count from 1
+	if !slices.Equal(paths, want) {
+		t.Fatalf("problems at %q (%v), want %q", paths, err, want)
+	}
+	if !strings.Contains(probs[0].Error(), `did you mean "require"?`) {
+		t.Errorf("%v: want the near miss suggested", probs[0])
 	}
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/countersign/countersign/app/heal"
 	"github.com/countersign/countersign/app/intake"
 	"github.com/countersign/countersign/app/lookup"
+	"github.com/countersign/countersign/app/mergequeue"
 	"github.com/countersign/countersign/app/metrics"
 	"github.com/countersign/countersign/app/pace"
 	"github.com/countersign/countersign/app/process"
@@ -114,7 +115,7 @@ func New(st Settings, s store.Store, log *slog.Logger) (*Server, error) {
 	exec := effects.New(s, g, clientsAs(g, func(c *gh.Client) effects.Client { return c }), log, srv.metrics, keys, st.GoalCoalesce)
 	look := lookup.New(s, g)
 	gd := goals.New(s, g, clientsAs(g, func(c *gh.Client) goals.Client { return c }), look, keys)
-	dd := decide.New(s, g, clientsAs(g, func(c *gh.Client) decide.Client { return c }), look, gd, keys, log, reconcile.NewMetrics(srv.metrics.Registry))
+	dd := decide.New(s, g, clientsAs(g, func(c *gh.Client) decide.Client { return c }), look, gd, keys, log, reconcile.NewMetrics(srv.metrics.Registry), mergequeue.NewMetrics(srv.metrics.Registry))
 	proc := process.New(s, dd, exec)
 	srv.owner = instanceName(st) // takeOver (in Run) confirms it
 	g.OnBack(s.Wake)

@@ -81,6 +81,7 @@ func TestMergeQueue(t *testing.T) {
 	}
 
 	// Taking A out destroys its group and rebuilds B's on the branch.
+	e.wait() // the check run's own webhook first
 	start = e.hooks.count()
 	e.s.DequeuePR(repoName, a, "alice")
 	e.wait()

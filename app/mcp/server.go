@@ -235,4 +235,6 @@ func (s *server) botSlug() string { return strings.TrimSuffix(s.opts.Bot, "[bot]
 // isBot reports whether an account (a comment's or issue's author, an
 // event's actor) is countersign's bot: its login, and an account of type Bot
 // (which no person's account is).
-func (s *server) isBot(login string, bot bool) bool { return bot && strings.EqualFold(login, s.opts.Bot) }
+func (s *server) isBot(login string, bot bool) bool {
+	return bot && strings.EqualFold(login, s.opts.Bot)
+}

@@ -13,14 +13,14 @@ import (
 )
 
 type TaskStatusOut struct {
-	Task      string   `json:"task"`
-	Title     string   `json:"title"`
-	State     string   `json:"state" jsonschema:"the state from countersign's owned label, believed only when countersign set it: unsettled otherwise, untracked without one"`
+	Task  string `json:"task"`
+	Title string `json:"title"`
+	State string `json:"state" jsonschema:"the state from countersign's owned label, believed only when countersign set it: unsettled otherwise, untracked without one"`
 	// StateUnsettled says why the state is unsettled.
-	StateUnsettled string `json:"state_unsettled,omitempty" jsonschema:"why the state is unsettled: who else set the label"`
-	Open      bool     `json:"open"`
-	Assignees []string `json:"assignees,omitempty"`
-	Goal      int      `json:"goal,omitempty" jsonschema:"the milestone (goal) number, if any"`
+	StateUnsettled string   `json:"state_unsettled,omitempty" jsonschema:"why the state is unsettled: who else set the label"`
+	Open           bool     `json:"open"`
+	Assignees      []string `json:"assignees,omitempty"`
+	Goal           int      `json:"goal,omitempty" jsonschema:"the milestone (goal) number, if any"`
 	// Details come from countersign's task card, when it can be trusted.
 	Details *TaskDetails `json:"details,omitempty" jsonschema:"from countersign's task card, when it is countersign's own and nobody else edited it"`
 	// DetailsUnavailable says why there are no details.
@@ -197,12 +197,12 @@ func (c *Counts) add(st string) {
 }
 
 type GoalStatusOut struct {
-	Goal   GoalRefOut  `json:"goal"`
-	State  string      `json:"state" jsonschema:"from countersign's owned goal label: open, active, pending-verify or verified; unsettled when countersign did not set it"`
+	Goal  GoalRefOut `json:"goal"`
+	State string     `json:"state" jsonschema:"from countersign's owned goal label: open, active, pending-verify or verified; unsettled when countersign did not set it"`
 	// StateUnsettled says why the goal's state is unsettled.
-	StateUnsettled string `json:"state_unsettled,omitempty" jsonschema:"why the goal's state is unsettled"`
-	Counts Counts      `json:"counts"`
-	Tasks  []GoalTaskV `json:"tasks"`
+	StateUnsettled string      `json:"state_unsettled,omitempty" jsonschema:"why the goal's state is unsettled"`
+	Counts         Counts      `json:"counts"`
+	Tasks          []GoalTaskV `json:"tasks"`
 }
 
 func (s *server) goalStatus(ctx context.Context, req *sdk.CallToolRequest, in GoalIn) (*sdk.CallToolResult, GoalStatusOut, error) {

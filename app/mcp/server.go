@@ -120,7 +120,7 @@ func (c challenge) Unwrap() http.ResponseWriter { return c.ResponseWriter }
 // verifyToken asks GitHub who tok is. The person rides with the request (as
 // its TokenInfo) to the tool call, which then needs not ask again; the token
 // itself is in no TokenInfo, error or log.
-func (s *server) verifyToken(ctx context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
+func (s *server) verifyToken(ctx context.Context, tok string, r *http.Request) (*auth.TokenInfo, error) {
 	gh, err := s.opts.Dial(tok)
 	if err != nil {
 		return nil, err
@@ -132,11 +132,37 @@ func (s *server) verifyToken(ctx context.Context, tok string, _ *http.Request) (
 	if err != nil {
 		return nil, fmt.Errorf("could not check the token with GitHub: %w", err)
 	}
-	return &auth.TokenInfo{UserID: strconv.FormatInt(me.ID, 10), Extra: map[string]any{personKey: me}}, nil
+	return &auth.TokenInfo{UserID: strconv.FormatInt(me.ID, 10), Extra: map[string]any{personKey: me, goneKey: r.Context().Done()}}, nil
 }
 
-// personKey is where a TokenInfo carries the person GitHub said the token is.
-const personKey = "countersign.person"
+// personKey is where a TokenInfo carries the person GitHub said the token is;
+// goneKey the HTTP request's end (its client went away, or it was answered).
+const (
+	personKey = "countersign.person"
+	goneKey   = "countersign.gone"
+)
+
+// requestScoped ends ctx when the HTTP request that carried the call ends.
+// The SDK ties a call to its request itself only for clients of protocol
+// 2026-07-28 and later (PropagateRequestCancellation); this covers the older.
+func requestScoped(ctx context.Context, req *sdk.CallToolRequest) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	if req == nil || req.Extra == nil || req.Extra.TokenInfo == nil {
+		return ctx, cancel
+	}
+	gone, ok := req.Extra.TokenInfo.Extra[goneKey].(<-chan struct{})
+	if !ok {
+		return ctx, cancel
+	}
+	go func() {
+		select {
+		case <-gone:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
 
 // server is the tools' shared state: nothing of any caller.
 type server struct {

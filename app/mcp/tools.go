@@ -125,7 +125,12 @@ func schemaFor[T any]() *jsonschema.Schema {
 }
 
 func tool[In, Out any](srv *sdk.Server, name, desc string, h sdk.ToolHandlerFor[In, Out]) {
-	sdk.AddTool(srv, &sdk.Tool{Name: name, Description: desc, InputSchema: schemaFor[In](), OutputSchema: schemaFor[Out]()}, h)
+	sdk.AddTool(srv, &sdk.Tool{Name: name, Description: desc, InputSchema: schemaFor[In](), OutputSchema: schemaFor[Out]()},
+		func(ctx context.Context, req *sdk.CallToolRequest, in In) (*sdk.CallToolResult, Out, error) {
+			ctx, cancel := requestScoped(ctx, req)
+			defer cancel()
+			return h(ctx, req, in)
+		})
 }
 
 func (s *server) register(srv *sdk.Server) {

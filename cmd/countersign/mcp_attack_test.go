@@ -27,3 +27,29 @@ func TestMCPStdioWithoutATokenRefusesToStart(t *testing.T) {
 		t.Fatalf("countersign mcp without a token: exit %d, stderr %q; want a refusal naming GITHUB_TOKEN", code, errb.String())
 	}
 }
+
+// The refusal is a usage error (exit 2) and names both variables.
+func TestMCPStdioWithoutATokenIsAUsageError(t *testing.T) {
+	t.Setenv("GITHUB_TOKEN", "")
+	t.Setenv("GH_TOKEN", "")
+	var out, errb bytes.Buffer
+	if code := run([]string{"mcp"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "GITHUB_TOKEN") || !strings.Contains(errb.String(), "GH_TOKEN") {
+		t.Fatalf("countersign mcp without a token: exit %d, stderr %q; want 2 naming GITHUB_TOKEN and GH_TOKEN", code, errb.String())
+	}
+}
+
+// countersign's bot is an App's bot account: a --bot or COUNTERSIGN_BOT that
+// does not end in "[bot]" could be a person, whose labels and comments would
+// then speak for countersign.
+func TestMCPBotMustBeABot(t *testing.T) {
+	t.Setenv("GITHUB_TOKEN", "ghp_x")
+	var out, errb bytes.Buffer
+	if code := run([]string{"mcp", "--bot", "carol"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "[bot]") {
+		t.Fatalf("--bot carol: exit %d, stderr %q; want 2 saying it must end in [bot]", code, errb.String())
+	}
+	t.Setenv("COUNTERSIGN_BOT", "carol")
+	errb.Reset()
+	if code := run([]string{"mcp"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "COUNTERSIGN_BOT") {
+		t.Fatalf("COUNTERSIGN_BOT=carol: exit %d, stderr %q; want 2", code, errb.String())
+	}
+}

@@ -39,6 +39,18 @@ type GitHub interface {
 	// Editors says, for each comment of issue n (by database id), who last
 	// edited it (GitHub's GraphQL IssueComment.editor), if anyone.
 	Editors(ctx context.Context, repo string, n int) (map[int64]Editor, error)
+	// LabelEvents are the labeled and unlabeled events of issue n, oldest
+	// first (GitHub's issue events API): who put each label on or took it off.
+	LabelEvents(ctx context.Context, repo string, n int) ([]LabelEvent, error)
+}
+
+// LabelEvent is a label put on (labeled) or taken off (unlabeled) an issue.
+type LabelEvent struct {
+	Labeled bool // labeled; else unlabeled
+	Label   string
+	Actor   string
+	Bot     bool // the actor is an App's bot account
+	At      time.Time
 }
 
 // Person is a GitHub account.
@@ -56,6 +68,7 @@ type Issue struct {
 	Open           bool
 	PR             bool
 	Author         string
+	AuthorBot      bool // the author is an App's bot account
 	Labels         []string
 	Assignees      []string
 	Milestone      int
@@ -97,6 +110,9 @@ type Editor struct {
 
 // ErrNotFound is GitHub's 404: the thing does not exist, or the token cannot see it.
 var ErrNotFound = errors.New("not found")
+
+// ErrUnauthorized is GitHub's 401: it does not accept the token.
+var ErrUnauthorized = errors.New("GitHub does not accept the token")
 
 // Dial makes the GitHub of the person whose token tok is, at apiURL (the
 // REST base, as GITHUB_API_URL). The token is kept only in the returned
@@ -159,8 +175,11 @@ func splitRepo(repo string) (string, string) {
 func apiErr(what string, err error) error {
 	var er *github.ErrorResponse
 	if errors.As(err, &er) && er.Response != nil {
-		if er.Response.StatusCode == http.StatusNotFound {
+		switch er.Response.StatusCode {
+		case http.StatusNotFound:
 			return fmt.Errorf("%s: %w", what, ErrNotFound)
+		case http.StatusUnauthorized:
+			return fmt.Errorf("%s: %w", what, ErrUnauthorized)
 		}
 		msg := er.Message
 		for _, e := range er.Errors {
@@ -181,7 +200,7 @@ func (g *restGitHub) Me(ctx context.Context) (Person, error) {
 
 func issueOf(repo string, is *github.Issue) *Issue {
 	out := &Issue{Repo: repo, Number: is.GetNumber(), Title: is.GetTitle(), Body: is.GetBody(), Open: is.GetState() == "open",
-		PR: is.IsPullRequest(), Author: is.GetUser().GetLogin(), Milestone: is.GetMilestone().GetNumber(),
+		PR: is.IsPullRequest(), Author: is.GetUser().GetLogin(), AuthorBot: is.GetUser().GetType() == "Bot", Milestone: is.GetMilestone().GetNumber(),
 		MilestoneTitle: is.GetMilestone().GetTitle()}
 	if out.Repo == "" {
 		out.Repo = is.GetRepository().GetFullName()
@@ -412,4 +431,27 @@ func (g *restGitHub) Editors(ctx context.Context, repo string, n int) (map[int64
 		vars["after"] = githubv4.NewString(q.Repository.Issue.Comments.PageInfo.EndCursor)
 	}
 	return out, nil
+}
+
+func (g *restGitHub) LabelEvents(ctx context.Context, repo string, n int) ([]LabelEvent, error) {
+	owner, name := splitRepo(repo)
+	opt := &github.ListOptions{PerPage: 100}
+	var out []LabelEvent
+	for page := 0; page < maxPages; page++ {
+		evs, resp, err := g.c.Issues.ListIssueEvents(ctx, owner, name, n, opt)
+		if err != nil {
+			return nil, apiErr(fmt.Sprintf("read the events of %s#%d", repo, n), err)
+		}
+		for _, e := range evs {
+			if ev := e.GetEvent(); (ev == "labeled" || ev == "unlabeled") && e.Label != nil {
+				out = append(out, LabelEvent{Labeled: ev == "labeled", Label: e.Label.GetName(), Actor: e.GetActor().GetLogin(),
+					Bot: e.GetActor().GetType() == "Bot", At: e.GetCreatedAt().Time})
+			}
+		}
+		if resp.NextPage == 0 {
+			return out, nil
+		}
+		opt.Page = resp.NextPage
+	}
+	return nil, fmt.Errorf("read the events of %s#%d: more than %d pages", repo, n, maxPages)
 }

@@ -45,7 +45,9 @@ func checkRepo(repo string) error {
 }
 
 // GoalRef names a goal within a repository: a milestone's number or its title.
-// In JSON it is either a number or a string.
+// In JSON a number is a milestone number and a string is a title; a string of
+// digits that no milestone has as its title falls back to that number (see
+// milestone).
 type GoalRef struct {
 	Number int
 	Title  string
@@ -57,10 +59,6 @@ func (g *GoalRef) UnmarshalJSON(b []byte) error {
 		var s string
 		if err := json.Unmarshal(b, &s); err != nil {
 			return err
-		}
-		if n, err := strconv.Atoi(strings.TrimSpace(s)); err == nil && n > 0 {
-			*g = GoalRef{Number: n}
-			return nil
 		}
 		*g = GoalRef{Title: s}
 		return nil
@@ -114,35 +112,8 @@ func (s *server) task(ctx context.Context, c *caller, id string) (taskRef, *Issu
 	return ref, is, nil
 }
 
-// stateOf is the task state the owned state label says ("" if none).
-func stateOf(labels []string) rules.State {
-	for _, l := range labels {
-		if st, ok := rules.StateFromLabel(l); ok {
-			return st
-		}
-	}
-	return ""
-}
-
-// goalStateOf is the goal state the owned goal label says ("" if none).
-func goalStateOf(labels []string) rules.GoalState {
-	for _, l := range labels {
-		if st, ok := rules.GoalStateFromLabel(l); ok {
-			return st
-		}
-	}
-	return ""
-}
-
-// untracked is what a task state reads when countersign has not labeled it.
+// untracked is what a state reads when countersign has not labeled it.
 const untracked = "untracked"
-
-func stateName(st rules.State) string {
-	if st == "" {
-		return untracked
-	}
-	return string(st)
-}
 
 // milestone resolves a goal reference to its milestone.
 func (s *server) milestone(ctx context.Context, c *caller, repo string, ref GoalRef) (Milestone, error) {
@@ -156,17 +127,41 @@ func (s *server) milestone(ctx context.Context, c *caller, repo string, ref Goal
 	if err != nil {
 		return Milestone{}, notVisible("repository "+repo, err)
 	}
-	for _, m := range ms {
-		if ref.Number > 0 && m.Number == ref.Number || ref.Title != "" && m.Title == ref.Title {
-			return m, nil
-		}
-	}
-	for _, m := range ms {
-		if ref.Title != "" && strings.EqualFold(strings.TrimSpace(m.Title), strings.TrimSpace(ref.Title)) {
-			return m, nil
-		}
+	if m, ok := findMilestone(ms, ref); ok {
+		return m, nil
 	}
 	return Milestone{}, fmt.Errorf("unknown goal %s in %s: no milestone has that number or title", ref, repo)
+}
+
+// findMilestone resolves ref among ms. A number is a milestone number. A
+// title is a milestone's title, exactly, else ignoring case and surrounding
+// spaces; only when no milestone has it as its title does a title of digits
+// fall back to the milestone of that number.
+func findMilestone(ms []Milestone, ref GoalRef) (Milestone, bool) {
+	number := ref.Number
+	if ref.Title != "" {
+		for _, m := range ms {
+			if m.Title == ref.Title {
+				return m, true
+			}
+		}
+		for _, m := range ms {
+			if strings.EqualFold(strings.TrimSpace(m.Title), strings.TrimSpace(ref.Title)) {
+				return m, true
+			}
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(ref.Title))
+		if err != nil || n < 1 {
+			return Milestone{}, false
+		}
+		number = n
+	}
+	for _, m := range ms {
+		if number > 0 && m.Number == number {
+			return m, true
+		}
+	}
+	return Milestone{}, false
 }
 
 // goalIssues splits a milestone's issues into countersign's goal issue (nil
@@ -181,7 +176,7 @@ func (s *server) goalIssues(ctx context.Context, c *caller, repo string, m int) 
 	var goal *Issue
 	var tasks []*Issue
 	for _, is := range list {
-		if goal == nil && s.isBot(is.Author) && hasLabel(is.Labels, rules.LabelGoal) && templates.IsGoal(is.Body) {
+		if goal == nil && s.isBot(is.Author, is.AuthorBot) && hasLabel(is.Labels, rules.LabelGoal) && templates.IsGoal(is.Body) {
 			goal = is
 			continue
 		}
@@ -211,7 +206,7 @@ func (s *server) card(ctx context.Context, c *caller, repo string, n int) (rec *
 		return nil, nil, "", err
 	}
 	for _, x := range comments {
-		if s.isBot(x.Author) && x.Bot && templates.IsCard(x.Body) {
+		if s.isBot(x.Author, x.Bot) && templates.IsCard(x.Body) {
 			cm = x
 			break
 		}

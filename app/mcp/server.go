@@ -14,9 +14,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -78,18 +80,88 @@ func bearer(h string) (string, bool) {
 
 // HTTPHandler serves srv over streamable HTTP, statelessly: every request
 // carries its caller's token as "Authorization: Bearer <token>" and nothing
-// of one request is kept for the next. A request without a bearer token gets
-// 401. Tokens are never logged.
-func HTTPHandler(srv *sdk.Server) http.Handler {
-	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{Stateless: true})
+// of one request is kept for the next. Before a request is served its token
+// is checked with GitHub (who it is, GET /user): a request without a bearer
+// token, or with one GitHub does not accept, gets 401. A tool call ends when
+// its HTTP client goes away. Tokens are never stored or logged.
+func HTTPHandler(srv *Server) http.Handler {
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv.Server },
+		&sdk.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true})
+	checked := auth.RequireBearerToken(srv.s.verifyToken, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, ok := bearer(r.Header.Get("Authorization")); !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="countersign", error="invalid_request", error_description="a GitHub token is required"`)
 			http.Error(w, "a GitHub token is required: Authorization: Bearer <token>", http.StatusUnauthorized)
 			return
 		}
-		h.ServeHTTP(w, r)
+		checked.ServeHTTP(challenge{w}, r)
 	})
+}
+
+// challenge adds the bearer challenge to a 401 (a token GitHub refused).
+type challenge struct{ http.ResponseWriter }
+
+func (c challenge) WriteHeader(code int) {
+	if code == http.StatusUnauthorized {
+		c.Header().Set("WWW-Authenticate", `Bearer realm="countersign", error="invalid_token", error_description="GitHub does not accept the token"`)
+	}
+	c.ResponseWriter.WriteHeader(code)
+}
+
+func (c challenge) Flush() {
+	if f, ok := c.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (c challenge) Unwrap() http.ResponseWriter { return c.ResponseWriter }
+
+// verifyToken asks GitHub who tok is. The person rides with the request (as
+// its TokenInfo) to the tool call, which then needs not ask again; the token
+// itself is in no TokenInfo, error or log.
+func (s *server) verifyToken(ctx context.Context, tok string, r *http.Request) (*auth.TokenInfo, error) {
+	gh, err := s.opts.Dial(tok)
+	if err != nil {
+		return nil, err
+	}
+	me, err := gh.Me(ctx)
+	if errors.Is(err, ErrUnauthorized) {
+		return nil, fmt.Errorf("%w: GitHub does not accept the bearer token", auth.ErrInvalidToken)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("could not check the token with GitHub: %w", err)
+	}
+	return &auth.TokenInfo{UserID: strconv.FormatInt(me.ID, 10), Extra: map[string]any{personKey: me, goneKey: r.Context().Done()}}, nil
+}
+
+// personKey is where a TokenInfo carries the person GitHub said the token is;
+// goneKey the HTTP request's end (its client went away, or it was answered).
+const (
+	personKey = "countersign.person"
+	goneKey   = "countersign.gone"
+)
+
+// requestScoped ends ctx when the HTTP request that carried the call ends.
+// The SDK ties a call to its request itself only for clients of protocol
+// 2026-07-28 and later (PropagateRequestCancellation); this covers the older.
+func requestScoped(ctx context.Context, req *sdk.CallToolRequest) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	if req == nil || req.Extra == nil || req.Extra.TokenInfo == nil {
+		return ctx, cancel
+	}
+	gone, ok := req.Extra.TokenInfo.Extra[goneKey].(<-chan struct{})
+	if !ok {
+		return ctx, cancel
+	}
+	go func() {
+		select {
+		case <-gone:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
 }
 
 // server is the tools' shared state: nothing of any caller.
@@ -98,10 +170,34 @@ type server struct {
 	log  *slog.Logger
 }
 
-// NewServer is the MCP server with every tool of countersign.
-func NewServer(opts Options) *sdk.Server {
+// Server is countersign's MCP server: serve it over stdio (Run) or an
+// in-memory transport (Connect), or over HTTP with HTTPHandler.
+type Server struct {
+	*sdk.Server
+	s *server
+}
+
+// ErrBotLogin is the answer to a bot login that is no App's bot account.
+var ErrBotLogin = errors.New(`countersign's bot login is the App's slug and "[bot]" (e.g. countersign[bot])`)
+
+// CheckBot checks that login can be an App's bot account: only those end in
+// "[bot]", so no person can own it.
+func CheckBot(login string) error {
+	slug, ok := strings.CutSuffix(login, "[bot]")
+	if !ok || strings.TrimSpace(slug) == "" || strings.ContainsAny(slug, " /[]@") {
+		return fmt.Errorf("%q: %w", login, ErrBotLogin)
+	}
+	return nil
+}
+
+// NewServer is the MCP server with every tool of countersign. opts.Bot must
+// pass CheckBot (it panics otherwise: the caller checks the setting).
+func NewServer(opts Options) *Server {
 	if opts.Bot == "" {
 		opts.Bot = DefaultBot
+	}
+	if err := CheckBot(opts.Bot); err != nil {
+		panic("mcp.NewServer: " + err.Error())
 	}
 	if opts.Wait <= 0 {
 		opts.Wait = DefaultWait
@@ -123,7 +219,7 @@ func NewServer(opts Options) *sdk.Server {
 	srv := sdk.NewServer(&sdk.Implementation{Name: "countersign", Title: "countersign", Version: opts.Version},
 		&sdk.ServerOptions{Instructions: instructions})
 	s.register(srv)
-	return srv
+	return &Server{Server: srv, s: s}
 }
 
 const instructions = `countersign makes "done" mean "independently verified" on GitHub: issues are tasks, milestones are goals, and a task is verified only by someone who neither built nor approved it.
@@ -146,6 +242,12 @@ func (s *server) caller(ctx context.Context, req *sdk.CallToolRequest) (*caller,
 	if err != nil {
 		return nil, err
 	}
+	if req != nil && req.Extra != nil && req.Extra.TokenInfo != nil {
+		// HTTPHandler asked GitHub who this request's token is already.
+		if me, ok := req.Extra.TokenInfo.Extra[personKey].(Person); ok {
+			return &caller{gh: gh, me: me}, nil
+		}
+	}
 	me, err := gh.Me(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("GitHub did not accept the token: %w", err)
@@ -156,5 +258,9 @@ func (s *server) caller(ctx context.Context, req *sdk.CallToolRequest) (*caller,
 // botSlug is the App's slug, as GitHub's GraphQL API names its bot.
 func (s *server) botSlug() string { return strings.TrimSuffix(s.opts.Bot, "[bot]") }
 
-// isBot reports whether a comment or issue author is countersign's bot.
-func (s *server) isBot(login string) bool { return strings.EqualFold(login, s.opts.Bot) }
+// isBot reports whether an account (a comment's or issue's author, an
+// event's actor) is countersign's bot: its login, and an account of type Bot
+// (which no person's account is).
+func (s *server) isBot(login string, bot bool) bool {
+	return bot && strings.EqualFold(login, s.opts.Bot)
+}

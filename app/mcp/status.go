@@ -13,12 +13,14 @@ import (
 )
 
 type TaskStatusOut struct {
-	Task      string   `json:"task"`
-	Title     string   `json:"title"`
-	State     string   `json:"state" jsonschema:"the state from countersign's owned label (only countersign can keep it)"`
-	Open      bool     `json:"open"`
-	Assignees []string `json:"assignees,omitempty"`
-	Goal      int      `json:"goal,omitempty" jsonschema:"the milestone (goal) number, if any"`
+	Task  string `json:"task"`
+	Title string `json:"title"`
+	State string `json:"state" jsonschema:"the state from countersign's owned label, believed only when countersign set it: unsettled otherwise, untracked without one"`
+	// StateUnsettled says why the state is unsettled.
+	StateUnsettled string   `json:"state_unsettled,omitempty" jsonschema:"why the state is unsettled: who else set the label"`
+	Open           bool     `json:"open"`
+	Assignees      []string `json:"assignees,omitempty"`
+	Goal           int      `json:"goal,omitempty" jsonschema:"the milestone (goal) number, if any"`
 	// Details come from countersign's task card, when it can be trusted.
 	Details *TaskDetails `json:"details,omitempty" jsonschema:"from countersign's task card, when it is countersign's own and nobody else edited it"`
 	// DetailsUnavailable says why there are no details.
@@ -36,7 +38,7 @@ type TaskDetails struct {
 	MayVerify string `json:"may_verify" jsonschema:"who may verify it"`
 	Escalated bool   `json:"escalated,omitempty"`
 	// RecordState is the state the card's record says, when it differs from the label.
-	RecordState string `json:"record_state,omitempty" jsonschema:"the card's state when it differs from the label (the card is being updated)"`
+	RecordState string `json:"record_state,omitempty" jsonschema:"the card's state when it differs from the label's (the card is being updated, or the label is unsettled)"`
 }
 
 type Roles struct {
@@ -82,7 +84,11 @@ func (s *server) taskStatus(ctx context.Context, req *sdk.CallToolRequest, in Ta
 	if err != nil {
 		return nil, TaskStatusOut{}, err
 	}
-	out := TaskStatusOut{Task: ref.String(), Title: is.Title, State: taskState(is), Open: is.Open, Assignees: is.Assignees, Goal: is.Milestone}
+	st, why, err := s.settled(ctx, c, ref.Repo, is, taskKind)
+	if err != nil {
+		return nil, TaskStatusOut{}, err
+	}
+	out := TaskStatusOut{Task: ref.String(), Title: is.Title, State: st, StateUnsettled: why, Open: is.Open, Assignees: is.Assignees, Goal: is.Milestone}
 	rec, _, why, err := s.card(ctx, c, ref.Repo, ref.Number)
 	if err != nil {
 		return nil, out, err
@@ -154,9 +160,10 @@ func mayVerify(t *rules.Task) string {
 // ---- goals ----
 
 type GoalTaskV struct {
-	Task  string `json:"task"`
-	Title string `json:"title"`
-	State string `json:"state"`
+	Task           string `json:"task"`
+	Title          string `json:"title"`
+	State          string `json:"state"`
+	StateUnsettled string `json:"state_unsettled,omitempty" jsonschema:"why the state is unsettled"`
 }
 
 type Counts struct {
@@ -166,6 +173,8 @@ type Counts struct {
 	Review     int `json:"review"`
 	Completed  int `json:"completed"`
 	Verified   int `json:"verified"`
+	// Unsettled counts tasks whose state label countersign did not set.
+	Unsettled int `json:"unsettled,omitempty" jsonschema:"tasks whose state label countersign did not set"`
 }
 
 func (c *Counts) add(st string) {
@@ -182,14 +191,18 @@ func (c *Counts) add(st string) {
 		c.Completed++
 	case rules.Verified:
 		c.Verified++
+	case unsettled:
+		c.Unsettled++
 	}
 }
 
 type GoalStatusOut struct {
-	Goal   GoalRefOut  `json:"goal"`
-	State  string      `json:"state" jsonschema:"from countersign's owned goal label: open, active, pending-verify or verified"`
-	Counts Counts      `json:"counts"`
-	Tasks  []GoalTaskV `json:"tasks"`
+	Goal  GoalRefOut `json:"goal"`
+	State string     `json:"state" jsonschema:"from countersign's owned goal label: open, active, pending-verify or verified; unsettled when countersign did not set it"`
+	// StateUnsettled says why the goal's state is unsettled.
+	StateUnsettled string      `json:"state_unsettled,omitempty" jsonschema:"why the goal's state is unsettled"`
+	Counts         Counts      `json:"counts"`
+	Tasks          []GoalTaskV `json:"tasks"`
 }
 
 func (s *server) goalStatus(ctx context.Context, req *sdk.CallToolRequest, in GoalIn) (*sdk.CallToolResult, GoalStatusOut, error) {
@@ -207,12 +220,17 @@ func (s *server) goalStatus(ctx context.Context, req *sdk.CallToolRequest, in Go
 	}
 	out := GoalStatusOut{Goal: GoalRefOut{Repo: in.Repo, Number: m.Number, Title: m.Title}, State: untracked, Tasks: []GoalTaskV{}}
 	if goal != nil {
-		out.State = goalState(goal)
+		if out.State, out.StateUnsettled, err = s.settled(ctx, c, in.Repo, goal, goalKind); err != nil {
+			return nil, GoalStatusOut{}, err
+		}
 	}
 	for _, is := range tasks {
-		st := taskState(is)
+		st, why, err := s.settled(ctx, c, in.Repo, is, taskKind)
+		if err != nil {
+			return nil, GoalStatusOut{}, err
+		}
 		out.Counts.add(st)
-		out.Tasks = append(out.Tasks, GoalTaskV{Task: taskRef{Repo: in.Repo, Number: is.Number}.String(), Title: is.Title, State: st})
+		out.Tasks = append(out.Tasks, GoalTaskV{Task: taskRef{Repo: in.Repo, Number: is.Number}.String(), Title: is.Title, State: st, StateUnsettled: why})
 	}
 	return nil, out, nil
 }
@@ -256,14 +274,20 @@ func (s *server) myWork(ctx context.Context, req *sdk.CallToolRequest, in MyWork
 		if in.Repo != "" && !strings.EqualFold(is.Repo, in.Repo) {
 			continue
 		}
-		st := stateOf(is.Labels)
-		if st == "" {
+		if len(taskKind.labels(is)) == 0 {
 			continue // not a task countersign tracks
 		}
 		repos[is.Repo] = true
-		item := WorkItem{Task: taskRef{Repo: is.Repo, Number: is.Number}.String(), Title: is.Title, State: string(st)}
+		st, why, err := s.settled(ctx, c, is.Repo, is, taskKind)
+		if err != nil {
+			return nil, out, err
+		}
+		item := WorkItem{Task: taskRef{Repo: is.Repo, Number: is.Number}.String(), Title: is.Title, State: st}
+		if why != "" {
+			item.Reason = "state unsettled: " + why
+		}
 		out.Assigned = append(out.Assigned, item)
-		if st != rules.InProgress {
+		if st != string(rules.InProgress) {
 			continue
 		}
 		rec, _, _, err := s.card(ctx, c, is.Repo, is.Number)
@@ -293,8 +317,10 @@ func (s *server) myWork(ctx context.Context, req *sdk.CallToolRequest, in MyWork
 			return nil, out, notVisible("repository "+repo, err)
 		}
 		for _, is := range done {
-			if stateOf(is.Labels) != rules.Completed {
-				continue
+			if st, _, err := s.settled(ctx, c, repo, is, taskKind); err != nil {
+				return nil, out, err
+			} else if st != string(rules.Completed) {
+				continue // only a task countersign itself labeled completed awaits verification
 			}
 			item := WorkItem{Task: taskRef{Repo: repo, Number: is.Number}.String(), Title: is.Title, State: string(rules.Completed)}
 			rec, _, why, err := s.card(ctx, c, repo, is.Number)

@@ -39,7 +39,7 @@ type CreateTaskIn struct {
 	Title     string   `json:"title" jsonschema:"the task's title"`
 	Body      string   `json:"body,omitempty" jsonschema:"what is to be done; paths named here shape its verification contract"`
 	Assignees []string `json:"assignees,omitempty" jsonschema:"logins of who builds it"`
-	Goal      *GoalRef `json:"goal,omitempty" jsonschema:"the goal to put it in: a milestone's number or title"`
+	Goal      *GoalRef `json:"goal,omitempty" jsonschema:"the goal to put it in: a number is a milestone number; a string is a milestone title (a string of digits means the milestone of that number only when no milestone has it as its title)"`
 }
 
 type CreateTaskOut struct {
@@ -50,7 +50,7 @@ type CreateTaskOut struct {
 
 type LinkIn struct {
 	Task string  `json:"task" jsonschema:"the task, owner/repo#N"`
-	Goal GoalRef `json:"goal" jsonschema:"the goal: a milestone's number or title in the task's repository"`
+	Goal GoalRef `json:"goal" jsonschema:"the goal, in the task's repository: a number is a milestone number; a string is a milestone title (a string of digits means the milestone of that number only when no milestone has it as its title)"`
 }
 
 type GoalRefOut struct {
@@ -90,18 +90,18 @@ type RejectIn struct {
 
 type GoalIn struct {
 	Repo string  `json:"repo" jsonschema:"the repository, owner/name"`
-	Goal GoalRef `json:"goal" jsonschema:"the goal: a milestone's number or title"`
+	Goal GoalRef `json:"goal" jsonschema:"the goal: a number is a milestone number; a string is a milestone title (a string of digits means the milestone of that number only when no milestone has it as its title)"`
 }
 
 type VerifyGoalIn struct {
 	Repo  string  `json:"repo" jsonschema:"the repository, owner/name"`
-	Goal  GoalRef `json:"goal" jsonschema:"the goal: a milestone's number or title"`
+	Goal  GoalRef `json:"goal" jsonschema:"the goal: a number is a milestone number; a string is a milestone title (a string of digits means the milestone of that number only when no milestone has it as its title)"`
 	Notes string  `json:"notes,omitempty" jsonschema:"how the integrated result was checked (one line)"`
 }
 
 type RejectGoalIn struct {
 	Repo   string  `json:"repo" jsonschema:"the repository, owner/name"`
-	Goal   GoalRef `json:"goal" jsonschema:"the goal: a milestone's number or title"`
+	Goal   GoalRef `json:"goal" jsonschema:"the goal: a number is a milestone number; a string is a milestone title (a string of digits means the milestone of that number only when no milestone has it as its title)"`
 	Reason string  `json:"reason" jsonschema:"what fails in the integrated result (required)"`
 }
 
@@ -125,7 +125,12 @@ func schemaFor[T any]() *jsonschema.Schema {
 }
 
 func tool[In, Out any](srv *sdk.Server, name, desc string, h sdk.ToolHandlerFor[In, Out]) {
-	sdk.AddTool(srv, &sdk.Tool{Name: name, Description: desc, InputSchema: schemaFor[In](), OutputSchema: schemaFor[Out]()}, h)
+	sdk.AddTool(srv, &sdk.Tool{Name: name, Description: desc, InputSchema: schemaFor[In](), OutputSchema: schemaFor[Out]()},
+		func(ctx context.Context, req *sdk.CallToolRequest, in In) (*sdk.CallToolResult, Out, error) {
+			ctx, cancel := requestScoped(ctx, req)
+			defer cancel()
+			return h(ctx, req, in)
+		})
 }
 
 func (s *server) register(srv *sdk.Server) {
@@ -167,23 +172,24 @@ func (s *server) createGoal(ctx context.Context, req *sdk.CallToolRequest, in Cr
 	if err != nil {
 		return nil, out, err
 	}
-	out.Goal.State = string(st)
+	out.Goal.State = st
 	if st == "" {
 		out.Note = fmt.Sprintf("countersign had not opened the goal's issue within %s; goal_status will show it", s.opts.Wait)
 	}
 	return nil, out, nil
 }
 
-// awaitGoalIssue waits, bounded, for countersign to open milestone m's goal issue.
-func (s *server) awaitGoalIssue(ctx context.Context, c *caller, repo string, m int) (rules.GoalState, error) {
-	var st rules.GoalState
+// awaitGoalIssue waits, bounded, for countersign to open milestone m's goal
+// issue, and reads its state ("" if it did not within the wait).
+func (s *server) awaitGoalIssue(ctx context.Context, c *caller, repo string, m int) (string, error) {
+	var st string
 	err := s.poll(ctx, func(ctx context.Context) (bool, error) {
 		goal, _, err := s.goalIssues(ctx, c, repo, m)
-		if err != nil || goal == nil {
+		if err != nil || goal == nil || goalKind.shown(goal) == untracked {
 			return false, err
 		}
-		st = goalStateOf(goal.Labels)
-		return st != "", nil
+		st, _, err = s.settled(ctx, c, repo, goal, goalKind)
+		return err == nil, err
 	})
 	return st, err
 }
@@ -222,7 +228,7 @@ func (s *server) createTask(ctx context.Context, req *sdk.CallToolRequest, in Cr
 	if len(is.Assignees) > 0 {
 		want = rules.Assigned
 	}
-	v, err := s.wait(ctx, c, await{repo: in.Repo, n: is.Number, state: taskState,
+	v, err := s.wait(ctx, c, await{repo: in.Repo, n: is.Number, kind: taskKind, before: untracked,
 		done: func(st string) bool { return st == string(want) }, waitsFor: "countersign to start tracking the task"})
 	if err != nil {
 		return nil, out, err
@@ -244,15 +250,6 @@ func missingFrom(got, want []string) []string {
 		}
 	}
 	return out
-}
-
-func taskState(is *Issue) string { return stateName(stateOf(is.Labels)) }
-
-func goalState(is *Issue) string {
-	if st := goalStateOf(is.Labels); st != "" {
-		return string(st)
-	}
-	return untracked
 }
 
 func (s *server) linkTask(ctx context.Context, req *sdk.CallToolRequest, in LinkIn) (*sdk.CallToolResult, LinkOut, error) {
@@ -286,7 +283,11 @@ func (s *server) assignTask(ctx context.Context, req *sdk.CallToolRequest, in As
 	if err != nil {
 		return nil, Verdict{}, err
 	}
-	ref, _, err := s.task(ctx, c, in.Task)
+	ref, task, err := s.task(ctx, c, in.Task)
+	if err != nil {
+		return nil, Verdict{}, err
+	}
+	before, why, err := s.settled(ctx, c, ref.Repo, task, taskKind)
 	if err != nil {
 		return nil, Verdict{}, err
 	}
@@ -299,24 +300,49 @@ func (s *server) assignTask(ctx context.Context, req *sdk.CallToolRequest, in As
 		return nil, Verdict{}, err
 	}
 	if missing := missingFrom(is.Assignees, logins); len(missing) > 0 {
-		return nil, Verdict{Accepted: false, State: taskState(is), Reason: fmt.Sprintf(
+		return nil, Verdict{Accepted: false, State: before, Reason: fmt.Sprintf(
 			"GitHub did not assign %s: assigning takes triage or write access on %s, and only people who can be assigned there can be",
 			strings.Join(missing, ", "), ref.Repo)}, nil
 	}
-	v, err := s.wait(ctx, c, await{repo: ref.Repo, n: ref.Number, state: taskState,
-		done:     func(st string) bool { return st != string(rules.Pending) && st != untracked },
-		waitsFor: "countersign to move the task from pending to assigned"})
+	assigned := func(st string) bool { return st != string(rules.Pending) && st != untracked && st != unsettled }
+	if assigned(before) {
+		// GitHub made the assignment; countersign has no state to move:
+		// it records the new assignees on its card.
+		return nil, Verdict{Accepted: true, State: before}, nil
+	}
+	waitsFor := "countersign to move the task from pending to assigned"
+	if why != "" {
+		waitsFor += " (its state is unsettled: " + why + ")"
+	}
+	v, err := s.wait(ctx, c, await{repo: ref.Repo, n: ref.Number, kind: taskKind, before: before, done: assigned, waitsFor: waitsFor})
 	return nil, v, err
 }
 
-// command posts line on issue n as the caller and waits for the verdict.
-func (s *server) command(ctx context.Context, c *caller, repo string, n int, line string, state func(*Issue) string, to, waitsFor string) (Verdict, error) {
-	cm, err := c.gh.Comment(ctx, repo, n, line)
-	if err != nil {
-		return Verdict{}, notVisible(fmt.Sprintf("comment on %s#%d", repo, n), err)
+// before is the state an action starts from, as far as its verdict needs it:
+// the state is's labels show when that is not the action's state (done), else
+// the state countersign set (unsettled when its label is not countersign's).
+func (s *server) before(ctx context.Context, c *caller, repo string, is *Issue, k stateKind, done func(string) bool) (string, error) {
+	if st := k.shown(is); !done(st) {
+		return st, nil
 	}
-	return s.wait(ctx, c, await{repo: repo, n: n, cmd: cm, line: line, state: state,
-		done: func(st string) bool { return st == to }, waitsFor: waitsFor})
+	st, _, err := s.settled(ctx, c, repo, is, k)
+	return st, err
+}
+
+// command posts line on issue is as the caller and waits for the verdict:
+// the issue's move (of its kind k of state) to state to, or countersign's
+// reply. The state before is read first.
+func (s *server) command(ctx context.Context, c *caller, repo string, is *Issue, line string, k stateKind, to, waitsFor string) (Verdict, error) {
+	done := func(st string) bool { return st == to }
+	before, err := s.before(ctx, c, repo, is, k, done)
+	if err != nil {
+		return Verdict{}, err
+	}
+	cm, err := c.gh.Comment(ctx, repo, is.Number, line)
+	if err != nil {
+		return Verdict{}, notVisible(fmt.Sprintf("comment on %s#%d", repo, is.Number), err)
+	}
+	return s.wait(ctx, c, await{repo: repo, n: is.Number, cmd: cm, line: line, kind: k, before: before, done: done, waitsFor: waitsFor})
 }
 
 // taskCommand is command on a task, moving it to state to.
@@ -325,12 +351,12 @@ func (s *server) taskCommand(ctx context.Context, req *sdk.CallToolRequest, task
 	if err != nil {
 		return nil, Verdict{}, err
 	}
-	ref, _, err := s.task(ctx, c, task)
+	ref, is, err := s.task(ctx, c, task)
 	if err != nil {
 		return nil, Verdict{}, err
 	}
 	cmd, _, _ := strings.Cut(line, " ")
-	v, err := s.command(ctx, c, ref.Repo, ref.Number, line, taskState, string(to),
+	v, err := s.command(ctx, c, ref.Repo, is, line, taskKind, string(to),
 		fmt.Sprintf("countersign to answer %s on %s (the task moves to %s, or countersign replies why not)", cmd, ref, to))
 	return nil, v, err
 }
@@ -369,7 +395,7 @@ func (s *server) approveTask(ctx context.Context, req *sdk.CallToolRequest, in T
 	if err != nil {
 		return nil, Verdict{}, err
 	}
-	ref, _, err := s.task(ctx, c, in.Task)
+	ref, is, err := s.task(ctx, c, in.Task)
 	if err != nil {
 		return nil, Verdict{}, err
 	}
@@ -382,22 +408,25 @@ func (s *server) approveTask(ctx context.Context, req *sdk.CallToolRequest, in T
 		prs = rec.OpenPRs()
 	}
 	if len(prs) == 0 {
-		v, err := s.command(ctx, c, ref.Repo, ref.Number, "/approve", taskState, string(rules.Completed),
+		v, err := s.command(ctx, c, ref.Repo, is, "/approve", taskKind, string(rules.Completed),
 			fmt.Sprintf("countersign to answer /approve on %s (the task moves to completed, or countersign replies why not)", ref))
 		return nil, v, err
 	}
+	completed := func(st string) bool { return st == string(rules.Completed) }
+	before, err := s.before(ctx, c, ref.Repo, is, taskKind, completed)
+	if err != nil {
+		return nil, Verdict{}, err
+	}
 	for _, pr := range prs {
 		if err := c.gh.Approve(ctx, ref.Repo, pr); err != nil {
-			is, _ := c.gh.Issue(ctx, ref.Repo, ref.Number)
-			st := ""
-			if is != nil {
-				st = taskState(is)
+			st, _, rerr := s.settled(ctx, c, ref.Repo, is, taskKind)
+			if rerr != nil {
+				st = before
 			}
 			return nil, Verdict{Accepted: false, State: st, Reason: err.Error()}, nil
 		}
 	}
-	v, err := s.wait(ctx, c, await{repo: ref.Repo, n: ref.Number, state: taskState,
-		done: func(st string) bool { return st == string(rules.Completed) },
+	v, err := s.wait(ctx, c, await{repo: ref.Repo, n: ref.Number, kind: taskKind, before: before, done: completed,
 		waitsFor: fmt.Sprintf("countersign to count the approving review of #%s; an approval by a builder of the task does not count",
 			joinInts(prs, ", #"))})
 	return nil, v, err
@@ -430,7 +459,7 @@ func (s *server) goalCommand(ctx context.Context, req *sdk.CallToolRequest, repo
 		return nil, Verdict{}, fmt.Errorf("goal %s of %s has no goal issue: countersign has not tracked milestone %d yet", ref, repo, m.Number)
 	}
 	cmd, _, _ := strings.Cut(line, " ")
-	v, err := s.command(ctx, c, repo, goal.Number, line, goalState, string(to),
+	v, err := s.command(ctx, c, repo, goal, line, goalKind, string(to),
 		fmt.Sprintf("countersign to answer %s on the goal issue #%d (the goal moves to %s, or countersign replies why not)", cmd, goal.Number, to))
 	return nil, v, err
 }

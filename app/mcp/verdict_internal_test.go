@@ -1,0 +1,131 @@
+package mcp
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func testServer() *server { return &server{opts: Options{Bot: DefaultBot}} }
+
+// A refusal counts only when countersign's bot (an account of type Bot)
+// answered after the command, quoting exactly that command.
+func TestReplyQuotesThisCommand(t *testing.T) {
+	s := testServer()
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	cmd := &Comment{ID: 10, Author: "alice", Body: "/verify looks good", CreatedAt: at}
+	refusal := func(id int64, author string, bot bool, quote string) *Comment {
+		return &Comment{ID: id, Author: author, Bot: bot, CreatedAt: at.Add(time.Second),
+			Body: "<!-- countersign:notice -->\n> " + noMention(quote) + "\n\n@alice **Refused:** @alice built this task."}
+	}
+	for _, tc := range []struct {
+		name string
+		c    *Comment
+		want bool
+	}{
+		{"the bot quoting this command", refusal(11, "countersign[bot]", true, "/verify looks good"), true},
+		{"another command of the same person", refusal(11, "countersign[bot]", true, "/verify"), false},
+		{"a reply older than the command", refusal(9, "countersign[bot]", true, "/verify looks good"), false},
+		{"a person's account named like the bot", refusal(11, "countersign[bot]", false, "/verify looks good"), false},
+		{"another bot", refusal(11, "other[bot]", true, "/verify looks good"), false},
+	} {
+		_, ok := s.reply([]*Comment{tc.c}, cmd, "alice", cmd.Body)
+		if ok != tc.want {
+			t.Errorf("%s: counted %v, want %v", tc.name, ok, tc.want)
+		}
+	}
+	// Two refusals to alice, the first of another command: the reason is
+	// the one for this command.
+	other := refusal(11, "countersign[bot]", true, "/start")
+	other.Body = strings.Replace(other.Body, "@alice built this task.", "only an assignee may start it.", 1)
+	mine := refusal(12, "countersign[bot]", true, "/verify looks good")
+	if r, ok := s.reply([]*Comment{other, mine}, cmd, "alice", cmd.Body); !ok || r != "@alice built this task." {
+		t.Errorf("reply among two refusals: %q %v", r, ok)
+	}
+	// A refused claim of completion counts when it quotes this /submit.
+	sub := &Comment{ID: 20, Author: "alice", Body: "/submit not done yet, TODO", CreatedAt: at}
+	claim := func(quote string) *Comment {
+		return &Comment{ID: 21, Author: "countersign[bot]", Bot: true, CreatedAt: at,
+			Body: "**Not submitted:** this claim that #1 is done also says “TODO”:\n\n> " + quote + "\n\nWork that still needs..."}
+	}
+	if _, ok := s.reply([]*Comment{claim("/submit not done yet, TODO")}, sub, "alice", sub.Body); !ok {
+		t.Error("a refused claim quoting this /submit did not count")
+	}
+	if _, ok := s.reply([]*Comment{claim("/submit other work, TODO")}, sub, "alice", sub.Body); ok {
+		t.Error("a refused claim quoting another /submit counted")
+	}
+	long := "/submit " + strings.Repeat("word ", 60) + "TODO"
+	clipped := "…" + long[len(long)-150:]
+	if _, ok := s.reply([]*Comment{claim(clipped)}, &Comment{ID: 20, CreatedAt: at}, "alice", long); !ok {
+		t.Error("a refused claim quoting this long /submit, clipped, did not count")
+	}
+}
+
+// A state label is believed only when countersign's bot put it on last.
+func TestJudgeLabels(t *testing.T) {
+	s := testServer()
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	bot := func(on bool, l string) LabelEvent {
+		return LabelEvent{Labeled: on, Label: l, Actor: "countersign[bot]", Bot: true, At: at}
+	}
+	carol := func(on bool, l string) LabelEvent { return LabelEvent{Labeled: on, Label: l, Actor: "carol", At: at} }
+	for _, tc := range []struct {
+		name   string
+		labels []string
+		evs    []LabelEvent
+		want   string
+		why    string
+	}{
+		{"the bot's label", []string{"state:review"}, []LabelEvent{bot(true, "state:review")}, "review", ""},
+		{"a person's label", []string{"state:verified"}, []LabelEvent{bot(true, "state:verified"), bot(false, "state:verified"), carol(true, "state:verified")}, unsettled, "put on by @carol"},
+		{"a person's account named like the bot", []string{"state:verified"}, []LabelEvent{{Labeled: true, Label: "state:verified", Actor: "countersign[bot]"}}, unsettled, "not by countersign"},
+		{"no record (a renamed label)", []string{"state:verified"}, []LabelEvent{bot(true, "state:review")}, unsettled, "no record"},
+		{"taken off since", []string{"state:review"}, []LabelEvent{bot(true, "state:review"), bot(false, "state:review")}, unsettled, "changing"},
+		{"two of the bot's", []string{"state:review", "state:completed"}, []LabelEvent{bot(true, "state:review"), bot(true, "state:completed")}, unsettled, "changing"},
+	} {
+		st, why, err := s.judgeLabels(tc.labels, tc.evs, taskKind)
+		if err != nil || st != tc.want || !strings.Contains(why, tc.why) || (tc.why == "" && why != "") {
+			t.Errorf("%s: %q %q %v, want %q saying %q", tc.name, st, why, err, tc.want, tc.why)
+		}
+	}
+}
+
+// A JSON number is a milestone number; a string a title, which falls back to
+// a number only when no milestone has it as its title.
+func TestFindMilestone(t *testing.T) {
+	ms := []Milestone{{Number: 1, Title: "2"}, {Number: 2, Title: "1"}, {Number: 3, Title: "Login page"}}
+	for _, tc := range []struct {
+		ref  GoalRef
+		want int
+	}{
+		{GoalRef{Number: 1}, 1},
+		{GoalRef{Title: "1"}, 2},
+		{GoalRef{Title: "2"}, 1},
+		{GoalRef{Title: "3"}, 3},
+		{GoalRef{Title: " login PAGE "}, 3},
+		{GoalRef{Title: "4"}, 0},
+		{GoalRef{Title: "Nope"}, 0},
+	} {
+		m, ok := findMilestone(ms, tc.ref)
+		if ok != (tc.want > 0) || m.Number != tc.want {
+			t.Errorf("%s: milestone %d (%v), want %d", tc.ref, m.Number, ok, tc.want)
+		}
+	}
+	var g GoalRef
+	if err := g.UnmarshalJSON([]byte(`"12"`)); err != nil || g != (GoalRef{Title: "12"}) {
+		t.Errorf(`"12" reads as %+v %v, want the title "12"`, g, err)
+	}
+	if err := g.UnmarshalJSON([]byte(`12`)); err != nil || g != (GoalRef{Number: 12}) {
+		t.Errorf(`12 reads as %+v %v, want milestone 12`, g, err)
+	}
+}
+
+// Only an App's bot account can be countersign's bot.
+func TestCheckBot(t *testing.T) {
+	for login, ok := range map[string]bool{"countersign[bot]": true, "my-app[bot]": true, "countersign": false, "[bot]": false, "alice": false, "a b[bot]": false} {
+		if err := CheckBot(login); (err == nil) != ok || (err != nil && !errors.Is(err, ErrBotLogin)) {
+			t.Errorf("CheckBot(%q) = %v, want ok=%v", login, err, ok)
+		}
+	}
+}

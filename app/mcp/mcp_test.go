@@ -115,8 +115,17 @@ func TestWorkflowThroughMCP(t *testing.T) {
 
 	// bob finds a bug: the task goes back with his reason.
 	wantVerdict(t, "bob rejects", call(t, ctx, bob, "reject_verification", map[string]any{"task": task, "reason": "accepts 'abc' as an email"}), true, "in-progress", "")
-	st := call(t, ctx, alice, "task_status", map[string]any{"task": task})
-	rej, _ := st.Out["details"].(map[string]any)["rejections"].([]any)
+	// The label moves first and the card (the details' source) right after it.
+	var st mcpdemo.Result
+	var rej []any
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		st = call(t, ctx, alice, "task_status", map[string]any{"task": task})
+		details, _ := st.Out["details"].(map[string]any)
+		rej, _ = details["rejections"].([]any)
+		if st.Error || len(rej) > 0 || time.Now().After(deadline) {
+			break
+		}
+	}
 	if st.Error || len(rej) != 1 || rej[0].(map[string]any)["reason"] != "accepts 'abc' as an email" {
 		t.Fatalf("task_status after the rejection: %s", st.Text)
 	}

@@ -1,0 +1,174 @@
+package app_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/countersign/countersign/app/githubtest"
+	"github.com/countersign/countersign/templates"
+)
+
+// Integrity, round two: four more ways around "someone else confirms"
+// (DESIGN §1, §2, §5), each closed end to end.
+
+// The person who pushes is a builder, whatever git identity the commits carry:
+// bob pushes his work to dave's pull request as "Bob <bob@laptop.local>", an
+// email GitHub links to no account. erin approves; bob's /verify is refused
+// (he pushed the code), and the card shows the identity GitHub could not
+// resolve, so a verifier sees it.
+func TestPusherWithUnlinkedIdentityCannotVerify(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	h.gh.SetPermission(testRepo, "dave", "write")
+	h.gh.SetPermission(testRepo, "erin", "write")
+	n := h.gh.OpenIssue(testRepo, "carol", "Login form", "")
+	h.gh.Assign(testRepo, n, "carol", "dave")
+	pr, _ := h.gh.OpenPR(testRepo, "dave", githubtest.PROptions{Title: "Login", Body: fmt.Sprintf("Fixes #%d", n)})
+	h.settle()
+	sha := h.gh.PushAs(testRepo, pr, "bob", githubtest.Commit{Author: "Bob", AuthorEmail: "bob@laptop.local",
+		Committer: "Bob", CommitterEmail: "bob@laptop.local", Message: "the real work"})
+	ciPasses(h, sha)
+	h.gh.Review(testRepo, pr, "erin", "APPROVED", "")
+	h.settle()
+	wantState(t, h, n, "completed")
+
+	h.gh.Comment(testRepo, n, "bob", "/verify")
+	h.settle()
+	wantState(t, h, n, "completed")
+	wantCheck(t, h, sha, "in_progress")
+	if !anyCommentContains(h, n, "built this task") {
+		t.Fatalf("the pusher's /verify got no refusal: %v", replies(h, n))
+	}
+	wantContains(t, "the card", card(t, h, n), fmt.Sprintf("@bob (pushed to #%d)", pr),
+		`Bob \<bob@laptop.local\>`, "could not link to an account")
+
+	h.gh.Comment(testRepo, n, "alice", "/verify")
+	h.settle()
+	wantState(t, h, n, "verified")
+}
+
+// A merged pull request needs its own approval: alice's first pull request
+// is approved, her second one (ready, "Fixes #n") she merges herself with no
+// review. The task stays in review and the card says which pull request
+// waits for an approval; an approval of the merged head completes it.
+func TestMergedUnreviewedPullRequestDoesNotRideOnAnother(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	h.gh.SetPermission(testRepo, "dave", "write")
+	n, a, shaA := taskWithPR(h, "Login form", githubtest.PROptions{Title: "Login"})
+	ciPasses(h, shaA)
+	h.gh.Review(testRepo, a, "dave", "APPROVED", "")
+	h.settle()
+	wantState(t, h, n, "completed")
+
+	b, shaB := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Login, more", Body: fmt.Sprintf("Fixes #%d", n)})
+	ciPasses(h, shaB)
+	h.settle()
+	wantState(t, h, n, "review")
+	h.gh.MergePR(testRepo, b, "alice")
+	h.settle()
+	wantState(t, h, n, "review")
+	wantOpen(t, h, n)
+	wantContains(t, "the card", card(t, h, n), fmt.Sprintf("#%d (merged) has no approval", b))
+
+	h.gh.Comment(testRepo, n, "bob", "/approve")
+	h.settle()
+	wantState(t, h, n, "review")
+
+	h.gh.Review(testRepo, b, "dave", "APPROVED", "")
+	h.settle()
+	wantState(t, h, n, "completed")
+	h.gh.Comment(testRepo, n, "bob", "/verify")
+	h.settle()
+	wantState(t, h, n, "verified")
+}
+
+// Only a new head voids: eve, who has write permission and no part in the
+// task, closes its verified pull request and reopens it, then edits its
+// description not to close the task and back. Nothing changed in the code:
+// the task stays verified, its gate stays green, and the history says what
+// eve did. A real push still voids it all.
+func TestBystanderCloseReopenVoidsNothing(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	h.gh.SetPermission(testRepo, "dave", "write")
+	h.gh.SetPermission(testRepo, "eve", "write")
+	n, pr, sha := taskWithPR(h, "Login form", githubtest.PROptions{Title: "Login"})
+	ciPasses(h, sha)
+	h.gh.Review(testRepo, pr, "bob", "APPROVED", "")
+	h.gh.Comment(testRepo, n, "dave", "/verify")
+	h.settle()
+	wantState(t, h, n, "verified")
+	wantCheck(t, h, sha, "success")
+
+	h.gh.ClosePR(testRepo, pr, "eve")
+	h.settle()
+	h.gh.ReopenPR(testRepo, pr, "eve")
+	h.settle()
+	wantState(t, h, n, "verified")
+	wantCheck(t, h, sha, "success")
+
+	h.gh.EditPR(testRepo, pr, "eve", "", "Nothing to see")
+	h.settle()
+	h.gh.EditPR(testRepo, pr, "eve", "", fmt.Sprintf("Fixes #%d", n))
+	h.settle()
+	wantState(t, h, n, "verified")
+	wantCheck(t, h, sha, "success")
+	c := card(t, h, n)
+	wantContains(t, "the card", c, "@dave", fmt.Sprintf("#%d closes this task again", pr), "stands")
+
+	next := h.gh.Push(testRepo, pr, githubtest.Commit{Message: "more"})
+	h.settle()
+	wantState(t, h, n, "review")
+	wantCheck(t, h, next, "in_progress")
+}
+
+// The card is countersign's: eve deletes a verified task's card; it is
+// posted again at once with its signed record and its whole history, and the
+// deletion is recorded. She then edits the new card; it is written back.
+// countersign's own writes come back as webhooks and loop on nothing.
+func TestDeletedOrEditedCardComesBack(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	h.gh.SetPermission(testRepo, "eve", "write")
+	n := h.gh.OpenIssue(testRepo, "carol", "Login form", "")
+	doneTask(t, h, n)
+	before := card(t, h, n)
+
+	h.gh.DeleteComment(testRepo, oneCardID(t, h, n), "eve")
+	h.settle()
+	wantState(t, h, n, "verified")
+	again := card(t, h, n)
+	if _, ok := templates.RecordSignature(again); !ok {
+		t.Fatalf("the card posted again carries no signed record:\n%s", again)
+	}
+	wantContains(t, "the card posted again", again, "card deleted by @eve", "/verify", "@bob")
+	if got, want := strings.Count(again, "\n| 20"), strings.Count(before, "\n| 20")+1; got != want {
+		t.Fatalf("the card posted again has %d history lines, want %d (the whole history and the deletion):\n%s", got, want, again)
+	}
+
+	id := oneCardID(t, h, n)
+	h.gh.EditComment(testRepo, id, "eve", "Nothing to see here.")
+	h.settle()
+	if oneCardID(t, h, n) != id {
+		t.Fatalf("an edited card was posted anew instead of written back")
+	}
+	wantContains(t, "the card written back", card(t, h, n), "card edited by @eve", "card deleted by @eve")
+
+	// Later changes go to the card posted again.
+	h.gh.AddLabels(testRepo, n, "eve", "state:review")
+	h.settle()
+	if oneCardID(t, h, n) != id {
+		t.Fatalf("a later change posted another card")
+	}
+	wantContains(t, "the card", card(t, h, n), "label state:review added by @eve")
+}
+
+// oneCardID is the comment id of task n's one card.
+func oneCardID(t *testing.T, h *harness, n int) int64 {
+	t.Helper()
+	card(t, h, n) // exactly one
+	id, _ := cardID(t, h, n)
+	return id
+}

@@ -41,7 +41,7 @@ func TestPusherWithUnlinkedIdentityCannotVerify(t *testing.T) {
 		t.Fatalf("the pusher's /verify got no refusal: %v", replies(h, n))
 	}
 	wantContains(t, "the card", card(t, h, n), fmt.Sprintf("@bob (pushed to #%d)", pr),
-		`Bob \<bob@laptop.local\>`, "could not link to an account")
+		"Bob \\<bob@\u200blaptop.local\\>", "could not link to an account")
 
 	h.gh.Comment(testRepo, n, "alice", "/verify")
 	h.settle()

@@ -142,6 +142,10 @@ func (d *decider) approve(c Command) {
 		d.refuse(c, fmt.Sprintf("#%d has a pull request (#%d): approve it with a GitHub review; /approve is for tasks with no pull request.", t.Number, prs[0]))
 		return
 	}
+	if i := slices.IndexFunc(t.PRs, func(p LinkedPR) bool { return p.Merged }); i >= 0 {
+		d.refuse(c, fmt.Sprintf("#%d's code came in merged pull request #%d: approve its head with a GitHub review (a merged pull request can still be reviewed); /approve is for tasks with no pull request.", t.Number, t.PRs[i].Number))
+		return
+	}
 	if b := d.builderFor(d.actor()); b != nil {
 		d.refuse(c, fmt.Sprintf("@%s built this task (%s); an approval must come from someone who did not.", b.Login, b.As))
 		return
@@ -173,6 +177,9 @@ func Missing(t *Task) string {
 	case InProgress:
 		return "It needs to be submitted for review (a ready pull request, or /submit) and approved first."
 	case Review:
+		if u := t.Unapproved(); len(u) > 0 {
+			return fmt.Sprintf("It needs an approving review of #%d's head from someone who did not build it first.", u[0].Number)
+		}
 		return "It needs an approval from someone who did not build it first."
 	case Completed:
 		if b := Blocking(t); len(b) > 0 {
@@ -269,9 +276,8 @@ func (d *decider) reject(c Command) {
 			t.RejectedHeads = append(t.RejectedHeads, p.Head)
 		}
 	}
-	t.Attempt++
+	t.newAttempt()
 	t.FailedAttempts++
-	t.Approvals, t.Approvers = nil, nil
 	t.Failing = true
 	d.move(InProgress, "/reject: "+c.Args)
 	d.notice(d.where(), Notice{Kind: NoticeRejected, Reason: c.Args, Mentions: Logins(d.builderMentions()), State: t.State,
@@ -354,8 +360,8 @@ func (d *decider) reopen(c Command) {
 		d.refuse(c, fmt.Sprintf("#%d is `%s`; /reopen sends a `verified` task back for a regression.", t.Number, t.State))
 		return
 	}
-	t.Attempt++
-	t.Approvals, t.Approvers, t.Verifier, t.VerifiedAt = nil, nil, User{}, time.Time{}
+	t.newAttempt()
+	t.Verifier, t.VerifiedAt = User{}, time.Time{}
 	t.Unverified, t.Forced = false, false
 	builders := d.builderMentions()
 	if len(t.Assignees) == 0 && len(builders) > 0 {

@@ -88,6 +88,10 @@ func DecideTask(t *Task, ev Event, f Facts) Decision {
 		d.reviewed()
 	case Commented:
 		d.commented()
+	case CardDeleted:
+		d.note(fmt.Sprintf("task card deleted by @%s: posted again", ev.Actor.Login))
+	case CardEdited:
+		d.note(fmt.Sprintf("task card edited by @%s: written back", ev.Actor.Login))
 	}
 	if ev.Issue.Title != "" && ev.Issue.Milestone != d.t.Milestone { // the event carries the whole issue
 		d.t.Milestone = ev.Issue.Milestone
@@ -160,6 +164,9 @@ func (d *decider) relogin(u User) {
 	}
 	for i := range t.Approvals {
 		fix(&t.Approvals[i].By)
+	}
+	for i := range t.MergedApprovals {
+		fix(&t.MergedApprovals[i].By)
 	}
 	for i := range t.Rejections {
 		fix(&t.Rejections[i].By)
@@ -319,9 +326,11 @@ func (d *decider) pilotOf(u User) (User, bool) {
 // an approval by a builder does not count, whenever they became one. A
 // completed task they alone approved goes back to review.
 func (d *decider) builderApprovalsVoid(u User) {
-	n := len(d.t.Approvals)
-	d.t.Approvals = slices.DeleteFunc(d.t.Approvals, func(a Approval) bool { return a.By.Is(u) })
-	if len(d.t.Approvals) != n && d.t.State == Completed && !d.t.approvedNow() {
+	n := len(d.t.Approvals) + len(d.t.MergedApprovals)
+	by := func(a Approval) bool { return a.By.Is(u) }
+	d.t.Approvals = slices.DeleteFunc(d.t.Approvals, by)
+	d.t.MergedApprovals = slices.DeleteFunc(d.t.MergedApprovals, by)
+	if len(d.t.Approvals)+len(d.t.MergedApprovals) != n && d.t.State == Completed && !d.t.approvedNow() {
 		d.move(Review, "@"+u.Login+" became a builder: their approval no longer counts")
 	}
 }
@@ -438,6 +447,7 @@ func (d *decider) pullRequest() {
 	}
 	d.refresh = append(d.refresh, p.Number)
 	lp := t.pr(p.Number)
+	known := lp != nil // linked before: its head may come back as it was
 	fresh := lp == nil || !lp.Open
 	if lp == nil {
 		t.PRs = append(t.PRs, LinkedPR{Number: p.Number})
@@ -447,7 +457,7 @@ func (d *decider) pullRequest() {
 	was := *lp
 	*lp = LinkedPR{Number: p.Number, Author: p.Author, Head: p.Head, Draft: p.Draft, Open: p.Open, Merged: p.Merged,
 		Criteria: was.Criteria, Runs: RelevantRuns(d.f.Config.Contracts, p.Runs), Contradiction: d.contradiction(p.Body),
-		Outsider: p.Outsider}
+		Outsider: p.Outsider, Unresolved: p.Unresolved}
 	if p.Files != nil {
 		lp.Criteria = d.fileCriteria(p.Files)
 	}
@@ -460,7 +470,11 @@ func (d *decider) pullRequest() {
 	if d.ev.Kind == PRUnlinked {
 		lp.Open = false
 		if was.Open {
-			d.note(fmt.Sprintf("#%d no longer closes this task", p.Number))
+			why := fmt.Sprintf("#%d no longer closes this task", p.Number)
+			if !p.Open && !p.Merged {
+				why = fmt.Sprintf("#%d closed without merging: it no longer closes this task", p.Number)
+			}
+			d.note(why)
 			d.recontract(fmt.Sprintf("#%d no longer closes it", p.Number))
 		}
 		d.completeIfApproved() // the approvals of the pull requests left may now cover it all
@@ -470,17 +484,32 @@ func (d *decider) pullRequest() {
 	for _, c := range p.Committers {
 		d.addBuilder(c.User(), c.As)
 	}
+	for _, u := range p.Pushers {
+		d.addBuilder(u, fmt.Sprintf("pushed to #%d", p.Number))
+	}
 	if !p.Open {
+		if p.Merged && !was.Merged && !t.headApproved(*lp) && (t.State == Review || t.State == InProgress) {
+			d.note(fmt.Sprintf("#%d merged with no approval of its head %s: the task needs one, by someone who did not build it", p.Number, short(lp.Head)))
+		}
 		d.completeIfApproved() // merged: the approvals of the pull requests left may now cover it all
 		return
 	}
 	switch d.ev.Kind {
 	case PRLinked:
 		why := fmt.Sprintf("#%d opened", p.Number)
-		if !fresh {
+		switch {
+		case known && fresh && !newHead && t.headApproved(*lp):
+			// The same head is back (reopened, or linked again): what was
+			// approved and verified for it stands (DESIGN §2).
+			d.note(fmt.Sprintf("#%d closes this task again; its head %s is unchanged, so what was approved and verified for it stands", p.Number, short(lp.Head)))
+		case known && fresh:
+			why = fmt.Sprintf("#%d closes this task again", p.Number)
+		case !fresh:
 			why = fmt.Sprintf("#%d's description edited", p.Number)
 		}
-		d.progress(lp, was, fresh || newHead, why)
+		// New work: a pull request never linked, a new head, or a head that
+		// comes back without an approval (nothing approved or verified it).
+		d.progress(lp, was, !known || newHead || (fresh && !t.headApproved(*lp)), why)
 	case PRReady:
 		if was.Draft || fresh { // not a restatement of a pull request already ready
 			d.progress(lp, was, false, fmt.Sprintf("#%d ready for review", p.Number))
@@ -558,7 +587,7 @@ func (d *decider) reviewed() {
 		return
 	}
 	lp := t.pr(p.Number)
-	if lp == nil || !lp.Open {
+	if lp == nil || !lp.CarriesCode() {
 		return // the pull request does not (or no longer) close this task
 	}
 	who := rv.Reviewer

@@ -1123,7 +1123,7 @@ func TestDecideTaskPullRequests(t *testing.T) {
 				e.PR.Open, e.PR.Merged = false, true
 				return e
 			}(),
-			want: want{state: Review}},
+			want: want{state: Review, steps: []step{{Review, "#12 merged with no approval of its head"}}}},
 	}
 	runEventCases(t, tests)
 }

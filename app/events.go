@@ -75,6 +75,9 @@ func (p *Processor) onPeoplesIssue(ctx context.Context, d *store.Delivery, e *gi
 }
 
 func (p *Processor) onComment(ctx context.Context, d *store.Delivery, e *github.IssueCommentEvent, log *slog.Logger) (store.Commit, error) {
+	if e.GetAction() != "created" { // an edit or a deletion is news only of the card: commands act once, as written
+		return p.onCardChange(ctx, d, e, log)
+	}
 	inst, repo, issue, cm := e.GetInstallation().GetID(), e.GetRepo().GetFullName(), e.GetIssue(), e.GetComment()
 	if inst == 0 || repo == "" || issue.GetNumber() == 0 {
 		return store.Commit{}, nil
@@ -146,7 +149,7 @@ func (p *Processor) onPull(ctx context.Context, d *store.Delivery, e *github.Pul
 	if own, err := p.own(ctx, e.GetSender()); err != nil || own {
 		return store.Commit{}, err
 	}
-	w, err := p.pullEvent(ctx, inst, repo, d, pr, rules.Event{Kind: kind, Actor: user(e.GetSender()), At: eventTime(pr.GetUpdatedAt().Time, d)}, log)
+	w, err := p.pullEvent(ctx, inst, repo, d, pr, rules.Event{Kind: kind, Actor: user(e.GetSender()), At: eventTime(pr.GetUpdatedAt().Time, d)}, pusherOf(e), log)
 	if err == nil && pr.GetHead().GetSHA() != "" && (e.GetAction() == "opened" || e.GetAction() == "synchronize") {
 		// A new head: countersign has written no check run on it (see
 		// upsertCheck), so its first check is created without a look.
@@ -177,12 +180,13 @@ func (p *Processor) onReview(ctx context.Context, d *store.Delivery, e *github.P
 	}
 	return p.pullEvent(ctx, inst, repo, d, pr, rules.Event{Kind: rules.PRReviewed, Actor: user(e.GetSender()),
 		At:     eventTime(rv.GetSubmittedAt().Time, d),
-		Review: &rules.ReviewFacts{Reviewer: user(rv.GetUser()), State: state, Head: rv.GetCommitID(), Body: rv.GetBody()}}, log)
+		Review: &rules.ReviewFacts{Reviewer: user(rv.GetUser()), State: state, Head: rv.GetCommitID(), Body: rv.GetBody()}}, rules.User{}, log)
 }
 
-// pullEvent records pull request pr as its event shows it and fans ev out to
-// the tasks it closes.
-func (p *Processor) pullEvent(ctx context.Context, inst int64, repo string, d *store.Delivery, pr *github.PullRequest, ev rules.Event, log *slog.Logger) (store.Commit, error) {
+// pullEvent records pull request pr as its event shows it, with pusher (if
+// not zero) among the people who pushed to it, and fans ev out to the tasks
+// it closes.
+func (p *Processor) pullEvent(ctx context.Context, inst int64, repo string, d *store.Delivery, pr *github.PullRequest, ev rules.Event, pusher rules.User, log *slog.Logger) (store.Commit, error) {
 	c, err := p.gh.Installation(inst)
 	if err != nil {
 		return store.Commit{}, permanent(err)
@@ -193,7 +197,11 @@ func (p *Processor) pullEvent(ctx context.Context, inst int64, repo string, d *s
 	}
 	if old != nil && ev.Kind != rules.PRReviewed && pr.UpdatedAt != nil && pr.GetUpdatedAt().Time.Before(old.UpdatedAt) {
 		// A snapshot older than the record (a missed delivery healed after
-		// later ones were processed): what it says was overtaken.
+		// later ones were processed): what it says was overtaken, but not
+		// who pushed.
+		if late := withPusher(old, pusher); late != nil {
+			return p.fanout(ctx, inst, d, old, late, ev, linkGate{})
+		}
 		log.Info("pull request event older than what countersign knows: skipped", "pr", pr.GetNumber(),
 			"event_updated_at", pr.GetUpdatedAt().Time, "record_updated_at", old.UpdatedAt)
 		return store.Commit{}, nil
@@ -207,6 +215,7 @@ func (p *Processor) pullEvent(ctx context.Context, inst int64, repo string, d *s
 		if cur, err = p.pullRecord(ctx, c, inst, repo, pr, old); err != nil {
 			return store.Commit{}, err
 		}
+		addPusher(cur, pusher)
 		if gate, err = p.gateLinks(ctx, c, repo, old, cur, false, log); err != nil {
 			return store.Commit{}, err
 		}
@@ -235,8 +244,12 @@ func (p *Processor) pullRecord(ctx context.Context, c *github.Client, inst int64
 		Number: pr.GetNumber(), Author: user(pr.GetUser()), Head: pr.GetHead().GetSHA(), Assignees: users(pr.Assignees),
 		Draft: pr.GetDraft(), Open: pr.GetState() == "open", Merged: pr.GetMerged() || pr.MergedAt != nil, // reviews' copies carry merged_at only
 		Body: pr.GetBody()}, UpdatedAt: pr.GetUpdatedAt().Time}
+	if old != nil {
+		cur.Pushers = old.Pushers
+	}
 	if old != nil && (old.CommittersHead == cur.Head || len(cur.Links) == 0 || !cur.Open) {
 		cur.Committers, cur.Files, cur.CommittersHead = old.Committers, old.Files, old.CommittersHead
+		cur.Unresolved = old.Unresolved
 		if old.Head == cur.Head {
 			cur.Runs = old.Runs
 		}
@@ -246,7 +259,7 @@ func (p *Processor) pullRecord(ctx context.Context, c *github.Client, inst int64
 		return cur, nil
 	}
 	var err error
-	if cur.Committers, err = p.committers(ctx, c, inst, repo, cur.Number); err != nil {
+	if cur.Committers, cur.Unresolved, err = p.committers(ctx, c, inst, repo, cur.Number); err != nil {
 		return nil, err
 	}
 	if cur.Files, err = p.changedFiles(ctx, c, repo, cur.Number); err != nil {
@@ -269,9 +282,11 @@ const maxCommitPages = 3
 // trailers, which GraphQL's Commit.authors resolves by verified email; one
 // query per 100 commits). An email GitHub matches to no account names no one:
 // nothing is guessed from a trailer's text. web-flow, GitHub's own committer
-// of web edits and merges, builds nothing.
-func (p *Processor) committers(ctx context.Context, c *github.Client, inst int64, repo string, n int) ([]rules.Member, error) {
+// of web edits and merges, builds nothing. The identities GitHub links to no
+// account are returned too, as written, for the card.
+func (p *Processor) committers(ctx context.Context, c *github.Client, inst int64, repo string, n int) ([]rules.Member, []string, error) {
 	var out []rules.Member
+	var unlinked unresolved
 	add := func(u rules.User, as string) {
 		if !u.IsZero() && !slices.ContainsFunc(out, func(m rules.Member) bool { return m.Is(u) }) {
 			out = append(out, rules.MemberOf(u, as))
@@ -281,9 +296,10 @@ func (p *Processor) committers(ctx context.Context, c *github.Client, inst int64
 	for page := 0; page < maxCommitPages; page++ {
 		commits, resp, err := c.PullRequests.ListCommits(ctx, splitRepo(repo), repoName(repo), n, opt)
 		if err != nil {
-			return nil, fmt.Errorf("list commits of #%d: %w", n, err)
+			return nil, nil, fmt.Errorf("list commits of #%d: %w", n, err)
 		}
 		for _, cm := range commits {
+			unlinked.commit(cm, n)
 			add(user(cm.GetAuthor()), fmt.Sprintf("commit author on #%d", n))
 			if committer := user(cm.GetCommitter()); !isWebFlow(committer) {
 				add(committer, fmt.Sprintf("committer on #%d", n))
@@ -296,7 +312,7 @@ func (p *Processor) committers(ctx context.Context, c *github.Client, inst int64
 	}
 	res, err := authors.Of(ctx, p.gh.GraphQL(inst), splitRepo(repo), repoName(repo), n)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if res.Truncated && p.log != nil {
 		p.log.Warn("pull request has more commits or co-authors than are read: the rest are not builders",
@@ -305,9 +321,11 @@ func (p *Processor) committers(ctx context.Context, c *github.Client, inst int64
 	for _, a := range res.Authors {
 		if a.CoAuthor && a.User.ID != 0 {
 			add(rules.User{ID: a.User.ID, Login: a.User.Login}, fmt.Sprintf("co-author on #%d", n))
+		} else if a.CoAuthor {
+			unlinked.identity(a.Name, a.Email, fmt.Sprintf("co-author on #%d", n))
 		}
 	}
-	return out, nil
+	return out, unlinked, nil
 }
 
 // webFlowID is the id of web-flow, the account GitHub commits web edits and

@@ -97,6 +97,7 @@ func TestBystanderCloseReopenVoidsNothing(t *testing.T) {
 	n, pr, sha := taskWithPR(h, "Login form", githubtest.PROptions{Title: "Login"})
 	ciPasses(h, sha)
 	h.gh.Review(testRepo, pr, "bob", "APPROVED", "")
+	h.settle()
 	h.gh.Comment(testRepo, n, "dave", "/verify")
 	h.settle()
 	wantState(t, h, n, "verified")

@@ -127,8 +127,8 @@ var handledActions = map[string]bool{
 	"issues.opened": true, "issues.edited": true, "issues.assigned": true, "issues.unassigned": true,
 	"issues.closed": true, "issues.reopened": true, "issues.labeled": true, "issues.unlabeled": true,
 	"issues.milestoned":     true,
-	"issue_comment.created": true,
-	"pull_request.opened":   true, "pull_request.reopened": true, "pull_request.edited": true,
+	"issue_comment.created": true, "issue_comment.edited": true, "issue_comment.deleted": true, // edited, deleted: only the card (cardrepair.go)
+	"pull_request.opened": true, "pull_request.reopened": true, "pull_request.edited": true,
 	"pull_request.ready_for_review": true, "pull_request.converted_to_draft": true,
 	"pull_request.synchronize": true, "pull_request.closed": true,
 	"pull_request_review.submitted": true, "pull_request_review.dismissed": true,
@@ -406,6 +406,7 @@ func (p *Processor) pilots(ctx context.Context, dir *directory, task *rules.Task
 		for _, m := range ev.PR.Committers {
 			involved = append(involved, m.User())
 		}
+		involved = append(involved, ev.PR.Pushers...)
 	}
 	if ev.Review != nil {
 		involved = append(involved, ev.Review.Reviewer)

@@ -1,0 +1,89 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/rules"
+	"github.com/countersign/countersign/templates"
+	"github.com/google/go-github/v60/github"
+)
+
+// The task card is countersign's (DESIGN §5): deleted or edited by anyone
+// else, it is written back at once, with its signed record and its whole
+// history, and the deletion or edit is recorded in that history.
+
+// cardIDKey is the record of the comment id of task n's card.
+func cardIDKey(repo string, n int) string { return "card/" + rules.TaskKey(repo, n) }
+
+// cardDigestKey is the record of the digest of the text countersign last
+// wrote on task n's card (with the card's id).
+func cardDigestKey(repo string, n int) string { return "card-digest/" + rules.TaskKey(repo, n) }
+
+// onCardChange handles an issue comment edited or deleted: when the comment
+// is countersign's card and someone else changed it, the task hears of it
+// (rules.CardEdited, rules.CardDeleted: recorded in its history) and the card
+// is written again. What countersign recorded writing is forgotten, so the
+// card is not skipped as unchanged: a deleted card is posted anew (its new id
+// recorded for later edits), an edited one written over. countersign's own
+// writes come back as webhooks with countersign as sender: they change
+// nothing, so nothing loops.
+func (p *Processor) onCardChange(ctx context.Context, d *store.Delivery, e *github.IssueCommentEvent, log *slog.Logger) (store.Commit, error) {
+	inst, repo, issue, cm := e.GetInstallation().GetID(), e.GetRepo().GetFullName(), e.GetIssue(), e.GetComment()
+	if inst == 0 || repo == "" || issue.GetNumber() == 0 || issue.IsPullRequest() {
+		return store.Commit{}, nil
+	}
+	if own, err := p.own(ctx, e.GetSender()); err != nil || own {
+		return store.Commit{}, err
+	}
+	card, err := p.isCard(ctx, repo, issue.GetNumber(), cm, e.GetChanges().GetBody().GetFrom())
+	if err != nil || !card {
+		return store.Commit{}, err
+	}
+	ev := rules.Event{Kind: rules.CardEdited, Actor: user(e.GetSender()), At: eventTime(cm.GetUpdatedAt().Time, d), Issue: issueFacts(repo, issue)}
+	if e.GetAction() == "deleted" {
+		ev.Kind, ev.At = rules.CardDeleted, eventTime(time.Time{}, d) // when it was deleted: the delivery's arrival
+	}
+	log.Info("task card changed by someone else: written back", "action", e.GetAction(), "comment", cm.GetID(), "by", ev.Actor.Login)
+	w, err := p.decideTask(ctx, inst, d, ev, log)
+	if err != nil {
+		return w, err
+	}
+	if w.Records == nil {
+		w.Records = map[string][]byte{}
+	}
+	w.Records[cardDigestKey(repo, issue.GetNumber())] = nil // its text is not what countersign wrote
+	if ev.Kind == rules.CardDeleted {
+		w.Records[cardIDKey(repo, issue.GetNumber())] = nil // gone: post another
+	}
+	return w, nil
+}
+
+// isCard reports whether comment cm (whose text was from before an edit) is
+// task n's card: countersign wrote it, and it is the card countersign
+// recorded, or, with none recorded, its text (or its text before the edit)
+// is a card. A comment that imitates the card's marker is someone else's,
+// and nothing to countersign.
+func (p *Processor) isCard(ctx context.Context, repo string, n int, cm *github.IssueComment, from string) (bool, error) {
+	if cm.GetUser().GetType() != "Bot" {
+		return false, nil
+	}
+	bot, err := p.gh.BotLogin(ctx)
+	if err != nil || cm.GetUser().GetLogin() != bot {
+		return false, err
+	}
+	b, err := p.store.Get(ctx, cardIDKey(repo, n))
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return templates.IsCard(cm.GetBody()) || templates.IsCard(from), nil
+	case err != nil:
+		return false, fmt.Errorf("read card id: %w", err)
+	}
+	id, _ := strconv.ParseInt(string(b), 10, 64)
+	return id == cm.GetID(), nil
+}

@@ -497,19 +497,26 @@ func (d *decider) pullRequest() {
 	switch d.ev.Kind {
 	case PRLinked:
 		why := fmt.Sprintf("#%d opened", p.Number)
+		back := known && fresh // reopened, or linked again
 		switch {
-		case known && fresh && !newHead && t.headApproved(*lp):
-			// The same head is back (reopened, or linked again): what was
-			// approved and verified for it stands (DESIGN §2).
-			d.note(fmt.Sprintf("#%d closes this task again; its head %s is unchanged, so what was approved and verified for it stands", p.Number, short(lp.Head)))
-		case known && fresh:
+		case back && !newHead:
+			// The same head is back: only new commits void approvals and a
+			// verification (DESIGN §2), so what was approved and verified
+			// for it stands.
+			why = fmt.Sprintf("#%d closes this task again; its head %s is unchanged", p.Number, short(lp.Head))
+			if t.headApproved(*lp) {
+				why += ", so what was approved and verified for it stands"
+			}
+			d.note(why)
+		case back:
 			why = fmt.Sprintf("#%d closes this task again", p.Number)
 		case !fresh:
 			why = fmt.Sprintf("#%d's description edited", p.Number)
 		}
-		// New work: a pull request never linked, a new head, or a head that
-		// comes back without an approval (nothing approved or verified it).
-		d.progress(lp, was, !known || newHead || (fresh && !t.headApproved(*lp)), why)
+		d.progress(lp, was, !known || newHead, why)
+		if back && !newHead && !t.headApproved(*lp) && (t.State == Completed || t.State == Verified) {
+			d.stale(fmt.Sprintf("#%d closes this task again with a head no approval covers", p.Number))
+		}
 	case PRReady:
 		if was.Draft || fresh { // not a restatement of a pull request already ready
 			d.progress(lp, was, false, fmt.Sprintf("#%d ready for review", p.Number))

@@ -101,7 +101,7 @@ func TestReplayedCardRecordIsNotTrustedAfterStoreLoss(t *testing.T) {
 	sha2 := h.gh.Push(testRepo, pr, githubtest.Commit{Author: "alice", Message: "sneak in a change", Files: []string{"x.go"}})
 	h.settle()
 	wantState(t, h, n, "review")
-	h.gh.DropWebhooks(true) // its delivery lost: the replayed card stays
+	h.gh.DropWebhooks(true)                               // its delivery lost: the replayed card stays
 	h.gh.EditComment(testRepo, id, "alice", verifiedCard) // the old, genuinely signed record
 	h.gh.DropWebhooks(false)
 	h.settle()

@@ -130,7 +130,7 @@ func TestDecideTaskMergedPullRequestsNeedTheirOwnApproval(t *testing.T) {
 			ev:   review13("alice"),
 			want: want{state: Review, steps: []step{{Review, "not counted: a builder"}}, notices: []NoticeKind{NoticeIgnored}}},
 		{name: "review/a stale approval of the merged #13 does not count", task: withPR13(Review, true, ""),
-			ev: func() Event { e := review13("erin"); e.Review.Head = "h0"; return e }(),
+			ev:   func() Event { e := review13("erin"); e.Review.Head = "h0"; return e }(),
 			want: want{state: Review}},
 		{name: "review/with a merged pull request, /approve is refused", task: func() *Task {
 			t := withPR13(Review, true, "")

@@ -57,7 +57,9 @@ func (p *Processor) onCardChange(ctx context.Context, d *store.Delivery, e *gith
 	if w.Records == nil {
 		w.Records = map[string][]byte{}
 	}
-	w.Records[cardDigestKey(repo, issue.GetNumber())] = nil // its text is not what countersign wrote
+	// Its text is not what countersign wrote: the next sync writes over it
+	// without reading it first.
+	w.Records[cardDigestKey(repo, issue.GetNumber())] = []byte("overwritten by " + ev.Actor.Login)
 	if ev.Kind == rules.CardDeleted {
 		w.Records[cardIDKey(repo, issue.GetNumber())] = nil // gone: post another
 	}

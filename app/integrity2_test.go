@@ -173,3 +173,50 @@ func oneCardID(t *testing.T, h *harness, n int) int64 {
 	id, _ := cardID(t, h, n)
 	return id
 }
+
+// What the defences cost, in GitHub requests per event (run with -v for the
+// requests themselves). A push by another account is the cost of any push
+// (the pusher is the webhook's sender; unlinked identities come from the
+// commits already listed); a card deleted or edited by someone costs the
+// card's write and no more.
+func TestIntegrityDefencesCost(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	h.gh.SetPermission(testRepo, "dave", "write")
+	h.gh.SetPermission(testRepo, "eve", "write")
+	n, pr, sha := taskWithPR(h, "Login form", githubtest.PROptions{Title: "Login"})
+	ciPasses(h, sha)
+	h.settle()
+	var b int
+	rows, _ := runCosts(t, h, "integrity defences", []costStep{
+		{"push by the author", func() { sha = h.gh.Push(testRepo, pr, githubtest.Commit{Message: "more"}) }},
+		{"push by bob as Bob <bob@laptop.local>", func() {
+			sha = h.gh.PushAs(testRepo, pr, "bob", githubtest.Commit{Author: "Bob", AuthorEmail: "bob@laptop.local", Message: "his"})
+		}},
+		{"CI passes, dave approves", func() { ciPasses(h, sha); h.gh.Review(testRepo, pr, "dave", "APPROVED", "") }},
+		{"second pull request opened", func() {
+			b, _ = h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "More", Body: fmt.Sprintf("Fixes #%d", n)})
+		}},
+		{"it is merged unapproved", func() { h.gh.MergePR(testRepo, b, "alice") }},
+		{"dave approves it after the merge", func() { h.gh.Review(testRepo, b, "dave", "APPROVED", "") }},
+		{"carol verifies", func() { h.gh.Comment(testRepo, n, "carol", "/verify") }},
+		{"eve closes the pull request", func() { h.gh.ClosePR(testRepo, pr, "eve") }},
+		{"eve reopens it", func() { h.gh.ReopenPR(testRepo, pr, "eve") }},
+		{"eve deletes the card", func() { h.gh.DeleteComment(testRepo, oneCardID(t, h, n), "eve") }},
+		{"eve edits the card", func() { h.gh.EditComment(testRepo, oneCardID(t, h, n), "eve", "gone") }},
+	})
+	wantState(t, h, n, "verified")
+	byStep := map[string]cost{}
+	for _, r := range rows {
+		byStep[r.step] = r
+	}
+	if a, o := byStep["push by the author"], byStep["push by bob as Bob <bob@laptop.local>"]; o.requests != a.requests {
+		t.Errorf("a push by another account under an unlinked identity costs %d requests, a push by the author %d", o.requests, a.requests)
+	}
+	if c := byStep["eve deletes the card"]; c.writes != 1 || c.requests > 2 {
+		t.Errorf("a deleted card costs %d requests (%d writes), want the card posted again after one look for it:\n%v", c.requests, c.writes, c.detail)
+	}
+	if c := byStep["eve edits the card"]; c.writes != 1 || c.requests != 1 {
+		t.Errorf("an edited card costs %d requests (%d writes), want one write:\n%v", c.requests, c.writes, c.detail)
+	}
+}

@@ -67,8 +67,15 @@ func (u *unresolved) add(a *github.CommitAuthor, as string) {
 	u.identity(a.GetName(), a.GetEmail(), as)
 }
 
+// maxIdentity bounds the characters of one identity kept (git names and
+// emails are anyone's text, of any length).
+const maxIdentity = 200
+
 func (u *unresolved) identity(name, email, as string) {
 	id := strings.TrimSpace(name) + " <" + strings.TrimSpace(email) + ">"
+	if r := []rune(id); len(r) > maxIdentity {
+		id = string(r[:maxIdentity-1]) + "…"
+	}
 	if len(*u) >= maxUnresolved || slices.ContainsFunc(*u, func(s string) bool { return strings.HasPrefix(s, id+" (") }) {
 		return
 	}

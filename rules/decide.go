@@ -89,9 +89,9 @@ func DecideTask(t *Task, ev Event, f Facts) Decision {
 	case Commented:
 		d.commented()
 	case CardDeleted:
-		d.note(fmt.Sprintf("task card deleted by @%s: posted again", ev.Actor.Login))
+		d.cardRepaired(fmt.Sprintf("task card deleted by @%s: posted again", ev.Actor.Login))
 	case CardEdited:
-		d.note(fmt.Sprintf("task card edited by @%s: written back", ev.Actor.Login))
+		d.cardRepaired(fmt.Sprintf("task card edited by @%s: written back", ev.Actor.Login))
 	}
 	if ev.Issue.Title != "" && ev.Issue.Milestone != d.t.Milestone { // the event carries the whole issue
 		d.t.Milestone = ev.Issue.Milestone
@@ -99,6 +99,30 @@ func DecideTask(t *Task, ev Event, f Facts) Decision {
 	}
 	d.evaluate()
 	return d.finish()
+}
+
+// maxCardRepairs bounds the card repairs a task's history records: past it,
+// the card is still written back each time, but the history (which the card
+// carries twice, under GitHub's 65,536 characters) grows no more.
+const maxCardRepairs = 20
+
+// cardRepairPrefix starts the history entry of a card repair.
+const cardRepairPrefix = "task card "
+
+// cardRepaired records that someone deleted or edited the task card (why)
+// and has it written back (DESIGN §5).
+func (d *decider) cardRepaired(why string) {
+	n := 0
+	for _, h := range d.t.History {
+		if strings.HasPrefix(h.Why, cardRepairPrefix) {
+			n++
+		}
+	}
+	if n < maxCardRepairs {
+		d.note(why)
+		return
+	}
+	d.dirty() // written back all the same
 }
 
 // mayLink reports whether the pull request of event ev may count as work on

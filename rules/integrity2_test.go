@@ -235,3 +235,23 @@ func TestDecideTaskCardDeletedOrEdited(t *testing.T) {
 		})
 	}
 }
+
+// A card deleted or edited over and over is written back each time; the
+// history records the first repairs and then stops growing, so no one can
+// push the card past GitHub's size limit by scribbling on it.
+func TestCardRepairsAreRecordedBoundedly(t *testing.T) {
+	task := fxTask(Verified, true)
+	for i := range maxCardRepairs + 5 {
+		ev := fxEvent(CardEdited, []string{"erin", "mallory"}[i%2])
+		d := decide(t, task, ev, fxFacts(ev.Actor.Login))
+		syncsCard(t, d)
+		want := len(task.History) + 1
+		if i >= maxCardRepairs {
+			want--
+		}
+		if len(d.Task.History) != want {
+			t.Fatalf("repair %d: %d history entries, want %d", i, len(d.Task.History), want)
+		}
+		task = d.Task
+	}
+}

@@ -164,6 +164,17 @@ func TestDeletedOrEditedCardComesBack(t *testing.T) {
 		t.Fatalf("a later change posted another card")
 	}
 	wantContains(t, "the card", card(t, h, n), "label state:review added by @eve")
+
+	// A comment that imitates the card is eve's: deleting or editing it is
+	// nothing to countersign.
+	before = card(t, h, n)
+	forged := h.gh.Comment(testRepo, n, "eve", before)
+	h.gh.EditComment(testRepo, forged, "eve", before+" ")
+	h.gh.DeleteComment(testRepo, forged, "eve")
+	h.settle()
+	if after := card(t, h, n); after != before || oneCardID(t, h, n) != id {
+		t.Fatalf("a forged card's edit or deletion changed the card:\n%s", after)
+	}
 }
 
 // oneCardID is the comment id of task n's one card.

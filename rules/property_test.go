@@ -727,28 +727,18 @@ func TestDecideTaskPropertiesQuick(t *testing.T) {
 // sequences: each of /verify, /skip-verify and /force-complete.
 func TestDecideTaskPropertiesReachVerification(t *testing.T) {
 	ways := map[string]int{}
-	for seed := uint64(1); seed <= 500; seed++ {
-		s := newPropSeq(seed)
-		var cur *Task
-		for range 60 {
-			ev, f := s.event(cur)
-			d := DecideTask(cur, ev, f)
-			if d.Task == nil {
-				continue
+	eachDecision(500, 60, func(cur *Task, ev Event, d Decision) {
+		if (cur == nil || cur.State != Verified) && d.Task.State == Verified {
+			switch {
+			case d.Task.Forced:
+				ways["force-complete"]++
+			case d.Task.Unverified:
+				ways["skip-verify"]++
+			default:
+				ways["verify"]++
 			}
-			if (cur == nil || cur.State != Verified) && d.Task.State == Verified {
-				switch {
-				case d.Task.Forced:
-					ways["force-complete"]++
-				case d.Task.Unverified:
-					ways["skip-verify"]++
-				default:
-					ways["verify"]++
-				}
-			}
-			cur = d.Task
 		}
-	}
+	})
 	for _, w := range []string{"verify", "skip-verify", "force-complete"} {
 		if ways[w] == 0 {
 			t.Errorf("no random sequence reaches verified by %s", w)
@@ -771,38 +761,46 @@ func TestDecideTaskPropertiesReachIntegrity(t *testing.T) {
 		"card edited":        "task card edited",
 		"closed or unlinked": "no longer closes this task",
 	}
-	for seed := uint64(1); seed <= 500; seed++ {
-		s := newPropSeq(seed)
-		var cur *Task
-		for range 60 {
-			ev, f := s.event(cur)
-			d := DecideTask(cur, ev, f)
-			if d.Task == nil {
-				continue
+	eachDecision(500, 60, func(cur *Task, ev Event, d Decision) {
+		for _, b := range d.Task.Builders {
+			if strings.HasPrefix(b.As, "pushed to #") && ev.PR != nil && (cur == nil || !cur.IsBuilder(b.User())) && !b.Is(ev.PR.Author) {
+				reached["pusher builds"]++
 			}
-			for _, b := range d.Task.Builders {
-				if strings.HasPrefix(b.As, "pushed to #") && ev.PR != nil && (cur == nil || !cur.IsBuilder(b.User())) && !b.Is(ev.PR.Author) {
-					reached["pusher builds"]++
-				}
-			}
-			old := 0
-			if cur != nil {
-				old = len(cur.History)
-			}
-			for _, h := range d.Task.History[old:] {
-				for name, m := range marks {
-					if strings.Contains(h.Why, m) && (h.From == Completed || h.From == Verified || name != "approved head back") {
-						reached[name]++
-					}
-				}
-			}
-			cur = d.Task
 		}
-	}
+		old := 0
+		if cur != nil {
+			old = len(cur.History)
+		}
+		for _, h := range d.Task.History[old:] {
+			for name, m := range marks {
+				if strings.Contains(h.Why, m) && (h.From == Completed || h.From == Verified || name != "approved head back") {
+					reached[name]++
+				}
+			}
+		}
+	})
 	for name := range marks {
 		if reached[name] == 0 {
 			t.Errorf("no random sequence reaches %q", name)
 		}
 	}
 	t.Logf("integrity paths reached: %v", reached)
+}
+
+// eachDecision plays seeds random sequences of steps events and calls fn
+// with each decision that keeps a record, and the record before it.
+func eachDecision(seeds, steps int, fn func(cur *Task, ev Event, d Decision)) {
+	for seed := uint64(1); seed <= uint64(seeds); seed++ {
+		s := newPropSeq(seed)
+		var cur *Task
+		for range steps {
+			ev, f := s.event(cur)
+			d := DecideTask(cur, ev, f)
+			if d.Task == nil {
+				continue
+			}
+			fn(cur, ev, d)
+			cur = d.Task
+		}
+	}
 }

@@ -238,7 +238,7 @@ func (s *propSeq) prEvent(ev *Event, n int, cur *Task) {
 				p.Head = s.head()
 			}
 			if s.r2.IntN(3) == 0 { // someone else pushed, under whatever git identity
-				pusher := u(s.pick("bob", "erin", "carol", "copilot[bot]"))
+				pusher := u(s.pick("alice", "dave", "erin", "copilot[bot]"))
 				if !slices.ContainsFunc(p.Pushers, pusher.Is) {
 					p.Pushers = append(p.Pushers, pusher)
 				}

@@ -142,8 +142,8 @@ func (d *decider) approve(c Command) {
 		d.refuse(c, fmt.Sprintf("#%d has a pull request (#%d): approve it with a GitHub review; /approve is for tasks with no pull request.", t.Number, prs[0]))
 		return
 	}
-	if i := slices.IndexFunc(t.PRs, func(p LinkedPR) bool { return p.Merged }); i >= 0 {
-		d.refuse(c, fmt.Sprintf("#%d's code came in merged pull request #%d: approve its head with a GitHub review (a merged pull request can still be reviewed); /approve is for tasks with no pull request.", t.Number, t.PRs[i].Number))
+	if u := slices.DeleteFunc(t.Unapproved(), func(p LinkedPR) bool { return !p.Merged }); len(u) > 0 {
+		d.refuse(c, fmt.Sprintf("#%d's code came in merged pull request #%d, which no one approved: approve its head with a GitHub review (a merged pull request can still be reviewed).", t.Number, u[0].Number))
 		return
 	}
 	if b := d.builderFor(d.actor()); b != nil {

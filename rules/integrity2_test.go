@@ -255,3 +255,28 @@ func TestCardRepairsAreRecordedBoundedly(t *testing.T) {
 		task = d.Task
 	}
 }
+
+// A new attempt needs an approval of its own: after a regression is
+// reopened, work submitted with no pull request is not completed by the
+// approval that the merged pull request of the first attempt kept; an
+// /approve completes it.
+func TestNewAttemptNeedsItsOwnApproval(t *testing.T) {
+	task := fxTask(Verified, true)
+	task.PRs[0].Open, task.PRs[0].Merged = false, true
+	d := decide(t, task, fxComment("lead", "/reopen the form breaks on Safari"), fxFacts("lead"))
+	if d.Task.State != InProgress || len(d.Task.MergedApprovals) != 1 {
+		t.Fatalf("after /reopen: %s, merged approvals %+v", d.Task.State, d.Task.MergedApprovals)
+	}
+	ev := fxComment("alice", "/submit fixed")
+	ev.CommentID = 901
+	d = decide(t, d.Task, ev, fxFacts("alice"))
+	if d.Task.State != Review || d.Task.approvedNow() {
+		t.Fatalf("after /submit: %s, approved now %v", d.Task.State, d.Task.approvedNow())
+	}
+	ev = fxComment("erin", "/approve")
+	ev.CommentID = 902
+	d = decide(t, d.Task, ev, fxFacts("erin"))
+	if d.Task.State != Completed {
+		t.Fatalf("after /approve: %s\n%s", d.Task.State, fmtHistory(d.Task.History))
+	}
+}

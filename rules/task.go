@@ -249,12 +249,17 @@ func (t *Task) pr(n int) *LinkedPR {
 
 // approvedNow reports whether counted approvals cover the work as it is now:
 // the head of every pull request that carries the task's code (open or
-// merged) or, with none, an /approve.
+// merged) or, with none, an /approve; and the attempt has an approval of its
+// own (the approvals of merged heads kept from earlier attempts complete no
+// new attempt alone).
 func (t *Task) approvedNow() bool {
 	if !slices.ContainsFunc(t.PRs, LinkedPR.CarriesCode) {
 		return slices.ContainsFunc(t.Approvals, func(a Approval) bool { return a.Head == "" && a.PR == 0 })
 	}
-	return len(t.Unapproved()) == 0
+	return len(t.Unapproved()) == 0 && slices.ContainsFunc(t.Approvals, func(a Approval) bool {
+		p := t.pr(a.PR)
+		return (a.Head == "" && a.PR == 0) || (p != nil && p.CarriesCode() && a.Head == p.Head)
+	})
 }
 
 // Unapproved are the pull requests that carry the task's code (open or

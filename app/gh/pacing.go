@@ -1,0 +1,150 @@
+package gh
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/countersign/countersign/app/fault"
+	"github.com/countersign/countersign/app/metrics"
+	"github.com/countersign/countersign/app/pace"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Writes are paced per installation under GitHub's secondary limits (DESIGN
+// §9): every content-generating request (POST, PATCH, PUT, DELETE) of an
+// installation's REST client first takes a turn from the installation's
+// pace.Bucket, in order. A write waits for its turn inside the delivery (a
+// worker is held) when the turn is near; when it is further than
+// paceMaxBlock ahead (the hourly cap is reached, or a long queue), the
+// delivery stops with a WaitError: its key waits that long and tries again,
+// using no attempt, and the worker is free for other installations.
+// The installation-token request and GraphQL queries are not paced (neither
+// generates content); a write that the retry transport below replays (after
+// a 5xx or a rate limit) takes a turn again (retryTurn).
+
+// paceBlockDivisor sets how long a write may wait for its turn inside a
+// delivery: the bucket's minute divided by it (1 s). Longer, and one
+// installation's burst would hold every worker while other installations,
+// with their own budgets untouched, wait behind it.
+const paceBlockDivisor = 60
+
+// paceTransport paces one installation's writes.
+type paceTransport struct {
+	next     http.RoundTripper
+	bucket   *pace.Bucket
+	maxBlock time.Duration
+	m        *metrics.Metrics
+}
+
+func isContentWrite(method string) bool {
+	switch method {
+	case http.MethodPost, http.MethodPatch, http.MethodPut, http.MethodDelete:
+		return true
+	}
+	return false
+}
+
+func (t *paceTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !isContentWrite(req.Method) {
+		return t.next.RoundTrip(req)
+	}
+	waited, err := t.bucket.Wait(req.Context(), t.maxBlock)
+	if err != nil {
+		if req.Body != nil {
+			req.Body.Close() // a RoundTripper closes the body, even on error
+		}
+		var tl *pace.TooLongError
+		if errors.As(err, &tl) {
+			t.m.WritesDeferred.Inc()
+			return nil, fault.WaitError{Wait: tl.Wait, Why: tl.Error()}
+		}
+		return nil, err
+	}
+	t.m.WriteWait.Observe(waited.Seconds())
+	// The retry transport below takes another turn for each write it replays.
+	paced := pacedWrite{t: t, method: req.Method, url: req.URL.String()}
+	return t.next.RoundTrip(req.WithContext(context.WithValue(req.Context(), bucketKey{}, paced)))
+}
+
+// bucketKey carries a pacedWrite to the retry transport.
+type bucketKey struct{}
+
+// pacedWrite is a write the pacing let through: the request that may be
+// replayed (not another made under its context, such as a token request).
+type pacedWrite struct {
+	t           *paceTransport
+	method, url string
+}
+
+// retryTurn takes a turn for the replay of a write that req's pacing let
+// through (nothing to do for an unpaced request), waiting at most maxWait.
+func retryTurn(req *http.Request, maxWait time.Duration) error {
+	w, ok := req.Context().Value(bucketKey{}).(pacedWrite)
+	if !ok || w.method != req.Method || w.url != req.URL.String() {
+		return nil
+	}
+	t := w.t
+	waited, err := t.bucket.Wait(req.Context(), min(maxWait, t.maxBlock))
+	var tl *pace.TooLongError
+	if errors.As(err, &tl) {
+		t.m.WritesDeferred.Inc()
+		return fault.WaitError{Wait: tl.Wait, Why: tl.Error()}
+	}
+	if err == nil {
+		t.m.WriteWait.Observe(waited.Seconds())
+	}
+	return err
+}
+
+// PaceWrites paces every installation's writes under l (see paceTransport).
+// Call it before the first Installation client is made; without it writes
+// are not paced.
+func (g *GitHub) PaceWrites(l pace.Limits) error {
+	if _, err := pace.New(l, nil); err != nil {
+		return err
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.pace = &l
+	return nil
+}
+
+// paced wraps rt in installation id's pacing, when writes are paced. Call
+// with g.mu held.
+func (g *GitHub) paced(id int64, rt http.RoundTripper) http.RoundTripper {
+	if g.pace == nil {
+		return rt
+	}
+	b, ok := g.buckets[id]
+	if !ok {
+		b, _ = pace.New(*g.pace, nil) // the limits were checked by PaceWrites
+		if g.buckets == nil {
+			g.buckets = map[int64]*pace.Bucket{}
+		}
+		g.buckets[id] = b
+	}
+	return &paceTransport{next: rt, bucket: b, maxBlock: b.Limits().Minute / paceBlockDivisor, m: g.m}
+}
+
+// bucketCollector exports each installation's write tokens at scrape time.
+type bucketCollector struct {
+	g    *GitHub
+	desc *prometheus.Desc
+}
+
+func (c bucketCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c bucketCollector) Collect(ch chan<- prometheus.Metric) {
+	c.g.mu.Lock()
+	buckets := make(map[int64]*pace.Bucket, len(c.g.buckets))
+	for id, b := range c.g.buckets {
+		buckets[id] = b
+	}
+	c.g.mu.Unlock()
+	for id, b := range buckets {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(b.Tokens()), strconv.FormatInt(id, 10))
+	}
+}

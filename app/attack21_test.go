@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/countersign/countersign/app/githubtest"
@@ -138,5 +139,32 @@ func TestAttackMergedNewHeadRelinkedKeepsVerified(t *testing.T) {
 	h.settle()
 	if got := stateOf(h, n); got == "verified" || got == "completed" {
 		t.Errorf("the task is %q with #%d linked again, merged at %s, a head no one approved:\n%s", got, pr, h2, card(t, h, n))
+	}
+}
+
+// The store is lost; before anything else names the task, eve (write
+// permission) deletes its card. The card is countersign's and must come back
+// "with its record and its whole history" (DESIGN §5), and the deletion's
+// webhook carries the deleted text, signed record included. countersign
+// rebuilds the task from GitHub without the card instead: the verification
+// bob gave is gone and the task drops to in-progress, so a bystander voids
+// a verification without touching any code.
+func TestAttackCardDeletedWhileStoreLostVoidsVerification(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	h.gh.SetPermission(testRepo, "eve", "write")
+	n := h.gh.OpenIssue(testRepo, "carol", "Login form", "")
+	doneTask(t, h, n)
+	id := oneCardID(t, h, n)
+
+	h2 := freshStore(t, h)
+	h2.settle()
+	h2.gh.DeleteComment(testRepo, id, "eve")
+	h2.settle()
+	if got := stateOf(h2, n); got != "verified" {
+		t.Errorf("eve deleted the card of a verified task while the store was lost: the task is now %q", got)
+	}
+	if c := cardsOn(t, h2, n); len(c) != 1 || !strings.Contains(c[0], "@bob") {
+		t.Errorf("the card posted again does not name the verifier bob: %q", c)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/countersign/countersign/app/githubtest"
 )
@@ -166,5 +167,42 @@ func TestAttackCardDeletedWhileStoreLostVoidsVerification(t *testing.T) {
 	}
 	if c := cardsOn(t, h2, n); len(c) != 1 || !strings.Contains(c[0], "@bob") {
 		t.Errorf("the card posted again does not name the verifier bob: %q", c)
+	}
+}
+
+// eve (write permission, not involved) closes and reopens a verified task's
+// pull request over and over. Each close and each reopen is recorded in the
+// history, which the card carries twice (record and table), with no bound
+// but the one on card repairs: after about a hundred rounds the card passes
+// GitHub's 65,536 characters and can no longer be written. From then on the
+// card is frozen: a real push sends the task back to review, the label says
+// so, and the card (and its signed record) still says verified.
+func TestAttackCloseReopenLoopFreezesTheCard(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	h.gh.SetPermission(testRepo, "dave", "write")
+	h.gh.SetPermission(testRepo, "eve", "write")
+	n, pr, sha := taskWithPR(h, "Login form", githubtest.PROptions{Title: "Login"})
+	ciPasses(h, sha)
+	h.gh.Review(testRepo, pr, "bob", "APPROVED", "")
+	h.settle()
+	h.gh.Comment(testRepo, n, "dave", "/verify")
+	h.settle()
+	wantState(t, h, n, "verified")
+	for i := 0; i < 120; i++ {
+		h.gh.ClosePR(testRepo, pr, "eve")
+		h.gh.ReopenPR(testRepo, pr, "eve")
+		if i%20 == 19 {
+			h.settleWithin(time.Minute)
+		}
+	}
+	h.settleWithin(time.Minute)
+	wantState(t, h, n, "verified")
+
+	h.gh.Push(testRepo, pr, githubtest.Commit{Message: "real new work"})
+	h.settle()
+	wantState(t, h, n, "review")
+	if c := card(t, h, n); !strings.Contains(c, "**State:** `review`") {
+		t.Errorf("the card no longer follows the task (%d characters): the label says review, the card says:\n%s", len(c), c[:min(len(c), 1500)])
 	}
 }

@@ -554,9 +554,10 @@ func (d *decider) pullRequest() {
 // commits that no approval or verification has seen.
 func (d *decider) progress(lp *LinkedPR, was LinkedPR, newWork bool, why string) {
 	t := d.t
-	if slices.Contains(t.RejectedHeads, lp.Head) {
-		newWork = false // the very commits a verifier rejected: no new attempt
-	}
+	// The very commits a verifier rejected submit no new attempt. Moving the
+	// head back to them is still a move away from the head that was approved
+	// and verified: that goes stale like any other.
+	rejected := slices.Contains(t.RejectedHeads, lp.Head)
 	switch {
 	case t.State.Before(InProgress):
 		if len(t.Assignees) == 0 && !lp.Author.IsZero() {
@@ -576,10 +577,13 @@ func (d *decider) progress(lp *LinkedPR, was LinkedPR, newWork bool, why string)
 		// marking one ready, unless the attempt failed: then only new work
 		// does; and so does taking a contradiction out of its description.
 		lifted := was.Contradiction != nil && lp.Contradiction == nil && d.ev.Kind == PRLinked && !t.Failing
-		if !lp.Draft && (newWork || lifted || (d.ev.Kind == PRReady && !t.Failing)) && !d.contradicted(lp.Contradiction, lp.Number) {
+		if !lp.Draft && ((newWork && !rejected) || lifted || (d.ev.Kind == PRReady && !t.Failing)) && !d.contradicted(lp.Contradiction, lp.Number) {
 			d.submitted(why)
 		}
 	case newWork:
+		if rejected {
+			why += fmt.Sprintf(", back to %s, commits a verifier rejected", short(lp.Head))
+		}
 		d.stale(why)
 	}
 	d.completeIfApproved()

@@ -1,0 +1,63 @@
+package rules
+
+import (
+	"strings"
+	"testing"
+)
+
+// Table tests for the third round of integrity defences (the attacks on the
+// second round): a head moved back to rejected commits goes stale; a merged
+// pull request linked again with a new head goes stale; a withdrawn approval
+// of a merged head stops counting, and an approval kept from an earlier
+// attempt makes its author an approver of the attempt it completes.
+
+// secondAttempt is fixture task s in its second attempt: h1 was rejected,
+// #12's head is now h2, approved by carol (and, verified, verified by bob).
+func secondAttempt(s State) *Task {
+	t := fxTask(s, true)
+	t.Attempt = 2
+	t.RejectedHeads = []string{fxHead}
+	t.Rejections = []Rejection{{By: u("erin"), At: fxAt(2), Reason: "the password is logged", Attempt: 1}}
+	t.PRs[0].Head = "h2"
+	for i := range t.Approvals {
+		t.Approvals[i].Head = "h2"
+	}
+	return t
+}
+
+func verifierCleared(t *testing.T, d Decision) {
+	t.Helper()
+	if !d.Task.Verifier.IsZero() || !d.Task.VerifiedAt.IsZero() {
+		t.Errorf("the verification stands: verifier %v at %v", d.Task.Verifier, d.Task.VerifiedAt)
+	}
+}
+
+func TestDecideTaskHeadBackToRejectedCommits(t *testing.T) {
+	stale := step{Review, "new commits on #12, back to h1, commits a verifier rejected: approvals and verification are stale"}
+	runEventCases(t, []eventCase{
+		{name: "verified/force-pushed back to the rejected head: stale, the verification void", task: secondAttempt(Verified),
+			ev:   fxPREvent(PRPushed, fxHead, false),
+			want: want{state: Review, steps: []step{stale}, labels: lbl(Review), check: verifierCleared}},
+		{name: "completed/force-pushed back to the rejected head: stale", task: secondAttempt(Completed),
+			ev:   fxPREvent(PRPushed, fxHead, false),
+			want: want{state: Review, steps: []step{stale}, labels: lbl(Review)}},
+		{name: "review/force-pushed back to the rejected head: stays in review, unapproved", task: secondAttempt(Review),
+			ev:   fxPREvent(PRPushed, fxHead, false),
+			want: want{state: Review}},
+		{name: "in-progress/the rejected head pushed again submits nothing", task: func() *Task {
+			t := secondAttempt(InProgress)
+			t.PRs[0].Head, t.Failing = "h0", true
+			return t
+		}(), ev: fxPREvent(PRPushed, fxHead, false),
+			want: want{state: InProgress}},
+		{name: "verified/closed and reopened on the verified head h2: stands", task: closed(secondAttempt(Verified)),
+			ev:   fxPREvent(PRLinked, "h2", false),
+			want: want{state: Verified, steps: []step{{Verified, "its head h2 is unchanged, so what was approved and verified for it stands"}}}},
+		{name: "verified/closed, and reopened on the rejected head h1: stale", task: closed(secondAttempt(Verified)),
+			ev:   fxPREvent(PRLinked, fxHead, false),
+			want: want{state: Review, steps: []step{{Review, "#12 closes this task again, back to h1, commits a verifier rejected: approvals and verification are stale"}},
+				labels: lbl(Review), check: verifierCleared}},
+	})
+}
+
+var _ = strings.Contains

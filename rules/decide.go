@@ -512,7 +512,14 @@ func (d *decider) pullRequest() {
 		d.addBuilder(u, fmt.Sprintf("pushed to #%d", p.Number))
 	}
 	if !p.Open {
-		if p.Merged && !was.Merged && !t.headApproved(*lp) && (t.State == Review || t.State == InProgress) {
+		switch {
+		case p.Merged && (!known || newHead) && (t.State == Completed || t.State == Verified):
+			// Merged code no one approved or verified joins the work (a
+			// merged pull request linked for the first time, or linked again
+			// with a head it did not have): like new commits, it makes what
+			// was approved and verified stale.
+			d.stale(fmt.Sprintf("#%d closes this task, merged at %s", p.Number, short(lp.Head)))
+		case p.Merged && !was.Merged && !t.headApproved(*lp) && (t.State == Review || t.State == InProgress):
 			d.note(fmt.Sprintf("#%d merged with no approval of its head %s: the task needs one, by someone who did not build it", p.Number, short(lp.Head)))
 		}
 		d.completeIfApproved() // merged: the approvals of the pull requests left may now cover it all

@@ -1,9 +1,6 @@
 package rules
 
-import (
-	"strings"
-	"testing"
-)
+import "testing"
 
 // Table tests for the third round of integrity defences (the attacks on the
 // second round): a head moved back to rejected commits goes stale; a merged
@@ -54,10 +51,48 @@ func TestDecideTaskHeadBackToRejectedCommits(t *testing.T) {
 			ev:   fxPREvent(PRLinked, "h2", false),
 			want: want{state: Verified, steps: []step{{Verified, "its head h2 is unchanged, so what was approved and verified for it stands"}}}},
 		{name: "verified/closed, and reopened on the rejected head h1: stale", task: closed(secondAttempt(Verified)),
-			ev:   fxPREvent(PRLinked, fxHead, false),
+			ev: fxPREvent(PRLinked, fxHead, false),
 			want: want{state: Review, steps: []step{{Review, "#12 closes this task again, back to h1, commits a verifier rejected: approvals and verification are stale"}},
 				labels: lbl(Review), check: verifierCleared}},
 	})
 }
 
-var _ = strings.Contains
+// mergedPR is pull request n (alice's unless it is #12, dave's) as a
+// merged event shows it, at head.
+func mergedPR(kind EventKind, n int, head string) Event {
+	e := fxPREvent(kind, head, false)
+	e.PR.Number, e.PR.Open, e.PR.Merged = n, false, true
+	if n != fxPR {
+		e.PR.Author = u("alice")
+	}
+	return e
+}
+
+func TestDecideTaskMergedNewHeadLinked(t *testing.T) {
+	runEventCases(t, []eventCase{
+		{name: "verified/#12 unlinked, merged at a new head, linked again: stale", task: closed(fxTask(Verified, true)),
+			ev: mergedPR(PRLinked, fxPR, "h2"),
+			want: want{state: Review, steps: []step{{Review, "#12 closes this task, merged at h2: approvals and verification are stale"}},
+				labels: lbl(Review), check: func(t *testing.T, d Decision) {
+					verifierCleared(t, d)
+					if u := d.Task.Unapproved(); len(u) != 1 || u[0].Number != fxPR || u[0].Head != "h2" {
+						t.Errorf("unapproved %+v, want #12 at h2", u)
+					}
+				}}},
+		{name: "completed/#12 linked again, merged at a new head: stale", task: closed(fxTask(Completed, true)),
+			ev:   mergedPR(PRLinked, fxPR, "h2"),
+			want: want{state: Review, steps: []step{{Review, "#12 closes this task, merged at h2"}}, labels: lbl(Review)}},
+		{name: "verified/a merged #13 no one approved linked for the first time: stale", task: fxTask(Verified, true),
+			ev:   mergedPR(PRLinked, 13, "h9"),
+			want: want{state: Review, steps: []step{{Review, "#13 closes this task, merged at h9"}}, labels: lbl(Review), check: verifierCleared}},
+		{name: "verified/#12 linked again, merged at the verified head: stands", task: closed(fxTask(Verified, true)),
+			ev: mergedPR(PRLinked, fxPR, fxHead),
+			want: want{state: Verified, check: func(t *testing.T, d Decision) {
+				if d.Task.Verifier.IsZero() || !d.Task.PRs[0].Merged {
+					t.Errorf("verifier %v, #12 %+v", d.Task.Verifier, d.Task.PRs[0])
+				}
+			}}},
+		{name: "verified/#12 merged as it was verified: stands", task: fxTask(Verified, true),
+			ev: mergedPR(PRMerged, fxPR, fxHead), want: want{state: Verified}},
+	})
+}

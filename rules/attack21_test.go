@@ -37,8 +37,8 @@ func TestAttackMergedApprovalOutlivesItsWithdrawal(t *testing.T) {
 	}
 	runEventCases(t, []eventCase{
 		{name: "completed/bob's review of merged #12 dismissed: #12 is no longer approved", task: task(),
-			ev: on12("dismissed"), want: want{state: Review, check: stillApproved}},
+			ev: on12("dismissed"), want: want{state: Review, steps: []step{{Review, "the approval by @bob on #12 was dismissed"}}, labels: lbl(Review), check: stillApproved}},
 		{name: "completed/bob requests changes on merged #12: #12 is no longer approved", task: task(),
-			ev: on12("changes_requested"), want: want{state: Review, check: stillApproved}},
+			ev: on12("changes_requested"), want: want{state: Review, steps: []step{{Review, "changes requested by @bob on #12"}}, labels: lbl(Review), check: stillApproved}},
 	})
 }

@@ -615,6 +615,13 @@ func (d *decider) completeIfApproved() {
 	if d.t.State != Review || !d.t.approvedNow() {
 		return
 	}
+	// An approval kept for a merged head counts towards this attempt: its
+	// author approved the attempt, and may not verify it.
+	for _, k := range d.t.keptApprovals() {
+		if !containsUser(d.t.Approvers, k.By) {
+			d.t.Approvers = append(d.t.Approvers, k.By)
+		}
+	}
 	a := d.t.Approvals[len(d.t.Approvals)-1] // the approval that completed the set
 	why := "approved by @" + a.By.Login
 	if a.PR != 0 {
@@ -697,18 +704,17 @@ func (d *decider) withdrawn(why string) {
 }
 
 // dropApprovals forgets u's approvals on pull request pr (a later review
-// replaces them). u stays an approver of the attempt if it approved anything
-// else.
+// replaces them, a dismissal or a request for changes withdraws them),
+// those kept for a merged head from an earlier attempt included. u stays an
+// approver of the attempt if its approval counted in it.
 func (d *decider) dropApprovals(u User, pr int) {
-	kept := d.t.Approvals[:0:0]
-	for _, a := range d.t.Approvals {
-		if a.PR == pr && a.By.Is(u) {
-			d.dirty()
-			continue
-		}
-		kept = append(kept, a)
+	n := len(d.t.Approvals) + len(d.t.MergedApprovals)
+	by := func(a Approval) bool { return a.PR == pr && a.By.Is(u) }
+	d.t.Approvals = slices.DeleteFunc(d.t.Approvals, by)
+	d.t.MergedApprovals = slices.DeleteFunc(d.t.MergedApprovals, by)
+	if len(d.t.Approvals)+len(d.t.MergedApprovals) != n {
+		d.dirty()
 	}
-	d.t.Approvals = kept
 }
 
 // Limits on the people's text a record keeps, so a card (history twice:

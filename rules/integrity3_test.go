@@ -1,6 +1,9 @@
 package rules
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // Table tests for the third round of integrity defences (the attacks on the
 // second round): a head moved back to rejected commits goes stale; a merged
@@ -94,5 +97,78 @@ func TestDecideTaskMergedNewHeadLinked(t *testing.T) {
 			}}},
 		{name: "verified/#12 merged as it was verified: stands", task: fxTask(Verified, true),
 			ev: mergedPR(PRMerged, fxPR, fxHead), want: want{state: Verified}},
+	})
+}
+
+// keptForMerged12 is a task in review in its second attempt: #12 (head h1)
+// merged, approved by bob in the first attempt (kept), and #13 (alice's, head
+// h2) open, approved by carol in this one when approved13 is set.
+func keptForMerged12(s State, approved13 bool) *Task {
+	t := fxTask(s, true)
+	t.Attempt = 2
+	t.PRs[0].Open, t.PRs[0].Merged = false, true
+	t.PRs = append(t.PRs, LinkedPR{Number: 13, Author: u("alice"), Head: "h2", Open: true})
+	t.Approvals, t.Approvers = nil, nil
+	if approved13 {
+		t.Approvals = []Approval{{By: u("carol"), Head: "h2", PR: 13, At: fxAt(50)}}
+		t.Approvers = us("carol")
+	}
+	t.MergedApprovals = []Approval{{By: u("bob"), Head: fxHead, PR: fxPR, At: fxAt(30)}}
+	return t
+}
+
+// on12 is a review of the merged #12's head h1 by reviewer.
+func on12(reviewer, state string) Event {
+	e := fxReview(reviewer, state, fxHead, "")
+	e.PR.Open, e.PR.Merged = false, true
+	return e
+}
+
+func TestDecideTaskKeptApprovalOfAMergedHead(t *testing.T) {
+	noKept := func(t *testing.T, d Decision) {
+		t.Helper()
+		if len(d.Task.MergedApprovals) != 0 || d.Task.headApproved(d.Task.PRs[0]) {
+			t.Errorf("bob's withdrawn approval of merged #12 still counts: %+v", d.Task.MergedApprovals)
+		}
+	}
+	approver := func(login string) func(*testing.T, Decision) {
+		return func(t *testing.T, d Decision) {
+			t.Helper()
+			if !d.Task.IsApprover(u(login)) {
+				t.Errorf("%s is not an approver of the attempt: approvers %v", login, d.Task.Approvers)
+			}
+		}
+	}
+	runEventCases(t, []eventCase{
+		{name: "completed/bob's kept approval of merged #12 dismissed: back to review", task: keptForMerged12(Completed, true),
+			ev:   on12("bob", "dismissed"),
+			want: want{state: Review, steps: []step{{Review, "the approval by @bob on #12 was dismissed"}}, labels: lbl(Review), check: noKept}},
+		{name: "completed/bob requests changes on merged #12: back to review", task: keptForMerged12(Completed, true),
+			ev:   on12("bob", "changes_requested"),
+			want: want{state: Review, steps: []step{{Review, "changes requested by @bob on #12"}}, labels: lbl(Review), check: noKept}},
+		{name: "review/bob's kept approval of merged #12 dismissed: #12 needs a new approval", task: keptForMerged12(Review, false),
+			ev: on12("bob", "dismissed"), want: want{state: Review, check: noKept}},
+		{name: "review/carol approves #13; bob's kept approval of #12 completes it with hers: both approve this attempt",
+			task: keptForMerged12(Review, false),
+			ev: func() Event {
+				e := fxReview("carol", "approved", "h2", "")
+				e.PR.Number, e.PR.Author, e.PR.Head = 13, u("alice"), "h2"
+				return e
+			}(),
+			want: want{state: Completed, steps: []step{{Completed, "approved by @carol on #13"}}, labels: lbl(Completed),
+				check: func(t *testing.T, d Decision) {
+					approver("carol")(t, d)
+					approver("bob")(t, d)
+				}}},
+		{name: "completed/bob, whose kept approval of #12 completed this attempt, may not verify it", task: func() *Task {
+			t := keptForMerged12(Completed, true)
+			t.Approvers = append(t.Approvers, u("bob"))
+			return t
+		}(), ev: fxComment("bob", "/verify"),
+			want: want{state: Completed, notices: []NoticeKind{NoticeRefused}, check: func(t *testing.T, d Decision) {
+				if r := refusalReason(d); !strings.Contains(r, "@bob approved this attempt") {
+					t.Errorf("refusal %q", r)
+				}
+			}}},
 	})
 }

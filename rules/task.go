@@ -84,7 +84,9 @@ type Task struct {
 	Approvals []Approval `json:"approvals,omitempty"`
 	// Approvers are everyone whose approval counted at any time in the
 	// current attempt: a withdrawn approval does not make its author
-	// independent of the work.
+	// independent of the work. An approval kept for a merged head from an
+	// earlier attempt counts in the attempt it helps complete: its author is
+	// an approver of that attempt too.
 	Approvers []User `json:"approvers,omitempty"`
 	// MergedApprovals are the approvals of merged pull requests' heads that
 	// counted in earlier attempts: merged code never changes, so its approval
@@ -279,6 +281,18 @@ func (t *Task) Unapproved() []LinkedPR {
 func (t *Task) headApproved(p LinkedPR) bool {
 	on := func(a Approval) bool { return a.PR == p.Number && a.Head != "" && a.Head == p.Head }
 	return slices.ContainsFunc(t.Approvals, on) || (p.Merged && slices.ContainsFunc(t.MergedApprovals, on))
+}
+
+// keptApprovals are the approvals kept from earlier attempts
+// (MergedApprovals) that cover the head of a merged pull request linked now.
+func (t *Task) keptApprovals() []Approval {
+	var out []Approval
+	for _, a := range t.MergedApprovals {
+		if p := t.pr(a.PR); p != nil && p.Merged && a.Head != "" && a.Head == p.Head {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // newAttempt forgets the approvals and approvers of the attempt that ends,

@@ -172,3 +172,31 @@ func TestDecideTaskKeptApprovalOfAMergedHead(t *testing.T) {
 			}}},
 	})
 }
+
+func TestDecideTaskReopenedWithAHeadPushedWhileClosed(t *testing.T) {
+	reopened := func(head string, pushers ...string) Event {
+		e := pushed(PRLinked, head, pushers...)
+		e.Actor = u("bob")
+		return e
+	}
+	runEventCases(t, []eventCase{
+		{name: "verified/reopened by bob with the head he pushed while it was closed: he builds, stale", task: closed(fxTask(Verified, true)),
+			ev: reopened("h2", "bob"),
+			want: want{state: Review, steps: []step{{Review, "#12 closes this task again: approvals and verification are stale"}}, labels: lbl(Review),
+				check: func(t *testing.T, d Decision) {
+					builderAs("bob", "pushed to #12")(t, d)
+					verifierCleared(t, d)
+				}}},
+		{name: "review/reopened by bob with his head; erin approves; bob's /verify is refused", task: func() *Task {
+			t := closed(fxTask(Review, true))
+			d := DecideTask(t, reopened("h2", "bob"), fxFacts("bob"))
+			d = DecideTask(d.Task, func() Event { e := fxReview("erin", "approved", "h2", ""); e.PR.Head = "h2"; return e }(), fxFacts("erin"))
+			return d.Task
+		}(), ev: fxComment("bob", "/verify"),
+			want: want{state: Completed, notices: []NoticeKind{NoticeRefused}, check: func(t *testing.T, d Decision) {
+				if r := refusalReason(d); !strings.Contains(r, "@bob built this task (pushed to #12)") {
+					t.Errorf("refusal %q", r)
+				}
+			}}},
+	})
+}

@@ -55,10 +55,10 @@ func (p *Decider) onPull(ctx context.Context, d *store.Delivery, e *github.PullR
 	return w, err
 }
 
-// pullEvent records pull request pr as its event shows it, with pusher (if
-// not zero) among the people who pushed to it, and fans ev out to the tasks
-// it closes.
-func (p *Decider) pullEvent(ctx context.Context, inst int64, repo string, d *store.Delivery, pr *github.PullRequest, ev rules.Event, pusher rules.User, log *slog.Logger) (store.Commit, error) {
+// pullEvent records pull request pr as its event shows it, with whoever
+// pusher names among the people who pushed to it, and fans ev out to the
+// tasks it closes.
+func (p *Decider) pullEvent(ctx context.Context, inst int64, repo string, d *store.Delivery, pr *github.PullRequest, ev rules.Event, pusher pushedBy, log *slog.Logger) (store.Commit, error) {
 	c, err := p.gh.Installation(inst)
 	if err != nil {
 		return store.Commit{}, fault.Permanent(err)
@@ -70,8 +70,8 @@ func (p *Decider) pullEvent(ctx context.Context, inst int64, repo string, d *sto
 	if old != nil && ev.Kind != rules.PRReviewed && pr.UpdatedAt != nil && pr.GetUpdatedAt().Time.Before(old.UpdatedAt) {
 		// A snapshot older than the record (a missed delivery healed after
 		// later ones were processed): what it says was overtaken, but not
-		// who pushed.
-		if late := withPusher(old, pusher); late != nil {
+		// who pushed. Its head is not compared with the newer record's.
+		if late := withPusher(old, pusher("")); late != nil {
 			return p.fanout(ctx, inst, d, old, late, ev, linkGate{})
 		}
 		log.Info("pull request event older than what countersign knows: skipped", "pr", pr.GetNumber(),
@@ -87,7 +87,11 @@ func (p *Decider) pullEvent(ctx context.Context, inst int64, repo string, d *sto
 		if cur, err = p.pullRecord(ctx, c, inst, repo, pr, old); err != nil {
 			return store.Commit{}, err
 		}
-		addPusher(cur, pusher)
+		recorded := ""
+		if old != nil {
+			recorded = old.Head
+		}
+		addPusher(cur, pusher(recorded))
 		if gate, err = p.gateLinks(ctx, c, repo, old, cur, false, log); err != nil {
 			return store.Commit{}, err
 		}

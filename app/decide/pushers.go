@@ -14,16 +14,36 @@ import (
 // people who pushed to it, and the commit identities GitHub links to no
 // account (DESIGN §1).
 
-// pusherOf is who pushed commits to the pull request of e: the sender of
-// pull_request opened and synchronize (zero for other actions). The git
-// identity the commits carry may be anyone's, or no one's; the account that
-// pushed is known.
-func pusherOf(e *github.PullRequestEvent) rules.User {
-	switch e.GetAction() {
-	case "opened", "synchronize":
-		return gh.User(e.GetSender())
+// pushedBy says who pushed commits to a pull request, given the head
+// countersign recorded for it ("" for none).
+type pushedBy func(recorded string) rules.User
+
+// noPusher names no one: the event pushes nothing (a review).
+func noPusher(string) rules.User { return rules.User{} }
+
+// pusherOf is who pushed commits to the pull request of e. The sender of
+// opened and synchronize pushed them. A closed pull request does not follow
+// its branch: commits pushed while it is closed send no synchronize, and
+// their head first shows in reopened, so its sender counts as their pusher
+// when the head is not the one recorded (or none is). Any other event whose
+// head is not the recorded one (a synchronize missed) makes its sender a
+// pusher too: erring towards more builders only makes verification
+// stricter. The git identity the commits carry may be anyone's, or no one's;
+// the account that brought them in is known.
+func pusherOf(e *github.PullRequestEvent) pushedBy {
+	sender, head, action := gh.User(e.GetSender()), e.GetPullRequest().GetHead().GetSHA(), e.GetAction()
+	return func(recorded string) rules.User {
+		moved := recorded != "" && head != "" && recorded != head
+		switch {
+		case action == "opened", action == "synchronize":
+			return sender
+		case action == "reopened" && (recorded == "" || moved):
+			return sender
+		case moved:
+			return sender
+		}
+		return rules.User{}
 	}
-	return rules.User{}
 }
 
 // withPusher is pr's record with u among its pushers, or nil when u is zero

@@ -44,7 +44,37 @@ func TestWithPusher(t *testing.T) {
 	if withPusher(np, rules.User{ID: 2, Login: "bob-renamed"}) != nil || withPusher(np, rules.User{}) != nil {
 		t.Fatal("a known pusher or no one changed the record")
 	}
-	if got := pusherOf(&github.PullRequestEvent{Action: github.String("reopened"), Sender: &github.User{ID: github.Int64(9), Login: github.String("eve")}}); !got.IsZero() {
-		t.Fatalf("the sender of reopened is a pusher: %v", got)
+}
+
+// Who pushed, by the event's action and the head countersign recorded: the
+// sender of opened and synchronize always; of reopened when the head is not
+// the recorded one (commits pushed while the pull request was closed) or
+// none is recorded; of any other event only when it brings a head not
+// recorded.
+func TestPusherOf(t *testing.T) {
+	for _, c := range []struct {
+		action, recorded string
+		pushed           bool
+	}{
+		{"opened", "", true},
+		{"synchronize", "h1", true},
+		{"reopened", "h1", false},
+		{"reopened", "h0", true},
+		{"reopened", "", true},
+		{"edited", "h1", false},
+		{"edited", "h0", true},
+		{"edited", "", false},
+		{"closed", "h1", false},
+		{"closed", "h0", true},
+		{"ready_for_review", "h1", false},
+	} {
+		e := &github.PullRequestEvent{Action: github.String(c.action), Sender: &github.User{ID: github.Int64(9), Login: github.String("eve")},
+			PullRequest: &github.PullRequest{Head: &github.PullRequestBranch{SHA: github.String("h1")}}}
+		if got := pusherOf(e)(c.recorded); got.IsZero() == c.pushed {
+			t.Errorf("%s with %q recorded: pusher %v, want pushed=%v", c.action, c.recorded, got, c.pushed)
+		}
+	}
+	if !noPusher("h0").IsZero() {
+		t.Error("a review names a pusher")
 	}
 }

@@ -239,6 +239,10 @@ func (d *decider) verify(c Command) {
 	if !d.mayConfirm(c) {
 		return
 	}
+	if why := d.laundered(); why != "" && !d.f.Actor.Lead {
+		d.refuse(c, why)
+		return
+	}
 	d.refreshResults() // as things are now, under this event's configuration
 	if t.Contract != nil && t.Contract.Type == Advisory && !d.f.Actor.Lead {
 		d.refuse(c, fmt.Sprintf("#%d is an advisory task (%s): no automated test can say it is done, so a lead reviews its output and only a lead's /verify completes it.", t.Number, t.Contract.Why))

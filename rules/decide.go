@@ -371,6 +371,33 @@ func (d *decider) builderFor(u User) *Member {
 	return nil
 }
 
+// laundered says why only a lead may verify the attempt, or "": a pull
+// request that carries its code has commits whose git identities GitHub
+// links to no account, and a bot account pushed to it (a workflow someone
+// dispatched, say) whose pilot agents: did not name when it pushed (its
+// configured pilot is not a builder). Neither who wrote the code nor who set
+// the bot to push it is known, so the verifier may be either. A lead may
+// still verify; linking the identity to its account, or naming the bot's
+// pilot in agents:, and pushing again lifts it.
+func (d *decider) laundered() string {
+	for _, p := range d.t.PRs {
+		if !p.CarriesCode() || len(p.Unresolved) == 0 {
+			continue
+		}
+		for _, b := range p.BotPushers {
+			if pilot, ok := d.pilotOf(b); ok && d.t.IsBuilder(pilot) {
+				continue
+			}
+			return fmt.Sprintf("#%d's commits carry git identities that GitHub links to no account (%s), and @%s, a bot whose pilot `agents:` does not name, pushed to it: "+
+				"countersign cannot tell who wrote them or who set the bot to push them, so only a lead may /verify this attempt. "+
+				"To lift this, link that email to its author's GitHub account (Settings, Emails) and push the commits again, "+
+				"or name the person who runs @%s in `agents:` of .github/countersign.yml and push again.",
+				p.Number, clip(strings.Join(p.Unresolved, "; "), maxWhy), b.Login, b.Login)
+		}
+	}
+	return ""
+}
+
 // approverFor reports whether u, or the pilot flying u, approved the attempt.
 func (d *decider) approverFor(u User) bool {
 	if d.t.IsApprover(u) {
@@ -481,7 +508,7 @@ func (d *decider) pullRequest() {
 	was := *lp
 	*lp = LinkedPR{Number: p.Number, Author: p.Author, Head: p.Head, Draft: p.Draft, Open: p.Open, Merged: p.Merged,
 		Criteria: was.Criteria, Runs: RelevantRuns(d.f.Config.Contracts, p.Runs), Contradiction: d.contradiction(p.Body),
-		Outsider: p.Outsider, Unresolved: p.Unresolved}
+		Outsider: p.Outsider, Unresolved: p.Unresolved, BotPushers: botsOf(p.Pushers)}
 	if p.Files != nil {
 		lp.Criteria = d.fileCriteria(p.Files)
 	}

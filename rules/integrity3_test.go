@@ -200,3 +200,83 @@ func TestDecideTaskReopenedWithAHeadPushedWhileClosed(t *testing.T) {
 			}}},
 	})
 }
+
+// botPushed is a completed task whose #12 carries a commit of bob's git
+// identity, linked to no account, pushed by github-actions[bot] (so the
+// task's opener, lead, flies it by default).
+func botPushed() *Task {
+	t := fxTask(Completed, true)
+	t.PRs[0].Unresolved = []string{"Bob <bob@laptop.local> (commit author on #12)"}
+	t.PRs[0].BotPushers = us("github-actions[bot]")
+	t.Builders = append(t.Builders, MemberOf(u("github-actions[bot]"), "pushed to #12"), MemberOf(u("lead"), "pilot of github-actions[bot]"))
+	return t
+}
+
+func TestDecideTaskUnlinkedCommitsPushedByABot(t *testing.T) {
+	pilot := func(login string) func(*Facts) {
+		return func(f *Facts) { f.Config.Agents = map[string]string{"github-actions[bot]": login} }
+	}
+	refusedFor := func(words ...string) func(*testing.T, Decision) {
+		return func(t *testing.T, d Decision) {
+			t.Helper()
+			r := refusalReason(d)
+			for _, w := range words {
+				if !strings.Contains(r, w) {
+					t.Errorf("refusal %q does not say %q", r, w)
+				}
+			}
+		}
+	}
+	verified := step{Verified, "/verify"}
+	runEventCases(t, []eventCase{
+		{name: "completed/bob's /verify refused: only a lead may verify, and the reply says how to lift it", task: botPushed(),
+			ev: fxComment("bob", "/verify"),
+			want: want{state: Completed, notices: []NoticeKind{NoticeRefused},
+				check: refusedFor("Bob <bob@laptop.local>", "@github-actions[bot]", "only a lead may /verify", "link that email", "`agents:`")}},
+		{name: "completed/a lead's /verify is accepted", task: func() *Task {
+			t := botPushed()
+			t.Builders = t.Builders[:len(t.Builders)-1] // the bot's default pilot was someone else
+			t.Builders = append(t.Builders, MemberOf(u("carol"), "pilot of github-actions[bot]"))
+			return t
+		}(), ev: fxComment("lead", "/verify"),
+			want: want{state: Verified, steps: []step{verified}, labels: lbl(Verified)}},
+		{name: "completed/agents: names erin as the bot's pilot after it pushed: still only a lead", task: botPushed(), facts: pilot("erin"),
+			ev:   fxComment("bob", "/verify"),
+			want: want{state: Completed, notices: []NoticeKind{NoticeRefused}, check: refusedFor("only a lead may /verify", "push again")}},
+		{name: "review/agents: names bob as the bot's pilot, and the bot pushes again: bob builds", task: func() *Task {
+			t := botPushed()
+			t.State = Review
+			return t
+		}(), facts: pilot("bob"), ev: pushed(PRPushed, "h2", "github-actions[bot]"),
+			want: want{state: Review, check: builderAs("bob", "pilot of github-actions[bot]")}},
+		{name: "completed/agents: named erin as the bot's pilot when it pushed: bob may verify", task: func() *Task {
+			t := botPushed()
+			t.Builders = append(t.Builders, MemberOf(u("erin"), "pilot of github-actions[bot]"))
+			return t
+		}(), facts: pilot("erin"), ev: fxComment("bob", "/verify"),
+			want: want{state: Verified, steps: []step{verified}, labels: lbl(Verified)}},
+		{name: "completed/unlinked commits pushed by a person: the pusher builds, bob may verify", task: func() *Task {
+			t := botPushed()
+			t.PRs[0].BotPushers = nil
+			return t
+		}(), ev: fxComment("bob", "/verify"),
+			want: want{state: Verified, steps: []step{verified}, labels: lbl(Verified)}},
+		{name: "completed/a bot pushed commits all linked to accounts: bob may verify", task: func() *Task {
+			t := botPushed()
+			t.PRs[0].Unresolved = nil
+			return t
+		}(), ev: fxComment("bob", "/verify"),
+			want: want{state: Verified, steps: []step{verified}, labels: lbl(Verified)}},
+		{name: "completed/bob may still /reject", task: botPushed(),
+			ev:   fxComment("bob", "/reject the session never expires"),
+			want: want{state: InProgress, steps: []step{{InProgress, "/reject"}}, labels: lbl(InProgress), notices: []NoticeKind{NoticeRejected}}},
+		{name: "review/a bot's push is recorded on the pull request", task: fxTask(Review, true),
+			ev: pushed(PRPushed, "h2", "github-actions[bot]", "dave"),
+			want: want{state: Review, check: func(t *testing.T, d Decision) {
+				if b := d.Task.PRs[0].BotPushers; len(b) != 1 || b[0].Login != "github-actions[bot]" {
+					t.Errorf("bot pushers %v", b)
+				}
+				builderAs("lead", "pilot of github-actions[bot]")(t, d)
+			}}},
+	})
+}

@@ -158,6 +158,24 @@ type LinkedPR struct {
 	// Unresolved are its commits' git identities that GitHub links to no
 	// account (PRFacts.Unresolved).
 	Unresolved []string `json:"unresolved,omitempty"`
+	// BotPushers are the bot accounts among its pushers (PRFacts.Pushers),
+	// at most maxBotPushers: with commit identities no one is linked to,
+	// whoever set such a bot to push is unknown (see decider.laundered).
+	BotPushers []User `json:"bot_pushers,omitempty"`
+}
+
+// maxBotPushers bounds LinkedPR.BotPushers.
+const maxBotPushers = 10
+
+// botsOf are the bot accounts among pushers, at most maxBotPushers.
+func botsOf(pushers []User) []User {
+	var out []User
+	for _, u := range pushers {
+		if IsBot(u.Login) && len(out) < maxBotPushers {
+			out = append(out, u)
+		}
+	}
+	return out
 }
 
 // CarriesCode reports whether the pull request carries the task's code: it

@@ -232,6 +232,7 @@ func (d *decider) finish() Decision {
 	if !d.changed {
 		return Decision{Effects: d.effects}
 	}
+	d.t.History = boundHistory(d.t.History, maxHistory, historyHead)
 	var effects []Effect
 	if d.labels || d.old == nil || !slices.Equal(d.old.Labels(), d.t.Labels()) {
 		effects = append(effects, Effect{Kind: EffectSyncLabels, Repo: d.t.Repo, Number: d.t.Number, Labels: d.t.Labels()})
@@ -275,9 +276,13 @@ func (d *decider) move(to State, why string) {
 	d.dirty()
 }
 
-// note records an event that changed no state.
+// note records an event that changed no state (counted on the same note
+// recorded lately, if there is one).
 func (d *decider) note(why string) {
-	d.t.History = append(d.t.History, Transition{From: d.t.State, To: d.t.State, Actor: d.ev.Actor.Login, At: d.ev.At, Why: clip(why, maxWhy)})
+	e := Transition{From: d.t.State, To: d.t.State, Actor: d.ev.Actor.Login, At: d.ev.At, Why: clip(why, maxWhy)}
+	if !d.t.repeated(e) {
+		d.t.History = append(d.t.History, e)
+	}
 	d.dirty()
 }
 

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -279,4 +280,82 @@ func TestDecideTaskUnlinkedCommitsPushedByABot(t *testing.T) {
 				builderAs("lead", "pilot of github-actions[bot]")(t, d)
 			}}},
 	})
+}
+
+// A bystander closes and reopens the verified task's pull request, again and
+// again: each close and reopen is counted on the first, not added.
+func TestDecideTaskRepeatedNotesAreCounted(t *testing.T) {
+	task := fxTask(Verified, true)
+	start := len(task.History)
+	unlink := fxPREvent(PRUnlinked, fxHead, false)
+	unlink.PR.Open, unlink.Actor = false, u("erin")
+	relink := fxPREvent(PRLinked, fxHead, false)
+	relink.Actor = u("erin")
+	for i := range 50 {
+		for _, ev := range []Event{unlink, relink} {
+			ev.At = fxAt(200 + i)
+			d := decide(t, task, ev, fxFacts("erin"))
+			if d.Task == nil {
+				t.Fatalf("round %d: no record", i)
+			}
+			task = d.Task
+		}
+	}
+	if task.State != Verified || task.Verifier.IsZero() {
+		t.Fatalf("the loop changed the task: %s, verifier %v", task.State, task.Verifier)
+	}
+	added := task.History[start:]
+	if len(added) != 2 || added[0].Repeats != 49 || added[1].Repeats != 49 || !added[1].Last.Equal(fxAt(249)) {
+		t.Fatalf("history added:\n%s(repeats %d, %d)", fmtHistory(added), added[0].Repeats, added[len(added)-1].Repeats)
+	}
+	// A change of state ends the run: the same note after it is new.
+	d := decide(t, task, fxPREvent(PRPushed, "h2", false), fxFacts("dave"))
+	d = decide(t, d.Task, unlink, fxFacts("erin"))
+	if n := d.Task.History[len(d.Task.History)-1]; n.Repeats != 0 || n.From != Review {
+		t.Errorf("a note after a change of state counted on an older one: %+v", n)
+	}
+}
+
+// The record keeps at most maxHistory entries: the first historyHead, one
+// counting those left out, and the latest; a rebuild's card view keeps fewer.
+func TestHistoryIsBounded(t *testing.T) {
+	task := fxTask(Review, true)
+	for i := range 2 * maxHistory {
+		who := fmt.Sprintf("user%d", i) // each label change by someone else: nothing to count
+		ev := fxIssueEvent(IssueLabeled, who, nil)
+		ev.Label, ev.At = Verified.Label(), fxAt(300+i)
+		d := decide(t, task, ev, fxFacts(who))
+		task = d.Task
+	}
+	h := task.History
+	if len(h) != maxHistory {
+		t.Fatalf("%d history entries, want %d", len(h), maxHistory)
+	}
+	o := h[historyHead]
+	first := len(fxTask(Review, true).History)
+	if o.Omitted != 2*maxHistory+first-maxHistory+1 || o.From != Review || o.To != Review {
+		t.Errorf("the entry counting those left out: %+v", o)
+	}
+	if last := h[len(h)-1]; last.Actor != fmt.Sprintf("user%d", 2*maxHistory-1) {
+		t.Errorf("the latest entry is not kept: %+v", last)
+	}
+	if h[0].Why != "issue opened" {
+		t.Errorf("the first entry is not kept: %+v", h[0])
+	}
+	for level := range CardViewLevels {
+		v := task.CardView(level)
+		if len(v.History) > 51 || v.History[len(v.History)-1] != h[len(h)-1] && level == 0 || v.State != task.State {
+			t.Errorf("level %d: %d entries, last %+v", level, len(v.History), v.History[len(v.History)-1])
+		}
+		n := 0
+		for _, e := range v.History {
+			n += max(e.Omitted, 1)
+		}
+		if n != o.Omitted+maxHistory-1 {
+			t.Errorf("level %d: the view accounts for %d entries, want %d", level, n, o.Omitted+maxHistory-1)
+		}
+	}
+	if len(task.History) != maxHistory || task.History[historyHead] != o {
+		t.Error("CardView changed the task")
+	}
 }

@@ -445,13 +445,14 @@ func checkStep(cur, next *Task, ev Event, f Facts, d Decision, ps *propState) er
 		return fmt.Errorf("completed without any counted approval")
 	}
 
-	// (c) history is append-only; each entry moves from the previous state,
+	// (c) history is append-only (a repeated note is counted on its entry);
+	// each entry moves from the previous state,
 	// one step forward, or along an allowed backward move.
 	var old []Transition
 	if cur != nil {
 		old = cur.History
 	}
-	if len(next.History) < len(old) || len(old) > 0 && !reflect.DeepEqual(next.History[:len(old)], old) {
+	if !appendOnly(old, next.History) {
 		return fmt.Errorf("history is not append-only")
 	}
 	added := next.History[len(old):]

@@ -223,6 +223,13 @@ type Transition struct {
 	Actor string    `json:"actor"`
 	At    time.Time `json:"at"`
 	Why   string    `json:"why,omitempty"`
+	// Repeats counts the times a note happened again after At (the last at
+	// Last): a repeated note is counted, not added (see repeated).
+	Repeats int       `json:"repeats,omitempty"`
+	Last    time.Time `json:"last,omitzero"`
+	// Omitted counts the entries left out here to keep the history bounded
+	// (see boundHistory).
+	Omitted int `json:"omitted,omitempty"`
 }
 
 // IsBuilder reports whether u ever built the task.

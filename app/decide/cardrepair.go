@@ -46,7 +46,11 @@ func (p *Decider) onCardChange(ctx context.Context, d *store.Delivery, e *github
 		ev.Kind, ev.At = rules.CardDeleted, deliveries.EventTime(time.Time{}, d) // when it was deleted: the delivery's arrival
 	}
 	log.Info("task card changed by someone else: written back", "action", e.GetAction(), "comment", cm.GetID(), "by", ev.Actor.Login)
-	w, err := p.decideTask(ctx, inst, d, ev, log)
+	var gone *github.IssueComment
+	if ev.Kind == rules.CardDeleted {
+		gone = cm // its text, signed record included, is judged as the card on GitHub would be
+	}
+	w, err := p.decideTaskWith(ctx, inst, d, ev, gone, log)
 	if err != nil {
 		return w, err
 	}

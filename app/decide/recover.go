@@ -25,9 +25,12 @@ import (
 // the task is rebuilt conservatively from what GitHub proves.
 
 // recoverTask rebuilds the record of the task issue is, lost with the store.
-// rebuilt says the record was not trusted and was rebuilt conservatively: the
-// caller must then write it, and its labels and card, whatever the event.
-func (p *Decider) recoverTask(ctx context.Context, c *github.Client, issue rules.IssueFacts, log *slog.Logger) (*rules.Task, bool, error) {
+// The card is the one on GitHub, else gone (the card just deleted, whose
+// text its deletion's webhook carries; nil for none): its record is judged
+// alike. rebuilt says the record was not trusted and was rebuilt
+// conservatively: the caller must then write it, and its labels and card,
+// whatever the event.
+func (p *Decider) recoverTask(ctx context.Context, c *github.Client, issue rules.IssueFacts, gone *github.IssueComment, log *slog.Logger) (*rules.Task, bool, error) {
 	repo, n := issue.Repo, issue.Number
 	owner, name := gh.OwnerOf(repo), gh.NameOf(repo)
 	bot, err := p.gh.BotLogin(ctx)
@@ -37,6 +40,9 @@ func (p *Decider) recoverTask(ctx context.Context, c *github.Client, issue rules
 	found, err := card.Find(ctx, c, owner, name, n, bot)
 	if err != nil {
 		return nil, false, err
+	}
+	if found == nil {
+		found = gone
 	}
 	labels, err := card.BotStateLabels(ctx, c, owner, name, n, bot)
 	if err != nil {

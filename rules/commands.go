@@ -142,6 +142,10 @@ func (d *decider) approve(c Command) {
 		d.refuse(c, fmt.Sprintf("#%d has a pull request (#%d): approve it with a GitHub review; /approve is for tasks with no pull request.", t.Number, prs[0]))
 		return
 	}
+	if u := slices.DeleteFunc(t.Unapproved(), func(p LinkedPR) bool { return !p.Merged }); len(u) > 0 {
+		d.refuse(c, fmt.Sprintf("#%d's code came in merged pull request #%d, which no one approved: approve its head with a GitHub review (a merged pull request can still be reviewed).", t.Number, u[0].Number))
+		return
+	}
 	if b := d.builderFor(d.actor()); b != nil {
 		d.refuse(c, fmt.Sprintf("@%s built this task (%s); an approval must come from someone who did not.", b.Login, b.As))
 		return
@@ -173,6 +177,9 @@ func Missing(t *Task) string {
 	case InProgress:
 		return "It needs to be submitted for review (a ready pull request, or /submit) and approved first."
 	case Review:
+		if u := t.Unapproved(); len(u) > 0 {
+			return fmt.Sprintf("It needs an approving review of #%d's head from someone who did not build it first.", u[0].Number)
+		}
 		return "It needs an approval from someone who did not build it first."
 	case Completed:
 		if b := Blocking(t); len(b) > 0 {
@@ -232,6 +239,10 @@ func (d *decider) verify(c Command) {
 	if !d.mayConfirm(c) {
 		return
 	}
+	if why := d.laundered(); why != "" && !d.f.Actor.Lead {
+		d.refuse(c, why)
+		return
+	}
 	d.refreshResults() // as things are now, under this event's configuration
 	if t.Contract != nil && t.Contract.Type == Advisory && !d.f.Actor.Lead {
 		d.refuse(c, fmt.Sprintf("#%d is an advisory task (%s): no automated test can say it is done, so a lead reviews its output and only a lead's /verify completes it.", t.Number, t.Contract.Why))
@@ -269,9 +280,8 @@ func (d *decider) reject(c Command) {
 			t.RejectedHeads = append(t.RejectedHeads, p.Head)
 		}
 	}
-	t.Attempt++
+	t.newAttempt()
 	t.FailedAttempts++
-	t.Approvals, t.Approvers = nil, nil
 	t.Failing = true
 	d.move(InProgress, "/reject: "+c.Args)
 	d.notice(d.where(), Notice{Kind: NoticeRejected, Reason: c.Args, Mentions: Logins(d.builderMentions()), State: t.State,
@@ -354,8 +364,8 @@ func (d *decider) reopen(c Command) {
 		d.refuse(c, fmt.Sprintf("#%d is `%s`; /reopen sends a `verified` task back for a regression.", t.Number, t.State))
 		return
 	}
-	t.Attempt++
-	t.Approvals, t.Approvers, t.Verifier, t.VerifiedAt = nil, nil, User{}, time.Time{}
+	t.newAttempt()
+	t.Verifier, t.VerifiedAt = User{}, time.Time{}
 	t.Unverified, t.Forced = false, false
 	builders := d.builderMentions()
 	if len(t.Assignees) == 0 && len(builders) > 0 {

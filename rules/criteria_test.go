@@ -500,7 +500,7 @@ func TestContractPRFiles(t *testing.T) {
 				e.PR.Open, e.PR.Merged = false, true
 				return e
 			}(),
-			want: want{state: Review, check: func(t *testing.T, d Decision) {
+			want: want{state: Review, steps: []step{{Review, "#12 merged with no approval of its head"}}, check: func(t *testing.T, d Decision) {
 				criteria("typecheck", "lint", "unit-test")(t, d)
 				if c := criterionOf(t, d.Task, "unit-test"); c.Result != ResultPass {
 					t.Errorf("unit-test %+v", c)

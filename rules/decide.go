@@ -96,6 +96,10 @@ func DecideTask(t *Task, ev Event, f Facts) Decision {
 		d.reviewed()
 	case Commented:
 		d.commented()
+	case CardDeleted:
+		d.cardRepaired(fmt.Sprintf("task card deleted by @%s: posted again", ev.Actor.Login))
+	case CardEdited:
+		d.cardRepaired(fmt.Sprintf("task card edited by @%s: written back", ev.Actor.Login))
 	}
 	if ev.Issue.Title != "" && ev.Issue.Milestone != d.t.Milestone { // the event carries the whole issue
 		d.t.Milestone = ev.Issue.Milestone
@@ -103,6 +107,30 @@ func DecideTask(t *Task, ev Event, f Facts) Decision {
 	}
 	d.evaluate()
 	return d.finish()
+}
+
+// maxCardRepairs bounds the card repairs a task's history records: past it,
+// the card is still written back each time, but the history (which the card
+// carries twice, under GitHub's 65,536 characters) grows no more.
+const maxCardRepairs = 20
+
+// cardRepairPrefix starts the history entry of a card repair.
+const cardRepairPrefix = "task card "
+
+// cardRepaired records that someone deleted or edited the task card (why)
+// and has it written back (DESIGN §5).
+func (d *decider) cardRepaired(why string) {
+	n := 0
+	for _, h := range d.t.History {
+		if strings.HasPrefix(h.Why, cardRepairPrefix) {
+			n++
+		}
+	}
+	if n < maxCardRepairs {
+		d.note(why)
+		return
+	}
+	d.dirty() // written back all the same
 }
 
 // mayLink reports whether the pull request of event ev may count as work on
@@ -169,6 +197,9 @@ func (d *decider) relogin(u User) {
 	for i := range t.Approvals {
 		fix(&t.Approvals[i].By)
 	}
+	for i := range t.MergedApprovals {
+		fix(&t.MergedApprovals[i].By)
+	}
 	for i := range t.Rejections {
 		fix(&t.Rejections[i].By)
 	}
@@ -209,6 +240,7 @@ func (d *decider) finish() Decision {
 	if !d.changed {
 		return Decision{Effects: d.effects}
 	}
+	d.t.History = boundHistory(d.t.History, maxHistory, historyHead)
 	var effects []Effect
 	if d.labels || d.old == nil || !slices.Equal(d.old.Labels(), d.t.Labels()) {
 		effects = append(effects, Effect{Kind: EffectSyncLabels, Repo: d.t.Repo, Number: d.t.Number, Labels: d.t.Labels()})
@@ -252,9 +284,13 @@ func (d *decider) move(to State, why string) {
 	d.dirty()
 }
 
-// note records an event that changed no state.
+// note records an event that changed no state (counted on the same note
+// recorded lately, if there is one).
 func (d *decider) note(why string) {
-	d.t.History = append(d.t.History, Transition{From: d.t.State, To: d.t.State, Actor: d.ev.Actor.Login, At: d.ev.At, Why: clip(why, maxWhy)})
+	e := Transition{From: d.t.State, To: d.t.State, Actor: d.ev.Actor.Login, At: d.ev.At, Why: clip(why, maxWhy)}
+	if !d.t.repeated(e) {
+		d.t.History = append(d.t.History, e)
+	}
 	d.dirty()
 }
 
@@ -327,9 +363,11 @@ func (d *decider) pilotOf(u User) (User, bool) {
 // an approval by a builder does not count, whenever they became one. A
 // completed task they alone approved goes back to review.
 func (d *decider) builderApprovalsVoid(u User) {
-	n := len(d.t.Approvals)
-	d.t.Approvals = slices.DeleteFunc(d.t.Approvals, func(a Approval) bool { return a.By.Is(u) })
-	if len(d.t.Approvals) != n && d.t.State == Completed && !d.t.approvedNow() {
+	n := len(d.t.Approvals) + len(d.t.MergedApprovals)
+	by := func(a Approval) bool { return a.By.Is(u) }
+	d.t.Approvals = slices.DeleteFunc(d.t.Approvals, by)
+	d.t.MergedApprovals = slices.DeleteFunc(d.t.MergedApprovals, by)
+	if len(d.t.Approvals)+len(d.t.MergedApprovals) != n && d.t.State == Completed && !d.t.approvedNow() {
 		d.move(Review, "@"+u.Login+" became a builder: their approval no longer counts")
 	}
 }
@@ -344,6 +382,33 @@ func (d *decider) builderFor(u User) *Member {
 		return d.t.builder(pilot)
 	}
 	return nil
+}
+
+// laundered says why only a lead may verify the attempt, or "": a pull
+// request that carries its code has commits whose git identities GitHub
+// links to no account, and a bot account pushed to it (a workflow someone
+// dispatched, say) whose pilot agents: did not name when it pushed (its
+// configured pilot is not a builder). Neither who wrote the code nor who set
+// the bot to push it is known, so the verifier may be either. A lead may
+// still verify; linking the identity to its account, or naming the bot's
+// pilot in agents:, and pushing again lifts it.
+func (d *decider) laundered() string {
+	for _, p := range d.t.PRs {
+		if !p.CarriesCode() || len(p.Unresolved) == 0 {
+			continue
+		}
+		for _, b := range p.BotPushers {
+			if pilot, ok := d.pilotOf(b); ok && d.t.IsBuilder(pilot) {
+				continue
+			}
+			return fmt.Sprintf("#%d's commits carry git identities that GitHub links to no account (%s), and @%s, a bot whose pilot `agents:` does not name, pushed to it: "+
+				"countersign cannot tell who wrote them or who set the bot to push them, so only a lead may /verify this attempt. "+
+				"To lift this, link that email to its author's GitHub account (Settings, Emails) and push the commits again, "+
+				"or name the person who runs @%s in `agents:` of .github/countersign.yml and push again.",
+				p.Number, clip(strings.Join(p.Unresolved, "; "), maxWhy), b.Login, b.Login)
+		}
+	}
+	return ""
 }
 
 // approverFor reports whether u, or the pilot flying u, approved the attempt.
@@ -446,6 +511,7 @@ func (d *decider) pullRequest() {
 	}
 	d.refresh = append(d.refresh, p.Number)
 	lp := t.pr(p.Number)
+	known := lp != nil // linked before: its head may come back as it was
 	fresh := lp == nil || !lp.Open
 	if lp == nil {
 		t.PRs = append(t.PRs, LinkedPR{Number: p.Number})
@@ -455,7 +521,7 @@ func (d *decider) pullRequest() {
 	was := *lp
 	*lp = LinkedPR{Number: p.Number, Author: p.Author, Head: p.Head, Draft: p.Draft, Open: p.Open, Merged: p.Merged,
 		Criteria: was.Criteria, Runs: RelevantRuns(d.f.Config.Contracts, p.Runs), Contradiction: d.contradiction(p.Body),
-		Outsider: p.Outsider}
+		Outsider: p.Outsider, Unresolved: p.Unresolved, BotPushers: botsOf(p.Pushers)}
 	if p.Files != nil {
 		lp.Criteria = d.fileCriteria(p.Files)
 	}
@@ -468,7 +534,11 @@ func (d *decider) pullRequest() {
 	if d.ev.Kind == PRUnlinked {
 		lp.Open = false
 		if was.Open {
-			d.note(fmt.Sprintf("#%d no longer closes this task", p.Number))
+			why := fmt.Sprintf("#%d no longer closes this task", p.Number)
+			if !p.Open && !p.Merged {
+				why = fmt.Sprintf("#%d closed without merging: it no longer closes this task", p.Number)
+			}
+			d.note(why)
 			d.recontract(fmt.Sprintf("#%d no longer closes it", p.Number))
 		}
 		d.completeIfApproved() // the approvals of the pull requests left may now cover it all
@@ -478,17 +548,46 @@ func (d *decider) pullRequest() {
 	for _, c := range p.Committers {
 		d.addBuilder(c.User(), c.As)
 	}
+	for _, u := range p.Pushers {
+		d.addBuilder(u, fmt.Sprintf("pushed to #%d", p.Number))
+	}
 	if !p.Open {
+		switch {
+		case p.Merged && (!known || newHead) && (t.State == Completed || t.State == Verified):
+			// Merged code no one approved or verified joins the work (a
+			// merged pull request linked for the first time, or linked again
+			// with a head it did not have): like new commits, it makes what
+			// was approved and verified stale.
+			d.stale(fmt.Sprintf("#%d closes this task, merged at %s", p.Number, short(lp.Head)))
+		case p.Merged && !was.Merged && !t.headApproved(*lp) && (t.State == Review || t.State == InProgress):
+			d.note(fmt.Sprintf("#%d merged with no approval of its head %s: the task needs one, by someone who did not build it", p.Number, short(lp.Head)))
+		}
 		d.completeIfApproved() // merged: the approvals of the pull requests left may now cover it all
 		return
 	}
 	switch d.ev.Kind {
 	case PRLinked:
 		why := fmt.Sprintf("#%d opened", p.Number)
-		if !fresh {
+		back := known && fresh // reopened, or linked again
+		switch {
+		case back && !newHead:
+			// The same head is back: only new commits void approvals and a
+			// verification (DESIGN §2), so what was approved and verified
+			// for it stands.
+			why = fmt.Sprintf("#%d closes this task again; its head %s is unchanged", p.Number, short(lp.Head))
+			if t.headApproved(*lp) {
+				why += ", so what was approved and verified for it stands"
+			}
+			d.note(why)
+		case back:
+			why = fmt.Sprintf("#%d closes this task again", p.Number)
+		case !fresh:
 			why = fmt.Sprintf("#%d's description edited", p.Number)
 		}
-		d.progress(lp, was, fresh || newHead, why)
+		d.progress(lp, was, !known || newHead, why)
+		if back && !newHead && !t.headApproved(*lp) && (t.State == Completed || t.State == Verified) {
+			d.stale(fmt.Sprintf("#%d closes this task again with a head no approval covers", p.Number))
+		}
 	case PRReady:
 		if was.Draft || fresh { // not a restatement of a pull request already ready
 			d.progress(lp, was, false, fmt.Sprintf("#%d ready for review", p.Number))
@@ -502,9 +601,10 @@ func (d *decider) pullRequest() {
 // commits that no approval or verification has seen.
 func (d *decider) progress(lp *LinkedPR, was LinkedPR, newWork bool, why string) {
 	t := d.t
-	if slices.Contains(t.RejectedHeads, lp.Head) {
-		newWork = false // the very commits a verifier rejected: no new attempt
-	}
+	// The very commits a verifier rejected submit no new attempt. Moving the
+	// head back to them is still a move away from the head that was approved
+	// and verified: that goes stale like any other.
+	rejected := slices.Contains(t.RejectedHeads, lp.Head)
 	switch {
 	case t.State.Before(InProgress):
 		if len(t.Assignees) == 0 && !lp.Author.IsZero() {
@@ -524,10 +624,13 @@ func (d *decider) progress(lp *LinkedPR, was LinkedPR, newWork bool, why string)
 		// marking one ready, unless the attempt failed: then only new work
 		// does; and so does taking a contradiction out of its description.
 		lifted := was.Contradiction != nil && lp.Contradiction == nil && d.ev.Kind == PRLinked && !t.Failing
-		if !lp.Draft && (newWork || lifted || (d.ev.Kind == PRReady && !t.Failing)) && !d.contradicted(lp.Contradiction, lp.Number) {
+		if !lp.Draft && ((newWork && !rejected) || lifted || (d.ev.Kind == PRReady && !t.Failing)) && !d.contradicted(lp.Contradiction, lp.Number) {
 			d.submitted(why)
 		}
 	case newWork:
+		if rejected {
+			why += fmt.Sprintf(", back to %s, commits a verifier rejected", short(lp.Head))
+		}
 		d.stale(why)
 	}
 	d.completeIfApproved()
@@ -552,6 +655,13 @@ func (d *decider) completeIfApproved() {
 	if d.t.State != Review || !d.t.approvedNow() {
 		return
 	}
+	// An approval kept for a merged head counts towards this attempt: its
+	// author approved the attempt, and may not verify it.
+	for _, k := range d.t.keptApprovals() {
+		if !containsUser(d.t.Approvers, k.By) {
+			d.t.Approvers = append(d.t.Approvers, k.By)
+		}
+	}
 	a := d.t.Approvals[len(d.t.Approvals)-1] // the approval that completed the set
 	why := "approved by @" + a.By.Login
 	if a.PR != 0 {
@@ -566,7 +676,7 @@ func (d *decider) reviewed() {
 		return
 	}
 	lp := t.pr(p.Number)
-	if lp == nil || !lp.Open {
+	if lp == nil || !lp.CarriesCode() {
 		return // the pull request does not (or no longer) close this task
 	}
 	who := rv.Reviewer
@@ -634,18 +744,17 @@ func (d *decider) withdrawn(why string) {
 }
 
 // dropApprovals forgets u's approvals on pull request pr (a later review
-// replaces them). u stays an approver of the attempt if it approved anything
-// else.
+// replaces them, a dismissal or a request for changes withdraws them),
+// those kept for a merged head from an earlier attempt included. u stays an
+// approver of the attempt if its approval counted in it.
 func (d *decider) dropApprovals(u User, pr int) {
-	kept := d.t.Approvals[:0:0]
-	for _, a := range d.t.Approvals {
-		if a.PR == pr && a.By.Is(u) {
-			d.dirty()
-			continue
-		}
-		kept = append(kept, a)
+	n := len(d.t.Approvals) + len(d.t.MergedApprovals)
+	by := func(a Approval) bool { return a.PR == pr && a.By.Is(u) }
+	d.t.Approvals = slices.DeleteFunc(d.t.Approvals, by)
+	d.t.MergedApprovals = slices.DeleteFunc(d.t.MergedApprovals, by)
+	if len(d.t.Approvals)+len(d.t.MergedApprovals) != n {
+		d.dirty()
 	}
-	d.t.Approvals = kept
 }
 
 // Limits on the people's text a record keeps, so a card (history twice:

@@ -32,6 +32,11 @@ const (
 	// task (its merge-queue group's check turned, a forged check or status)
 	// that the card's history must say; Text says it.
 	GateNoted EventKind = "gate.noted"
+	// CardDeleted and CardEdited: someone other than countersign deleted or
+	// edited the task card (DESIGN §5): it is written back, and that is
+	// recorded.
+	CardDeleted EventKind = "card.deleted"
+	CardEdited  EventKind = "card.edited"
 )
 
 // Event is one thing that happened to a task, with the facts about it that
@@ -87,6 +92,14 @@ type PRFacts struct {
 	Merged bool   `json:"merged,omitempty"`
 	// Committers are the authors and Co-authored-by co-authors of its commits.
 	Committers []Member `json:"committers,omitempty"`
+	// Pushers are who pushed commits to it (the senders of its opened and
+	// synchronize webhooks), over its whole life: builders like its author,
+	// whatever git identity their commits carry.
+	Pushers []User `json:"pushers,omitempty"`
+	// Unresolved are the git identities of its commits that GitHub links to
+	// no account ("Name <email>" as the commits write them, with the role):
+	// no one can be held to them, so the card shows them to the verifier.
+	Unresolved []string `json:"unresolved,omitempty"`
 	// Files are the files it changes, when they were read for this head (nil:
 	// not read; the task keeps what it knew).
 	Files []string `json:"files,omitempty"`

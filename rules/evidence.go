@@ -37,6 +37,9 @@ type Evidence struct {
 	Failures     []Failure          `json:"failures"`
 	Overrides    []EvidenceVerdict  `json:"overrides"`
 	PullRequests []EvidencePR       `json:"pull_requests"`
+	// History is the task's history as the record keeps it (bounded: see
+	// Transition.Omitted), the card shows only its first and latest entries.
+	History []Transition `json:"history"`
 }
 
 // EvidenceContract is how the task's completion is verified.
@@ -69,6 +72,9 @@ type EvidencePR struct {
 	Author User   `json:"author"`
 	Head   string `json:"head"`
 	State  string `json:"state"` // open, draft, merged, closed
+	// Unresolved are its commits' git identities that GitHub links to no
+	// account (the card may show only the first).
+	Unresolved []string `json:"unresolved,omitempty"`
 }
 
 // EvidenceOf is task t's evidence.
@@ -94,7 +100,7 @@ func EvidenceOf(t *Task) Evidence {
 		case p.Draft:
 			state = "draft"
 		}
-		e.PullRequests = append(e.PullRequests, EvidencePR{Number: p.Number, Author: p.Author, Head: p.Head, State: state})
+		e.PullRequests = append(e.PullRequests, EvidencePR{Number: p.Number, Author: p.Author, Head: p.Head, State: state, Unresolved: p.Unresolved})
 	}
 	// The verdicts are in the history: the way into verified of the current
 	// attempt is the verification (or an override); earlier overrides stay on
@@ -117,7 +123,12 @@ func EvidenceOf(t *Task) Evidence {
 		e.Verification = nil // a verification voided by new commits or /reopen
 	} else if e.Verification != nil && !t.Verifier.IsZero() {
 		e.Verification.By = t.Verifier // with its id
+	} else if !t.Verifier.IsZero() {
+		// Its history entry was left out of a bounded history: the record
+		// still names the verifier.
+		e.Verification = &EvidenceVerdict{Kind: "verify", By: t.Verifier, At: t.VerifiedAt}
 	}
+	e.History = append([]Transition{}, t.History...)
 	return e
 }
 

@@ -32,6 +32,8 @@ type PullRequest struct {
 func (p *PullRequest) Facts() *PRFacts {
 	f := p.PRFacts
 	f.Committers = append([]Member(nil), p.Committers...)
+	f.Pushers = append([]User(nil), p.Pushers...)
+	f.Unresolved = append([]string(nil), p.Unresolved...)
 	return &f
 }
 

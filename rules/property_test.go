@@ -60,10 +60,17 @@ type propSeq struct {
 	seen    []int64
 	min     int
 	log     []string
+	// r2 draws the choices added for pushers, merges, heads that come back
+	// and card deletions, so that the draws of s.r stay as they were.
+	r2 *rand.Rand
+	// unlinked are the pull requests whose description stopped closing the
+	// task (still open): their next event links them again, same head.
+	unlinked map[int]bool
 }
 
 func newPropSeq(seed uint64) *propSeq {
-	s := &propSeq{seed: seed, r: rand.New(rand.NewPCG(seed, seed*0x9e3779b97f4a7c15)), prs: map[int]*PRFacts{}}
+	s := &propSeq{seed: seed, r: rand.New(rand.NewPCG(seed, seed*0x9e3779b97f4a7c15)), prs: map[int]*PRFacts{},
+		r2: rand.New(rand.NewPCG(seed^0x5bd1e995, seed+7)), unlinked: map[int]bool{}}
 	s.cfg = DefaultConfig()
 	if seed%4 < 2 { // named runs on half the seeds, the whole CI on the others (no draw: the sequences stay as they were)
 		s.cfg.Contracts.Checks = namedChecks()
@@ -125,17 +132,23 @@ func (s *propSeq) openPR(n int) (p *PRFacts, opened bool) {
 	if p := s.prs[n]; p != nil && p.Open {
 		return p, false
 	}
+	if p := s.prs[n]; p != nil && !p.Merged && s.r2.IntN(2) == 0 {
+		p.Open = true // closed unmerged, reopened as it was: the same head
+		return p, true
+	}
 	p = &PRFacts{Number: n, Author: u(s.pick("dave", "dave", "alice", "erin", "copilot[bot]")), Head: s.head(),
 		Draft: s.r.IntN(2) == 0, Open: true}
 	if n == 13 && s.seed%3 == 1 { // an outsider's pull request (no draw: the sequences stay as they were)
 		p.Author, p.Outsider = u("mallory"), true
 	}
+	p.Pushers = []User{p.Author} // opened: its sender pushed its commits
 	s.prs[n] = p
 	return p, true
 }
 
 func copyPR(p *PRFacts) *PRFacts {
 	c := *p
+	c.Pushers = slices.Clone(p.Pushers)
 	c.Committers = slices.Clone(p.Committers)
 	c.Runs = slices.Clone(p.Runs)
 	return &c
@@ -152,6 +165,18 @@ func (s *propSeq) event(cur *Task) (Event, Facts) {
 	n := 12
 	if s.r.IntN(4) == 0 {
 		n = 13
+	}
+	if cur != nil && s.r2.IntN(25) == 0 { // someone deletes or edits the card
+		ev.Kind = EventKind(s.pick(string(CardDeleted), string(CardEdited)))
+		return ev, s.facts(ev.Actor.Login)
+	}
+	if s.unlinked[n] { // its description closes the task again: mostly the same head
+		delete(s.unlinked, n)
+		if s.r2.IntN(3) == 0 {
+			s.prs[n].Head = s.head() // pushed to while it closed nothing
+		}
+		ev.Kind, ev.Actor, ev.PR = PRLinked, u(s.pick("erin", "dave", "bob")), copyPR(s.prs[n])
+		return ev, s.facts(ev.Actor.Login)
 	}
 	switch k := s.r.IntN(20); {
 	case k < 7:
@@ -215,6 +240,15 @@ func (s *propSeq) prEvent(ev *Event, n int, cur *Task) {
 			if s.r.IntN(5) > 0 {
 				p.Head = s.head()
 			}
+			if s.r2.IntN(3) == 0 { // someone else pushed, under whatever git identity
+				pusher := u(s.pick("alice", "dave", "erin", "copilot[bot]"))
+				if !slices.ContainsFunc(p.Pushers, pusher.Is) {
+					p.Pushers = append(p.Pushers, pusher)
+				}
+				ev.Actor = pusher
+				ev.PR = copyPR(p)
+				return
+			}
 			if s.r.IntN(3) == 0 {
 				p.Committers = append(p.Committers, MemberOf(u(s.pick("erin", "bob", "copilot[bot]")), fmt.Sprintf("co-author on #%d", n)))
 			}
@@ -222,6 +256,13 @@ func (s *propSeq) prEvent(ev *Event, n int, cur *Task) {
 			ev.Kind, p.Open, p.Merged = PRMerged, false, true
 		case 9:
 			ev.Kind, p.Open = PRUnlinked, false
+			if s.r2.IntN(3) == 0 { // a bystander edits its description not to close the task: still open
+				p.Open = true
+				ev.PR = copyPR(p)
+				s.unlinked[n] = true
+				ev.Actor = u(s.pick("erin", "bob"))
+				return
+			}
 		}
 	}
 	ev.Actor = p.Author
@@ -404,13 +445,14 @@ func checkStep(cur, next *Task, ev Event, f Facts, d Decision, ps *propState) er
 		return fmt.Errorf("completed without any counted approval")
 	}
 
-	// (c) history is append-only; each entry moves from the previous state,
+	// (c) history is append-only (a repeated note is counted on its entry);
+	// each entry moves from the previous state,
 	// one step forward, or along an allowed backward move.
 	var old []Transition
 	if cur != nil {
 		old = cur.History
 	}
-	if len(next.History) < len(old) || len(old) > 0 && !reflect.DeepEqual(next.History[:len(old)], old) {
+	if !appendOnly(old, next.History) {
 		return fmt.Errorf("history is not append-only")
 	}
 	added := next.History[len(old):]
@@ -480,7 +522,7 @@ func checkStep(cur, next *Task, ev Event, f Facts, d Decision, ps *propState) er
 	// (g) a pull request event that restates what the record already holds
 	// (a redelivery, a resync) moves nothing. (One that names a new builder is
 	// news: that builder's approval stops counting.)
-	if cur != nil && ev.PR != nil && ev.Kind != PRReviewed && ev.Kind != PRChecked && cur.State != next.State && len(next.Builders) == len(cur.Builders) {
+	if cur != nil && ev.PR != nil && ev.Kind != PRReviewed && ev.Kind != PRChecked && ev.Kind != PRUnlinked && cur.State != next.State && len(next.Builders) == len(cur.Builders) {
 		if p := cur.pr(ev.PR.Number); p != nil && p.Open && ev.PR.Open && p.Head == ev.PR.Head && p.Draft == ev.PR.Draft {
 			return fmt.Errorf("%s restating #%d as recorded moved %s -> %s", ev.Kind, p.Number, cur.State, next.State)
 		}
@@ -489,6 +531,9 @@ func checkStep(cur, next *Task, ev Event, f Facts, d Decision, ps *propState) er
 	// author is not assigned to it, moves nothing (docs/design.md, The task lifecycle).
 	if ev.PR != nil && ev.PR.Outsider && ev.Kind != Commented && cur != nil && !containsUser(cur.Assignees, ev.PR.Author) {
 		return fmt.Errorf("an outsider's pull request #%d changed the task", ev.PR.Number)
+	}
+	if err := checkIntegrity(cur, next, ev, d); err != nil {
+		return err
 	}
 	// (i) a CI criterion passes only on results from trusted sources
 	// (docs/design.md, Verification contracts): for each check name it counts, a passing run on a checked pull
@@ -506,6 +551,68 @@ func checkStep(cur, next *Task, ev Event, f Facts, d Decision, ps *propState) er
 	for _, a := range next.Approvers {
 		if !containsUser(ps.approvers, a) {
 			ps.approvers = append(ps.approvers, a)
+		}
+	}
+	return nil
+}
+
+// checkIntegrity checks the properties of DESIGN §1, §2 and §5 that close
+// the ways around separation through pushers, merged pull requests, heads
+// that come back and the card.
+func checkIntegrity(cur, next *Task, ev Event, d Decision) error {
+	// (j) whoever pushed to a pull request the task links builds the task.
+	if p := ev.PR; p != nil && ev.Kind != PRUnlinked && ev.Kind != PRReviewed && ev.Kind != Commented && next.pr(p.Number) != nil {
+		for _, pu := range p.Pushers {
+			if !next.IsBuilder(pu) {
+				return fmt.Errorf("%s pushed to #%d but is no builder: %+v", pu, p.Number, next.Builders)
+			}
+		}
+	}
+	// (k) no builder's approval counts, whenever they became a builder.
+	for _, a := range slices.Concat(next.Approvals, next.MergedApprovals) {
+		if next.IsBuilder(a.By) {
+			return fmt.Errorf("the approval of builder %s counts: %+v", a.By, a)
+		}
+	}
+	// (l) completed means the head of every pull request carrying the code,
+	// merged ones included, is approved.
+	if next.State == Completed && len(next.Unapproved()) > 0 {
+		return fmt.Errorf("completed with #%d's head %s unapproved", next.Unapproved()[0].Number, next.Unapproved()[0].Head)
+	}
+	if cur == nil {
+		return nil
+	}
+	// (m) only a new head voids: a pull request that stops closing the task
+	// voids nothing, and one that comes back with an approved head as it was
+	// (and names no new builder) sends nothing back to review.
+	if ev.Kind == PRUnlinked && cur.State == Verified && next.State != Verified {
+		return fmt.Errorf("#%d unlinked moved a verified task to %s", ev.PR.Number, next.State)
+	}
+	if ev.Kind != PRLinked || ev.PR == nil {
+		// not a pull request coming back
+	} else if lp := cur.pr(ev.PR.Number); lp != nil && !lp.Open && lp.Head == ev.PR.Head && cur.headApproved(*lp) &&
+		len(next.Builders) == len(cur.Builders) && (cur.State == Completed || cur.State == Verified) && next.State == Review {
+		return fmt.Errorf("#%d came back with its approved head %s and sent the task to review", lp.Number, lp.Head)
+	}
+	// (n) a deleted or edited card is written back and recorded; nothing
+	// else changes.
+	if ev.Kind == CardDeleted || ev.Kind == CardEdited {
+		if len(next.History) > len(cur.History)+1 || len(effectsOf(d, EffectSyncCard)) != 1 {
+			return fmt.Errorf("%s: %d history entries added, effects %+v", ev.Kind, len(next.History)-len(cur.History), d.Effects)
+		}
+		ids := func(t *Task) string { // who holds which role, by account (a renamed login is the same person)
+			var b strings.Builder
+			fmt.Fprint(&b, t.State, t.Verifier.ID, t.VerifiedAt)
+			for _, a := range t.Approvals {
+				fmt.Fprint(&b, " a", a.By.ID, a.PR, a.Head)
+			}
+			for _, m := range t.Builders {
+				fmt.Fprint(&b, " b", m.ID, m.As)
+			}
+			return b.String()
+		}
+		if ids(next) != ids(cur) {
+			return fmt.Errorf("%s changed the record: %+v", ev.Kind, next)
 		}
 	}
 	return nil
@@ -655,32 +762,80 @@ func TestDecideTaskPropertiesQuick(t *testing.T) {
 // sequences: each of /verify, /skip-verify and /force-complete.
 func TestDecideTaskPropertiesReachVerification(t *testing.T) {
 	ways := map[string]int{}
-	for seed := uint64(1); seed <= 500; seed++ {
-		s := newPropSeq(seed)
-		var cur *Task
-		for range 60 {
-			ev, f := s.event(cur)
-			d := DecideTask(cur, ev, f)
-			if d.Task == nil {
-				continue
+	eachDecision(500, 60, func(cur *Task, ev Event, d Decision) {
+		if (cur == nil || cur.State != Verified) && d.Task.State == Verified {
+			switch {
+			case d.Task.Forced:
+				ways["force-complete"]++
+			case d.Task.Unverified:
+				ways["skip-verify"]++
+			default:
+				ways["verify"]++
 			}
-			if (cur == nil || cur.State != Verified) && d.Task.State == Verified {
-				switch {
-				case d.Task.Forced:
-					ways["force-complete"]++
-				case d.Task.Unverified:
-					ways["skip-verify"]++
-				default:
-					ways["verify"]++
-				}
-			}
-			cur = d.Task
 		}
-	}
+	})
 	for _, w := range []string{"verify", "skip-verify", "force-complete"} {
 		if ways[w] == 0 {
 			t.Errorf("no random sequence reaches verified by %s", w)
 		}
 	}
 	t.Logf("ways into verified: %v", ways)
+}
+
+// The random sequences reach the paths of the second round of integrity
+// defences: another person's push, a merge with no approval, an approved
+// head that comes back to a completed or verified task, a card deleted or
+// edited.
+func TestDecideTaskPropertiesReachIntegrity(t *testing.T) {
+	reached := map[string]int{}
+	marks := map[string]string{
+		"pusher builds":      "pushed to #",
+		"merged unapproved":  "merged with no approval",
+		"approved head back": "so what was approved and verified for it stands",
+		"card deleted":       "task card deleted",
+		"card edited":        "task card edited",
+		"closed or unlinked": "no longer closes this task",
+	}
+	eachDecision(500, 60, func(cur *Task, ev Event, d Decision) {
+		for _, b := range d.Task.Builders {
+			if strings.HasPrefix(b.As, "pushed to #") && ev.PR != nil && (cur == nil || !cur.IsBuilder(b.User())) && !b.Is(ev.PR.Author) {
+				reached["pusher builds"]++
+			}
+		}
+		old := 0
+		if cur != nil {
+			old = len(cur.History)
+		}
+		for _, h := range d.Task.History[old:] {
+			for name, m := range marks {
+				if strings.Contains(h.Why, m) && (h.From == Completed || h.From == Verified || name != "approved head back") {
+					reached[name]++
+				}
+			}
+		}
+	})
+	for name := range marks {
+		if reached[name] == 0 {
+			t.Errorf("no random sequence reaches %q", name)
+		}
+	}
+	t.Logf("integrity paths reached: %v", reached)
+}
+
+// eachDecision plays seeds random sequences of steps events and calls fn
+// with each decision that keeps a record, and the record before it.
+func eachDecision(seeds, steps int, fn func(cur *Task, ev Event, d Decision)) {
+	for seed := uint64(1); seed <= uint64(seeds); seed++ {
+		s := newPropSeq(seed)
+		var cur *Task
+		for range steps {
+			ev, f := s.event(cur)
+			d := DecideTask(cur, ev, f)
+			if d.Task == nil {
+				continue
+			}
+			fn(cur, ev, d)
+			cur = d.Task
+		}
+	}
 }

@@ -84,8 +84,15 @@ type Task struct {
 	Approvals []Approval `json:"approvals,omitempty"`
 	// Approvers are everyone whose approval counted at any time in the
 	// current attempt: a withdrawn approval does not make its author
-	// independent of the work.
+	// independent of the work. An approval kept for a merged head from an
+	// earlier attempt counts in the attempt it helps complete: its author is
+	// an approver of that attempt too.
 	Approvers []User `json:"approvers,omitempty"`
+	// MergedApprovals are the approvals of merged pull requests' heads that
+	// counted in earlier attempts: merged code never changes, so its approval
+	// outlives the attempt (a new attempt still needs every merged pull
+	// request's head approved, DESIGN §2).
+	MergedApprovals []Approval `json:"merged_approvals,omitempty"`
 
 	Verifier   User      `json:"verifier,omitzero"`
 	VerifiedAt time.Time `json:"verified_at,omitzero"`
@@ -148,7 +155,32 @@ type LinkedPR struct {
 	// Outsider: its author may build here only as an assignee of the task
 	// (PRFacts.Outsider); it stops counting when they are unassigned.
 	Outsider bool `json:"outsider,omitempty"`
+	// Unresolved are its commits' git identities that GitHub links to no
+	// account (PRFacts.Unresolved).
+	Unresolved []string `json:"unresolved,omitempty"`
+	// BotPushers are the bot accounts among its pushers (PRFacts.Pushers),
+	// at most maxBotPushers: with commit identities no one is linked to,
+	// whoever set such a bot to push is unknown (see decider.laundered).
+	BotPushers []User `json:"bot_pushers,omitempty"`
 }
+
+// maxBotPushers bounds LinkedPR.BotPushers.
+const maxBotPushers = 10
+
+// botsOf are the bot accounts among pushers, at most maxBotPushers.
+func botsOf(pushers []User) []User {
+	var out []User
+	for _, u := range pushers {
+		if IsBot(u.Login) && len(out) < maxBotPushers {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// CarriesCode reports whether the pull request carries the task's code: it
+// is open, or merged (merged code is in the work whatever happens next).
+func (p LinkedPR) CarriesCode() bool { return p.Open || p.Merged }
 
 // Approval is one counted approval: a GitHub review on Head, or /approve (Head "").
 type Approval struct {
@@ -191,6 +223,13 @@ type Transition struct {
 	Actor string    `json:"actor"`
 	At    time.Time `json:"at"`
 	Why   string    `json:"why,omitempty"`
+	// Repeats counts the times a note happened again after At (the last at
+	// Last): a repeated note is counted, not added (see repeated).
+	Repeats int       `json:"repeats,omitempty"`
+	Last    time.Time `json:"last,omitzero"`
+	// Omitted counts the entries left out here to keep the history bounded
+	// (see boundHistory).
+	Omitted int `json:"omitted,omitempty"`
 }
 
 // IsBuilder reports whether u ever built the task.
@@ -236,19 +275,62 @@ func (t *Task) pr(n int) *LinkedPR {
 }
 
 // approvedNow reports whether counted approvals cover the work as it is now:
-// the current head of every open pull request or, with none, an /approve.
+// the head of every pull request that carries the task's code (open or
+// merged) or, with none, an /approve; and the attempt has an approval of its
+// own (the approvals of merged heads kept from earlier attempts complete no
+// new attempt alone).
 func (t *Task) approvedNow() bool {
-	open := t.OpenPRs()
-	if len(open) == 0 {
+	if !slices.ContainsFunc(t.PRs, LinkedPR.CarriesCode) {
 		return slices.ContainsFunc(t.Approvals, func(a Approval) bool { return a.Head == "" && a.PR == 0 })
 	}
-	for _, n := range open {
-		p := t.pr(n)
-		if !slices.ContainsFunc(t.Approvals, func(a Approval) bool { return a.PR == n && a.Head != "" && a.Head == p.Head }) {
-			return false
+	return len(t.Unapproved()) == 0 && slices.ContainsFunc(t.Approvals, func(a Approval) bool {
+		p := t.pr(a.PR)
+		return (a.Head == "" && a.PR == 0) || (p != nil && p.CarriesCode() && a.Head == p.Head)
+	})
+}
+
+// Unapproved are the pull requests that carry the task's code (open or
+// merged) whose head no counted approval covers.
+func (t *Task) Unapproved() []LinkedPR {
+	var out []LinkedPR
+	for _, p := range t.PRs {
+		if p.CarriesCode() && !t.headApproved(p) {
+			out = append(out, p)
 		}
 	}
-	return true
+	return out
+}
+
+// headApproved reports whether a counted approval covers pull request p's
+// head (for a merged one, an approval from an earlier attempt counts too).
+func (t *Task) headApproved(p LinkedPR) bool {
+	on := func(a Approval) bool { return a.PR == p.Number && a.Head != "" && a.Head == p.Head }
+	return slices.ContainsFunc(t.Approvals, on) || (p.Merged && slices.ContainsFunc(t.MergedApprovals, on))
+}
+
+// keptApprovals are the approvals kept from earlier attempts
+// (MergedApprovals) that cover the head of a merged pull request linked now.
+func (t *Task) keptApprovals() []Approval {
+	var out []Approval
+	for _, a := range t.MergedApprovals {
+		if p := t.pr(a.PR); p != nil && p.Merged && a.Head != "" && a.Head == p.Head {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// newAttempt forgets the approvals and approvers of the attempt that ends,
+// keeping the approvals of merged pull requests' heads (MergedApprovals).
+func (t *Task) newAttempt() {
+	for _, a := range t.Approvals {
+		kept := func(k Approval) bool { return k.PR == a.PR && k.Head == a.Head && k.By.Is(a.By) }
+		if p := t.pr(a.PR); p != nil && p.Merged && a.Head == p.Head && !slices.ContainsFunc(t.MergedApprovals, kept) {
+			t.MergedApprovals = append(t.MergedApprovals, a)
+		}
+	}
+	t.Attempt++
+	t.Approvals, t.Approvers = nil, nil
 }
 
 // Labels are the labels countersign owns that the task must carry, sorted.
@@ -274,6 +356,7 @@ func (t *Task) Clone() *Task {
 	c.PRs = append([]LinkedPR(nil), t.PRs...)
 	c.Approvals = append([]Approval(nil), t.Approvals...)
 	c.Approvers = append([]User(nil), t.Approvers...)
+	c.MergedApprovals = append([]Approval(nil), t.MergedApprovals...)
 	c.Rejections = append([]Rejection(nil), t.Rejections...)
 	c.RejectedHeads = append([]string(nil), t.RejectedHeads...)
 	c.Failures = append([]Failure(nil), t.Failures...)

@@ -55,16 +55,32 @@ func FindComment(ctx context.Context, c Client, owner, name string, n int, since
 // Record is the task record a card's marker carries.
 func Record(body string) ([]byte, bool) { return templates.CardRecord(body) }
 
-// Render is the task card's text for t, its record signed with keys.
+// MaxText is the most a comment may hold: GitHub refuses more than 65,536
+// characters (a byte count is never less than the characters it holds).
+const MaxText = 65536
+
+// Render is the task card's text for t, its record signed with keys. The card
+// shows, and its record carries, t's CardView: the most of it that fits in a
+// comment.
 func Render(t *rules.Task, keys *seal.Keys) (string, error) {
-	marker, err := templates.CardMarker(t, func(rec []byte) string { return keys.Sign(records.TaskScope(t.Repo, t.Number), rec) })
-	if err != nil {
-		return "", err
+	var body string
+	for level := range rules.CardViewLevels {
+		v := t.CardView(level)
+		marker, err := templates.CardMarker(v, func(rec []byte) string { return keys.Sign(records.TaskScope(t.Repo, t.Number), rec) })
+		if err != nil {
+			return "", err
+		}
+		if body, err = templates.Render("card", struct {
+			Marker string
+			Task   *rules.Task
+		}{marker, v}); err != nil {
+			return "", err
+		}
+		if len(body) <= MaxText {
+			return body, nil
+		}
 	}
-	return templates.Render("card", struct {
-		Marker string
-		Task   *rules.Task
-	}{marker, t})
+	return "", fmt.Errorf("task card of %s: %d bytes even at its shortest, more than a comment holds", t.Key(), len(body))
 }
 
 // MarkedGoalIssue is the issue bot opened in milestone m that carries a goal
@@ -86,16 +102,32 @@ func MarkedGoalIssue(ctx context.Context, c Client, owner, name string, m int, b
 // maxEventPages bounds the issue events read to rebuild one task.
 const maxEventPages = 10
 
+// Labeled is one label bot applied, with when.
+type Labeled[S comparable] struct {
+	Value S
+	At    time.Time
+}
+
 // BotStateLabels are the state labels bot applied to issue n, oldest first,
-// consecutive repeats removed (a revert re-applies the same label).
-func BotStateLabels(ctx context.Context, c Client, owner, name string, n int, bot string) ([]rules.State, error) {
-	return BotLabels(ctx, c, owner, name, n, bot, rules.StateFromLabel)
+// consecutive repeats removed (a revert re-applies the same label), with
+// when each was applied.
+func BotStateLabels(ctx context.Context, c Client, owner, name string, n int, bot string) ([]Labeled[rules.State], error) {
+	return botLabels(ctx, c, owner, name, n, bot, rules.StateFromLabel)
 }
 
 // BotLabels are the labels of one kind (those parse accepts) that bot
 // applied to issue n, oldest first, consecutive repeats removed.
 func BotLabels[S comparable](ctx context.Context, c Client, owner, name string, n int, bot string, parse func(string) (S, bool)) ([]S, error) {
-	var out []S
+	ls, err := botLabels(ctx, c, owner, name, n, bot, parse)
+	out := make([]S, len(ls))
+	for i, l := range ls {
+		out[i] = l.Value
+	}
+	return out, err
+}
+
+func botLabels[S comparable](ctx context.Context, c Client, owner, name string, n int, bot string, parse func(string) (S, bool)) ([]Labeled[S], error) {
+	var out []Labeled[S]
 	opt := &github.ListOptions{PerPage: 100}
 	for page := 0; page < maxEventPages; page++ {
 		evs, resp, err := c.ListIssueEvents(ctx, owner, name, n, opt)
@@ -106,8 +138,8 @@ func BotLabels[S comparable](ctx context.Context, c Client, owner, name string, 
 			if e.GetEvent() != "labeled" || e.GetActor().GetLogin() != bot {
 				continue
 			}
-			if s, ok := parse(e.GetLabel().GetName()); ok && (len(out) == 0 || out[len(out)-1] != s) {
-				out = append(out, s)
+			if s, ok := parse(e.GetLabel().GetName()); ok && (len(out) == 0 || out[len(out)-1].Value != s) {
+				out = append(out, Labeled[S]{Value: s, At: e.GetCreatedAt().Time})
 			}
 		}
 		if resp.NextPage == 0 {

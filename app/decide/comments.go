@@ -16,6 +16,9 @@ import (
 )
 
 func (p *Decider) onComment(ctx context.Context, d *store.Delivery, e *github.IssueCommentEvent, log *slog.Logger) (store.Commit, error) {
+	if e.GetAction() != "created" { // an edit or a deletion is news only of the card: commands act once, as written
+		return p.onCardChange(ctx, d, e, log)
+	}
 	inst, repo, issue, cm := e.GetInstallation().GetID(), e.GetRepo().GetFullName(), e.GetIssue(), e.GetComment()
 	if inst == 0 || repo == "" || issue.GetNumber() == 0 {
 		return store.Commit{}, nil

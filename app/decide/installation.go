@@ -186,7 +186,7 @@ func (p *Decider) repair(ctx context.Context, d *store.Delivery, r reconcile.Rep
 	// backup, writes lost): what countersign recorded writing is no longer
 	// to be trusted either. The card and the checks are written again, not
 	// skipped as identical to a record that GitHub may not show.
-	w.Records["card-digest/"+rules.TaskKey(r.Repo, r.Number)] = nil
+	w.Records[records.CardDigestKey(r.Repo, r.Number)] = nil
 	owner, name := gh.OwnerOf(r.Repo), gh.NameOf(r.Repo)
 	for _, lp := range task.PRs {
 		if (lp.Open || lp.Merged) && lp.Head != "" {

@@ -43,7 +43,7 @@ func (p *Decider) onPull(ctx context.Context, d *store.Delivery, e *github.PullR
 	if own, err := p.gh.Own(ctx, e.GetSender()); err != nil || own {
 		return store.Commit{}, err
 	}
-	w, err := p.pullEvent(ctx, inst, repo, d, pr, rules.Event{Kind: kind, Actor: gh.User(e.GetSender()), At: deliveries.EventTime(pr.GetUpdatedAt().Time, d)}, log)
+	w, err := p.pullEvent(ctx, inst, repo, d, pr, rules.Event{Kind: kind, Actor: gh.User(e.GetSender()), At: deliveries.EventTime(pr.GetUpdatedAt().Time, d)}, pusherOf(e), log)
 	if err == nil && pr.GetHead().GetSHA() != "" && (e.GetAction() == "opened" || e.GetAction() == "synchronize") {
 		// A new head: countersign has written no check run on it (see
 		// upsertCheck), so its first check is created without a look.
@@ -55,9 +55,10 @@ func (p *Decider) onPull(ctx context.Context, d *store.Delivery, e *github.PullR
 	return w, err
 }
 
-// pullEvent records pull request pr as its event shows it and fans ev out to
-// the tasks it closes.
-func (p *Decider) pullEvent(ctx context.Context, inst int64, repo string, d *store.Delivery, pr *github.PullRequest, ev rules.Event, log *slog.Logger) (store.Commit, error) {
+// pullEvent records pull request pr as its event shows it, with whoever
+// pusher names among the people who pushed to it, and fans ev out to the
+// tasks it closes.
+func (p *Decider) pullEvent(ctx context.Context, inst int64, repo string, d *store.Delivery, pr *github.PullRequest, ev rules.Event, pusher pushedBy, log *slog.Logger) (store.Commit, error) {
 	c, err := p.clients(inst)
 	if err != nil {
 		return store.Commit{}, fault.Permanent(err)
@@ -68,7 +69,11 @@ func (p *Decider) pullEvent(ctx context.Context, inst int64, repo string, d *sto
 	}
 	if old != nil && ev.Kind != rules.PRReviewed && pr.UpdatedAt != nil && pr.GetUpdatedAt().Time.Before(old.UpdatedAt) {
 		// A snapshot older than the record (a missed delivery healed after
-		// later ones were processed): what it says was overtaken.
+		// later ones were processed): what it says was overtaken, but not
+		// who pushed. Its head is not compared with the newer record's.
+		if late := withPusher(old, pusher("")); late != nil {
+			return p.fanout(ctx, inst, d, old, late, ev, linkGate{})
+		}
 		log.Info("pull request event older than what countersign knows: skipped", "pr", pr.GetNumber(),
 			"event_updated_at", pr.GetUpdatedAt().Time, "record_updated_at", old.UpdatedAt)
 		return store.Commit{}, nil
@@ -82,6 +87,11 @@ func (p *Decider) pullEvent(ctx context.Context, inst int64, repo string, d *sto
 		if cur, err = p.pullRecord(ctx, c, inst, repo, pr, old); err != nil {
 			return store.Commit{}, err
 		}
+		recorded := ""
+		if old != nil {
+			recorded = old.Head
+		}
+		addPusher(cur, pusher(recorded))
 		if gate, err = p.gateLinks(ctx, c, repo, old, cur, false, log); err != nil {
 			return store.Commit{}, err
 		}
@@ -124,8 +134,12 @@ func (p *Decider) pullRecord(ctx context.Context, c Client, inst int64, repo str
 		Number: pr.GetNumber(), Author: gh.User(pr.GetUser()), Head: pr.GetHead().GetSHA(), Assignees: gh.Users(pr.Assignees),
 		Draft: pr.GetDraft(), Open: pr.GetState() == "open", Merged: pr.GetMerged() || pr.MergedAt != nil, // reviews' copies carry merged_at only
 		Body: pr.GetBody()}, UpdatedAt: pr.GetUpdatedAt().Time}
+	if old != nil {
+		cur.Pushers = old.Pushers
+	}
 	if old != nil && (old.CommittersHead == cur.Head || len(cur.Links) == 0 || !cur.Open) {
 		cur.Committers, cur.Files, cur.CommittersHead = old.Committers, old.Files, old.CommittersHead
+		cur.Unresolved = old.Unresolved
 		if old.Head == cur.Head {
 			cur.Runs = old.Runs
 		}
@@ -135,7 +149,7 @@ func (p *Decider) pullRecord(ctx context.Context, c Client, inst int64, repo str
 		return cur, nil
 	}
 	var err error
-	if cur.Committers, err = p.committers(ctx, c, inst, repo, cur.Number); err != nil {
+	if cur.Committers, cur.Unresolved, err = p.committers(ctx, c, inst, repo, cur.Number); err != nil {
 		return nil, err
 	}
 	if cur.Files, err = lookup.ChangedFiles(ctx, c, repo, cur.Number); err != nil {
@@ -158,9 +172,11 @@ const maxCommitPages = 3
 // trailers, which GraphQL's Commit.authors resolves by verified email; one
 // query per 100 commits). An email GitHub matches to no account names no one:
 // nothing is guessed from a trailer's text. web-flow, GitHub's own committer
-// of web edits and merges, builds nothing.
-func (p *Decider) committers(ctx context.Context, c Client, inst int64, repo string, n int) ([]rules.Member, error) {
+// of web edits and merges, builds nothing. The identities GitHub links to no
+// account are returned too, as written, for the card.
+func (p *Decider) committers(ctx context.Context, c Client, inst int64, repo string, n int) ([]rules.Member, []string, error) {
 	var out []rules.Member
+	var unlinked unresolved
 	add := func(u rules.User, as string) {
 		if !u.IsZero() && !slices.ContainsFunc(out, func(m rules.Member) bool { return m.Is(u) }) {
 			out = append(out, rules.MemberOf(u, as))
@@ -170,9 +186,10 @@ func (p *Decider) committers(ctx context.Context, c Client, inst int64, repo str
 	for page := 0; page < maxCommitPages; page++ {
 		commits, resp, err := c.ListPullRequestCommits(ctx, gh.OwnerOf(repo), gh.NameOf(repo), n, opt)
 		if err != nil {
-			return nil, fmt.Errorf("list commits of #%d: %w", n, err)
+			return nil, nil, fmt.Errorf("list commits of #%d: %w", n, err)
 		}
 		for _, cm := range commits {
+			unlinked.commit(cm, n)
 			add(gh.User(cm.GetAuthor()), fmt.Sprintf("commit author on #%d", n))
 			if committer := gh.User(cm.GetCommitter()); !isWebFlow(committer) {
 				add(committer, fmt.Sprintf("committer on #%d", n))
@@ -185,7 +202,7 @@ func (p *Decider) committers(ctx context.Context, c Client, inst int64, repo str
 	}
 	res, err := authors.Of(ctx, p.gh.GraphQL(inst), gh.OwnerOf(repo), gh.NameOf(repo), n)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if res.Truncated && p.log != nil {
 		p.log.Warn("pull request has more commits or co-authors than are read: the rest are not builders",
@@ -194,9 +211,11 @@ func (p *Decider) committers(ctx context.Context, c Client, inst int64, repo str
 	for _, a := range res.Authors {
 		if a.CoAuthor && a.User.ID != 0 {
 			add(rules.User{ID: a.User.ID, Login: a.User.Login}, fmt.Sprintf("co-author on #%d", n))
+		} else if a.CoAuthor {
+			unlinked.identity(a.Name, a.Email, fmt.Sprintf("co-author on #%d", n))
 		}
 	}
-	return out, nil
+	return out, unlinked, nil
 }
 
 // webFlowID is the id of web-flow, the account GitHub commits web edits and

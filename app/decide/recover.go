@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/google/go-github/v60/github"
 	"log/slog"
 	"slices"
 	"strings"
@@ -24,9 +25,12 @@ import (
 // the task is rebuilt conservatively from what GitHub proves.
 
 // recoverTask rebuilds the record of the task issue is, lost with the store.
-// rebuilt says the record was not trusted and was rebuilt conservatively: the
-// caller must then write it, and its labels and card, whatever the event.
-func (p *Decider) recoverTask(ctx context.Context, c Client, issue rules.IssueFacts, log *slog.Logger) (*rules.Task, bool, error) {
+// The card is the one on GitHub, else gone (the card just deleted, whose
+// text its deletion's webhook carries; nil for none): its record is judged
+// alike. rebuilt says the record was not trusted and was rebuilt
+// conservatively: the caller must then write it, and its labels and card,
+// whatever the event.
+func (p *Decider) recoverTask(ctx context.Context, c Client, issue rules.IssueFacts, gone *github.IssueComment, log *slog.Logger) (*rules.Task, bool, error) {
 	repo, n := issue.Repo, issue.Number
 	owner, name := gh.OwnerOf(repo), gh.NameOf(repo)
 	bot, err := p.gh.BotLogin(ctx)
@@ -37,13 +41,16 @@ func (p *Decider) recoverTask(ctx context.Context, c Client, issue rules.IssueFa
 	if err != nil {
 		return nil, false, err
 	}
+	if found == nil {
+		found = gone
+	}
 	labels, err := card.BotStateLabels(ctx, c, owner, name, n, bot)
 	if err != nil {
 		return nil, false, err
 	}
 	var proven rules.State // the state countersign itself labeled the task last
 	if len(labels) > 0 {
-		proven = labels[len(labels)-1]
+		proven = labels[len(labels)-1].Value
 	}
 
 	var signed *rules.Task // a record countersign signed (maybe not its last)
@@ -127,23 +134,51 @@ func conservativeTask(issue rules.IssueFacts, proven rules.State, signed *rules.
 // followsHistory reports whether the state labels countersign applied to the
 // issue (oldest first, consecutive repeats removed) are, from the end, a
 // subsequence of the states t's history entered: a record replayed from
-// before later changes misses the states entered since.
-func followsHistory(labels []rules.State, t *rules.Task) bool {
-	var entered []rules.State
-	for _, h := range t.History {
-		if len(entered) == 0 || entered[len(entered)-1] != h.To {
-			entered = append(entered, h.To)
+// before later changes misses the states entered since. A bounded history
+// (entries left out, Omitted) is held to the labels applied since the last
+// entry it left out, which must follow the entries it kept after it.
+func followsHistory(labels []card.Labeled[rules.State], t *rules.Task) bool {
+	h := t.History
+	for i := len(h) - 1; i >= 0; i-- {
+		if h[i].Omitted == 0 {
+			continue
+		}
+		var since []card.Labeled[rules.State]
+		for _, l := range labels {
+			if !l.At.Before(h[i].At) {
+				since = append(since, l)
+			}
+		}
+		return isSubsequence(since, h[i:])
+	}
+	// History exhausted before the labels are: fine only when the record
+	// itself starts with a rebuild, before which its labels are not its
+	// history.
+	return isSubsequence(labels, h) || len(h) > 0 && strings.HasPrefix(h[0].Why, "rebuilt after the store was lost")
+}
+
+// enteredIn are the states history h entered, consecutive repeats removed.
+func enteredIn(h []rules.Transition) []rules.State {
+	var out []rules.State
+	for _, e := range h {
+		if len(out) == 0 || out[len(out)-1] != e.To {
+			out = append(out, e.To)
 		}
 	}
+	return out
+}
+
+// isSubsequence reports whether labels (all of them) are a subsequence of
+// the states history h entered.
+func isSubsequence(labels []card.Labeled[rules.State], h []rules.Transition) bool {
+	entered := enteredIn(h)
 	i := len(entered) - 1
 	for j := len(labels) - 1; j >= 0; j-- {
-		for i >= 0 && entered[i] != labels[j] {
+		for i >= 0 && entered[i] != labels[j].Value {
 			i--
 		}
 		if i < 0 {
-			// History exhausted: fine only when the record itself starts
-			// with a rebuild, before which its labels are not its history.
-			return len(t.History) > 0 && strings.HasPrefix(t.History[0].Why, "rebuilt after the store was lost")
+			return false
 		}
 		i--
 	}

@@ -2,11 +2,14 @@ package decide
 
 import (
 	"testing"
+	"time"
 
+	"github.com/countersign/countersign/app/card"
 	"github.com/countersign/countersign/rules"
 )
 
 func TestFollowsHistory(t *testing.T) {
+	base := time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
 	const (
 		P, A, I, R, C, V = rules.Pending, rules.Assigned, rules.InProgress, rules.Review, rules.Completed, rules.Verified
 	)
@@ -35,8 +38,43 @@ func TestFollowsHistory(t *testing.T) {
 		{"a rebuilt record: labels before the rebuild are not its history", []rules.State{P, R, C, I, R, C}, rebuilt, true},
 		{"no labels", nil, hist(P), true},
 	}
+	at := func(states ...rules.State) []card.Labeled[rules.State] { // applied a minute apart
+		out := make([]card.Labeled[rules.State], len(states))
+		for i, s := range states {
+			out[i] = card.Labeled[rules.State]{Value: s, At: base.Add(time.Duration(i) * time.Minute)}
+		}
+		return out
+	}
 	for _, tc := range tests {
-		if got := followsHistory(tc.labels, tc.task); got != tc.want {
+		if got := followsHistory(at(tc.labels...), tc.task); got != tc.want {
+			t.Errorf("%s: followsHistory = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+
+	// A bounded history: entries left out (Omitted, the last of them at
+	// omittedAt, entering omitted), then the entries kept. It answers for the
+	// labels applied since.
+	bounded := func(omittedAt int, omitted rules.State, tail ...rules.State) *rules.Task {
+		t := &rules.Task{History: []rules.Transition{{To: P, At: base}}}
+		t.History = append(t.History, rules.Transition{From: omitted, To: omitted, Omitted: 40, At: base.Add(time.Duration(omittedAt) * time.Minute)})
+		from := omitted
+		for i, s := range tail {
+			t.History = append(t.History, rules.Transition{From: from, To: s, At: base.Add(time.Duration(omittedAt+1+i) * time.Minute)})
+			from = s
+		}
+		return t
+	}
+	labels := at(P, A, I, R, C, I, R, C, V) // minutes 0 to 8
+	for _, tc := range []struct {
+		name string
+		task *rules.Task
+		want bool
+	}{
+		{"the labels since the entries left out follow the entries kept", bounded(5, I, R, C, V), true},
+		{"labels older than the entries left out are not its to prove", bounded(7, C, V), true},
+		{"a replay of an older bounded record misses the labels applied since", bounded(2, I, R, C, V), false},
+	} {
+		if got := followsHistory(labels, tc.task); got != tc.want {
 			t.Errorf("%s: followsHistory = %v, want %v", tc.name, got, tc.want)
 		}
 	}

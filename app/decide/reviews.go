@@ -26,5 +26,5 @@ func (p *Decider) onReview(ctx context.Context, d *store.Delivery, e *github.Pul
 	}
 	return p.pullEvent(ctx, inst, repo, d, pr, rules.Event{Kind: rules.PRReviewed, Actor: gh.User(e.GetSender()),
 		At:     deliveries.EventTime(rv.GetSubmittedAt().Time, d),
-		Review: &rules.ReviewFacts{Reviewer: gh.User(rv.GetUser()), State: state, Head: rv.GetCommitID(), Body: rv.GetBody()}}, log)
+		Review: &rules.ReviewFacts{Reviewer: gh.User(rv.GetUser()), State: state, Head: rv.GetCommitID(), Body: rv.GetBody()}}, noPusher, log)
 }

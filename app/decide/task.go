@@ -5,6 +5,7 @@ package decide
 import (
 	"context"
 	"fmt"
+	"github.com/google/go-github/v60/github"
 	"log/slog"
 	"slices"
 	"strings"
@@ -21,6 +22,13 @@ import (
 
 // decideTask decides ev for its task, looking up the facts the event needs.
 func (p *Decider) decideTask(ctx context.Context, inst int64, d *store.Delivery, ev rules.Event, log *slog.Logger) (store.Commit, error) {
+	return p.decideTaskWith(ctx, inst, d, ev, nil, log)
+}
+
+// decideTaskWith is decideTask for an event that carries the task card as it
+// was just deleted (gone, nil for none): a record lost with the store may be
+// rebuilt from it.
+func (p *Decider) decideTaskWith(ctx context.Context, inst int64, d *store.Delivery, ev rules.Event, gone *github.IssueComment, log *slog.Logger) (store.Commit, error) {
 	repo, n := ev.Issue.Repo, ev.Issue.Number
 	c, err := p.clients(inst)
 	if err != nil {
@@ -42,7 +50,7 @@ func (p *Decider) decideTask(ctx context.Context, inst int64, d *store.Delivery,
 		if goal, err := records.Load(ctx, p.store, records.GoalIssueKey(repo, n), &m); err != nil || goal {
 			return store.Commit{}, err
 		}
-		if task, rebuilt, err = p.untracked(ctx, c, &ev, log); err != nil || (task == nil && ev.Issue.Title == "" && ev.Issue.Author.IsZero()) {
+		if task, rebuilt, err = p.untracked(ctx, c, &ev, gone, log); err != nil || (task == nil && ev.Issue.Title == "" && ev.Issue.Author.IsZero()) {
 			return store.Commit{}, err // gone, or a pull request: nothing to track
 		}
 		if task == nil {
@@ -162,6 +170,7 @@ func (p *Decider) pilots(ctx context.Context, c Client, dir *people.Directory, t
 		for _, m := range ev.PR.Committers {
 			involved = append(involved, m.User())
 		}
+		involved = append(involved, ev.PR.Pushers...)
 	}
 	if ev.Review != nil {
 		involved = append(involved, ev.Review.Reviewer)
@@ -200,10 +209,11 @@ func mayEscalateByFailure(cfg rules.Config, task *rules.Task, ev rules.Event) bo
 
 // untracked prepares an event on an issue countersign has no record of. A
 // record lost with the store is rebuilt from the task card (its marker carries
-// the record, signed) and GitHub's history (see recoverTask). An event fanned
-// out from a pull request knows only the issue's number: the issue is read,
-// and a pull request or a missing issue is skipped.
-func (p *Decider) untracked(ctx context.Context, c Client, ev *rules.Event, log *slog.Logger) (*rules.Task, bool, error) {
+// the record, signed; gone is the card just deleted, if the event is its
+// deletion) and GitHub's history (see recoverTask). An event fanned out from
+// a pull request knows only the issue's number: the issue is read, and a pull
+// request or a missing issue is skipped.
+func (p *Decider) untracked(ctx context.Context, c Client, ev *rules.Event, gone *github.IssueComment, log *slog.Logger) (*rules.Task, bool, error) {
 	owner, name, n := gh.OwnerOf(ev.Issue.Repo), gh.NameOf(ev.Issue.Repo), ev.Issue.Number
 	if ev.Issue.Title == "" && ev.Issue.Author.IsZero() {
 		is, _, err := c.GetIssue(ctx, owner, name, n)
@@ -220,7 +230,7 @@ func (p *Decider) untracked(ctx context.Context, c Client, ev *rules.Event, log 
 	}
 	for _, l := range ev.Issue.Labels {
 		if _, ok := rules.StateFromLabel(l); ok {
-			return p.recoverTask(ctx, c, ev.Issue, log)
+			return p.recoverTask(ctx, c, ev.Issue, gone, log)
 		}
 	}
 	return nil, false, nil

@@ -132,7 +132,8 @@ var handled = []struct {
 }{
 	{event: "issues", actions: []string{"opened", "edited", "assigned", "unassigned", "closed", "reopened",
 		"labeled", "unlabeled", "milestoned", "demilestoned"}},
-	{event: "issue_comment", actions: []string{"created"}},
+	// edited, deleted: only of the task card, written back (decide/cardrepair.go)
+	{event: "issue_comment", actions: []string{"created", "edited", "deleted"}},
 	{event: "pull_request", actions: []string{"opened", "reopened", "edited", "ready_for_review",
 		"converted_to_draft", "synchronize", "closed"}},
 	{event: "pull_request_review", actions: []string{"submitted", "dismissed"}},

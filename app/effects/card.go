@@ -30,7 +30,7 @@ func (x *Executor) syncCard(ctx context.Context, c Client, owner, name string, e
 	if err != nil {
 		return err
 	}
-	idKey := "card/" + rules.TaskKey(e.Repo, e.Number)
+	idKey := records.CardIDKey(e.Repo, e.Number)
 	var id int64
 	if b, err := x.store.Get(ctx, idKey); err == nil {
 		id, _ = strconv.ParseInt(string(b), 10, 64)
@@ -42,7 +42,7 @@ func (x *Executor) syncCard(ctx context.Context, c Client, owner, name string, e
 	// not read back. Saying the same again writes nothing; a new text is
 	// written over the card at once (a 404: it was deleted, find or post
 	// another). Applied twice after a crash, the same text is written twice.
-	digestKey := "card-digest/" + rules.TaskKey(e.Repo, e.Number)
+	digestKey := records.CardDigestKey(e.Repo, e.Number)
 	digest := fmt.Sprintf("%x", sha256.Sum256([]byte(body)))
 	if id != 0 {
 		last, err := x.store.Get(ctx, digestKey)
@@ -95,7 +95,7 @@ func (x *Executor) syncCard(ctx context.Context, c Client, owner, name string, e
 // cardWritten remembers the card countersign wrote for e's task: its id (if
 // it is not id), its address, and the digest of its text.
 func (x *Executor) cardWritten(ctx context.Context, e rules.Effect, current *github.IssueComment, id int64, digestKey, digest string) error {
-	idKey := "card/" + rules.TaskKey(e.Repo, e.Number)
+	idKey := records.CardIDKey(e.Repo, e.Number)
 	if current.GetID() != id {
 		if err := x.store.Put(ctx, idKey, []byte(strconv.FormatInt(current.GetID(), 10))); err != nil {
 			return fmt.Errorf("remember card id: %w", err)

@@ -115,6 +115,13 @@ func MadeLabelKey(repo, label string) string {
 	return "label-made/" + repo + "\x00" + strings.ToLower(label)
 }
 
+// CardIDKey keeps the comment id of task n's card.
+func CardIDKey(repo string, n int) string { return "card/" + rules.TaskKey(repo, n) }
+
+// CardDigestKey keeps the digest of the text countersign last wrote on task
+// n's card (with the card's id).
+func CardDigestKey(repo string, n int) string { return "card-digest/" + rules.TaskKey(repo, n) }
+
 // CardURLKey keeps the URL of task n's card.
 func CardURLKey(repo string, n int) string { return "card-url/" + rules.TaskKey(repo, n) }
 

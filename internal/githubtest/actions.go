@@ -416,11 +416,22 @@ func (s *Server) ConvertToDraft(repo string, n int, user string) {
 // Push adds commits to PR n (pull_request.synchronize with before/after,
 // sent by the PR author) and returns the new head sha.
 func (s *Server) Push(repo string, n int, commits ...Commit) string {
+	return s.PushAs(repo, n, "", commits...)
+}
+
+// PushAs is Push by pusher ("": the PR author): the account that pushed is
+// the synchronize webhook's sender, whoever the commits name as their author
+// and committer (git identities that may belong to no account: the REST
+// API's author and committer are then null).
+func (s *Server) PushAs(repo string, n int, pusher string, commits ...Commit) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rp, is := s.actPR("Push", repo, n)
 	if is == nil {
 		return ""
+	}
+	if pusher == "" {
+		pusher = is.user
 	}
 	if is.state != "open" {
 		s.misuse("Push: %s#%d is closed", repo, n)
@@ -433,7 +444,7 @@ func (s *Server) Push(repo string, n int, commits ...Commit) string {
 	s.addPRCommits(rp, is, commits)
 	s.touch(is)
 	after := is.pr.headSHA
-	s.emitPull(rp, is, "synchronize", is.user, func(ev *github.PullRequestEvent) {
+	s.emitPull(rp, is, "synchronize", pusher, func(ev *github.PullRequestEvent) {
 		ev.Before, ev.After = ptr(before), ptr(after)
 	})
 	s.dequeue(rp, n, is.user, "dequeued") // a push takes a pull request out of the merge queue

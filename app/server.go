@@ -163,7 +163,8 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	var wg sync.WaitGroup
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- hs.Serve(ln) }()
-	s.log.Info("countersign serving", "addr", ln.Addr().String(), "github_api", RedactURL(s.settings.APIURL), "workers", s.settings.Workers)
+	s.log.Info("countersign serving", "addr", ln.Addr().String(), "github_api", RedactURL(s.settings.APIURL), "workers", s.settings.Workers,
+		"store", storeName(s.settings))
 
 	// Deliveries are taken in meanwhile; the work starts under this
 	// process's identity, with what its predecessor held released.
@@ -293,4 +294,13 @@ func clientsAs[C any](g *gh.GitHub, as func(*gh.Client) C) func(inst int64) (C, 
 		}
 		return as(c), nil
 	}
+}
+
+// storeName says which store the settings name, for the start-up line: Redis
+// (its URL without the password) or the embedded file.
+func storeName(st Settings) string {
+	if st.RedisURL != "" {
+		return "redis " + RedactURL(st.RedisURL)
+	}
+	return "bolt " + st.DataPath
 }

@@ -89,7 +89,25 @@ func (p *Decider) Decide(ctx context.Context, d *store.Delivery, log *slog.Logge
 		action = head.Action
 	}
 	if !deliveries.Handled(d.Event, action) {
+		log.Info("nothing to do", "why", fmt.Sprintf("countersign does not act on %s (action %q)", d.Event, action))
 		return store.Commit{}, nil
+	}
+	if deliveries.Webhook(d.Event) {
+		var env struct {
+			Installation struct {
+				ID int64 `json:"id"`
+			} `json:"installation"`
+		}
+		if err := json.Unmarshal(d.Payload, &env); err != nil {
+			return store.Commit{}, fault.Permanent(fmt.Errorf("parse %s payload: %w", d.Event, err))
+		}
+		if env.Installation.ID == 0 {
+			// GitHub names the installation in every event an App receives
+			// for a repository it is installed on; without one there is no
+			// token to act with.
+			log.Info("nothing to do", "why", "the delivery names no installation: countersign acts only where it is installed")
+			return store.Commit{}, nil
+		}
 	}
 	switch d.Event {
 	case deliveries.Task:

@@ -109,7 +109,7 @@ func New(apiURL string, appID int64, key []byte, m *metrics.Metrics) (*GitHub, e
 		return nil, fmt.Errorf("github app key: %w", err)
 	}
 	g.base, g.apps = base, apps
-	if g.app, err = g.newClient(ghhealth.ScopeTransport{Scope: ghhealth.App, Health: g.health, Next: &rateTransport{next: apps, g: m.RateLimitRemain.WithLabelValues("app")}}); err != nil {
+	if g.app, err = g.newClient(ghhealth.ScopeTransport{Scope: ghhealth.App, Health: g.health, Next: &rateTransport{next: apps, vec: m.RateLimitRemain, label: "app"}}); err != nil {
 		return nil, err
 	}
 	apps.BaseURL = strings.TrimRight(g.app.BaseURL.String(), "/")
@@ -140,7 +140,7 @@ func (g *GitHub) Installation(id int64) (*github.Client, error) {
 	if c, ok := g.clients[id]; ok {
 		return c, nil
 	}
-	rt := &rateTransport{next: g.itr(id), g: g.m.RateLimitRemain.WithLabelValues(strconv.FormatInt(id, 10))}
+	rt := &rateTransport{next: g.itr(id), vec: g.m.RateLimitRemain, label: strconv.FormatInt(id, 10)}
 	c, err := g.newClient(ghhealth.ScopeTransport{Scope: ghhealth.Scope(id), Health: g.health, Next: newETagTransport(g.paced(id, rt), 4096)})
 	if err != nil {
 		return nil, err

@@ -35,14 +35,18 @@ func (t *metricsTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 // figure. It sits above the token transport, so it knows whose limit it is.
 type rateTransport struct {
 	next http.RoundTripper
-	g    prometheus.Gauge
+	// vec and label name the gauge, which is made at the first answer that
+	// carries the header: before GitHub has answered there is no series (a
+	// gauge made at start-up would read 0, "no requests left").
+	vec   *prometheus.GaugeVec
+	label string
 }
 
 func (t *rateTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.next.RoundTrip(req)
 	if resp != nil {
 		if v, err := strconv.Atoi(resp.Header.Get("X-RateLimit-Remaining")); err == nil {
-			t.g.Set(float64(v))
+			t.vec.WithLabelValues(t.label).Set(float64(v))
 		}
 	}
 	return resp, err

@@ -138,3 +138,28 @@ func TestETagTransportEvicts(t *testing.T) {
 		t.Fatalf("cache holds %d/%d entries, want 2", et.lru.Len(), len(et.byURL))
 	}
 }
+
+// The rate-limit gauge has no series until GitHub has answered with the
+// header: a series made at start-up would read 0, "no requests left", and an
+// alert near 0 would fire on every start.
+func TestRateLimitSeriesOnlyAfterAnAnswer(t *testing.T) {
+	m := metrics.New(func() (int, int) { return 0, 0 })
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-RateLimit-Remaining", "4321")
+		fmt.Fprint(w, "{}")
+	}))
+	defer srv.Close()
+	rt := &rateTransport{next: http.DefaultTransport, vec: m.RateLimitRemain, label: "app"}
+	if n := testutil.CollectAndCount(m.RateLimitRemain); n != 0 {
+		t.Fatalf("%d series before any answer, want none", n)
+	}
+	req, _ := http.NewRequest("GET", srv.URL, nil)
+	resp, err := rt.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got := testutil.ToFloat64(m.RateLimitRemain.WithLabelValues("app")); got != 4321 {
+		t.Fatalf("remaining = %v after the answer, want 4321", got)
+	}
+}

@@ -52,11 +52,11 @@ func (w *Worker) wait(ctx context.Context, c *store.Claim, err error, hint time.
 		attrs := []any{"error", err, "waits", streak + 1, "suppressed", suppressed}
 		switch {
 		case storeDown:
-			log.Warn("store error; will try again", append(attrs, "retry_in", wait)...)
+			log.Warn("store error; will try again", append(attrs, "retry_in", wait.Round(time.Millisecond).String())...)
 		case parked:
 			log.Warn("waiting for GitHub; the installation's probe wakes the key", append(attrs, "installation", park.String(), "at_most", wait)...)
 		default:
-			log.Warn("waiting for GitHub; will try again", append(attrs, "retry_in", wait)...)
+			log.Warn("waiting for GitHub; will try again", append(attrs, "retry_in", wait.Round(time.Millisecond).String())...)
 		}
 	}
 	only := *c

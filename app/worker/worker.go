@@ -253,7 +253,7 @@ func (w *Worker) handle(ctx context.Context, c *store.Claim) {
 			outcome = "retried"
 		}
 		wait := retryDelay(attempts)
-		log.Warn("processing failed; will retry", "error", err, "retry_in", wait)
+		log.Warn("processing failed; will retry", "error", err, "retry_in", wait.Round(time.Millisecond).String())
 		if nerr := w.store.Nack(settle, c, err.Error(), wait); nerr != nil {
 			log.Error("nack failed; releasing the key", "error", nerr)
 			if rerr := w.store.Release(settle, c); rerr != nil && !errors.Is(rerr, store.ErrLeaseLost) {

@@ -197,10 +197,17 @@ func TestHealsA503dApprovalWhileUp(t *testing.T) {
 	gh.Comment(healRepo, n, "alice", "/submit done")
 	waitUntil(t, 30*time.Second, "task in review", hasLabels(gh, n, "state:review"))
 
-	gh.SetWebhookFault(1, githubtest.HookUnavailable, func(event, _ string) bool { return event == "issue_comment" })
+	gh.SetWebhookFault(1, githubtest.HookUnavailable, func(event, action string) bool { return event == "issue_comment" && action == "created" })
 	gh.Comment(healRepo, n, "carol", "/approve")
 	waitWebhooks(t, gh)
-	failed := gh.Deliveries()[len(gh.Deliveries())-1]
+	// The approval's delivery (the card's own edits echo as issue_comment
+	// too, and may come after it).
+	var failed githubtest.SentWebhook
+	for _, d := range gh.Deliveries() {
+		if d.Event == "issue_comment" && d.Action == "created" && d.Sender == "carol" {
+			failed = d
+		}
+	}
 	if failed.Status != http.StatusServiceUnavailable {
 		t.Fatalf("approval delivery %+v; want a 503", failed)
 	}
@@ -377,7 +384,7 @@ func TestTwoReplicasHealOnce(t *testing.T) {
 		return hasLabels(gh, n, "state:pending")() && botComments(gh, n) == 1
 	})
 	before := botComments(gh, n)
-	gh.SetWebhookFault(3, githubtest.HookUnavailable, func(event, _ string) bool { return event == "issue_comment" })
+	gh.SetWebhookFault(3, githubtest.HookUnavailable, func(event, action string) bool { return event == "issue_comment" && action == "created" })
 	for i := 0; i < 3; i++ {
 		gh.Comment(healRepo, n, "bob", "/status")
 	}

@@ -270,12 +270,18 @@ func (b *Bucket) earliest(from time.Time, c Class) time.Time {
 	panic("pace: no moment fits a grant")
 }
 
-// take reserves one grant of class c at or after now. Call with b.mu held.
-func (b *Bucket) take(now time.Time, c Class) grant {
+// take reserves one grant of class c at or after now; after, when not zero,
+// is a turn of the same group just taken: the next goes with it, as soon as
+// the windows allow, without the background token bucket's spacing. Call
+// with b.mu held.
+func (b *Bucket) take(now time.Time, c Class, after time.Time) grant {
 	var from time.Time
-	if c == Interactive {
+	switch {
+	case !after.IsZero():
+		from = after
+	case c == Interactive:
 		from = latest(now, b.lastIn)
-	} else {
+	default:
 		tat := latest(b.tat, now)
 		from = latest(now, tat.Add(-time.Duration(b.burst-1)*b.interval)) // Burst at once, then one per refill
 		from = latest(from, b.lastBg)
@@ -283,10 +289,10 @@ func (b *Bucket) take(now time.Time, c Class) grant {
 	at := b.earliest(from, c)
 	g := grant{at: at, class: c, prevTat: b.tat}
 	if c == Interactive {
-		b.lastIn = at
+		b.lastIn = latest(b.lastIn, at)
 	} else {
 		b.tat = latest(latest(b.tat, now), at).Add(b.interval)
-		b.lastBg = at
+		b.lastBg = latest(b.lastBg, at)
 	}
 	b.nextID++
 	g.id = b.nextID
@@ -323,20 +329,27 @@ type Ticket struct {
 	grants []grant // not used yet, by time
 }
 
-// Reserve takes n turns of class c at once, the earliest the windows allow,
-// and returns them as a ticket (n < 1 reserves one).
+// Reserve takes n turns of class c at once, and returns them as a ticket
+// (n < 1 reserves one): the first the earliest the class's order allows, the
+// others right with it, as soon as the windows allow.
 func (b *Bucket) Reserve(c Class, n int) *Ticket {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := b.clock.Now()
 	b.forget(now)
 	t := &Ticket{b: b, class: c}
+	var after time.Time
 	for range max(n, 1) {
-		t.grants = append(t.grants, b.take(now, c))
+		g := b.take(now, c, after)
+		after = g.at
+		t.grants = append(t.grants, g)
 	}
 	slices.SortFunc(t.grants, func(x, y grant) int { return x.at.Compare(y.at) })
 	return t
 }
+
+// Bucket is the bucket the ticket's turns were taken from.
+func (t *Ticket) Bucket() *Bucket { return t.b }
 
 // Class is the class the ticket's turns were taken in.
 func (t *Ticket) Class() Class { return t.class }
@@ -381,7 +394,7 @@ func (t *Ticket) Wait(ctx context.Context) (time.Duration, error) {
 	if now.Sub(g.at) > b.slack { // later than the windows' slack covers
 		b.drop(g.id)
 		b.forget(now)
-		g = b.take(now, t.class)
+		g = b.take(now, t.class, time.Time{})
 	}
 	b.mu.Unlock()
 	wait := g.at.Sub(now)

@@ -286,38 +286,31 @@ func TestHeadroomIsKeptForInteractiveWrites(t *testing.T) {
 }
 
 func TestTicketTurnsAndRelease(t *testing.T) {
-	b, clock := newBucket(t, Limits{PerMinute: 3, Burst: 1}) // one background turn every 20 s
+	b, clock := newBucket(t, Limits{PerMinute: 3, Burst: 1}) // one background group every 20 s
 	ctx := context.Background()
-	first := b.Reserve(Background, 3) // now, +20s, +40s
-	if got := first.Last().Sub(first.At()); got != 40*time.Second {
-		t.Fatalf("a group of 3 spans %v, want 40s", got)
+	first := b.Reserve(Background, 3) // a decision's label, card and check: together
+	if !first.At().Equal(clock.Now()) || !first.Last().Equal(clock.Now()) {
+		t.Fatalf("a group of 3 goes from %v to %v, want all at once", first.At().Sub(clock.Now()), first.Last().Sub(clock.Now()))
 	}
-	if w, err := first.Wait(ctx); err != nil || w != 0 {
-		t.Fatalf("the first turn waited %v (%v)", w, err)
+	second := b.Reserve(Background, 1) // the minute is full: after the first group leaves it
+	if got := second.At().Sub(clock.Now()); got != 61*time.Second {
+		t.Fatalf("the next group comes in %v, want 61s (a minute and its slack)", got)
 	}
-	done := make(chan time.Duration)
-	go func() {
-		w, err := first.Wait(ctx)
-		if err != nil {
-			t.Error(err)
+	second.Release()
+	for i := range 2 {
+		if w, err := first.Wait(ctx); err != nil || w != 0 {
+			t.Fatalf("turn %d waited %v (%v)", i, w, err)
 		}
-		done <- w
-	}()
-	waitPending(t, clock, 1)
-	clock.Advance(20 * time.Second)
-	if w := <-done; w != 20*time.Second {
-		t.Fatalf("the second turn waited %v, want 20s", w)
 	}
 	if first.Left() != 1 {
 		t.Fatalf("the ticket holds %d turns, want 1", first.Left())
 	}
-	// The minute is full (3 turns): a person's write waits for the first to leave it.
 	held := b.Reserve(Interactive, 1)
-	if got := held.At().Sub(clock.Now()); got != 41*time.Second {
-		t.Fatalf("with the minute full an interactive turn comes in %v, want 41s", got)
+	if got := held.At().Sub(clock.Now()); got != 61*time.Second {
+		t.Fatalf("with the minute full an interactive turn comes in %v, want 61s", got)
 	}
 	held.Release()
-	first.Release() // the third turn was not needed
+	first.Release() // the third turn was not needed (the check said the same)
 	if first.Left() != 0 {
 		t.Fatal("a released ticket still holds turns")
 	}
@@ -327,10 +320,19 @@ func TestTicketTurnsAndRelease(t *testing.T) {
 	if got := b.Reserve(Interactive, 1).At(); !got.Equal(clock.Now()) {
 		t.Fatalf("after the release an interactive turn comes in %v, want at once", got.Sub(clock.Now()))
 	}
-	// The minute now holds the two turns used and the person's: the next
-	// background turn comes when the first leaves it.
-	if got := b.Reserve(Background, 1).At().Sub(clock.Now()); got != 41*time.Second {
-		t.Fatalf("the next background turn comes in %v, want 41s", got)
+	// A background turn waits for the token bucket's refill after the group.
+	done := make(chan time.Duration)
+	go func() {
+		w, err := b.Wait(ctx, Background, forever)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- w
+	}()
+	waitPending(t, clock, 1)
+	clock.Advance(61 * time.Second)
+	if w := <-done; w != 61*time.Second {
+		t.Fatalf("the next background turn waited %v, want 61s (the minute holds 3)", w)
 	}
 }
 

@@ -219,7 +219,8 @@ func (p *Processor) pullEvent(ctx context.Context, inst int64, repo string, d *s
 	if err != nil || check == nil {
 		return w, err
 	}
-	b, err := json.Marshal(outboxEffect{Installation: inst, Delivery: d.ID, Key: d.ID + "/config", At: time.Now().UTC(), Effect: *check})
+	b, err := json.Marshal(outboxEffect{Installation: inst, Delivery: d.ID, Key: d.ID + "/config", At: time.Now().UTC(), Effect: *check,
+		Background: background(d)})
 	if err != nil {
 		return w, fmt.Errorf("encode effect: %w", err)
 	}

@@ -18,7 +18,6 @@ import (
 
 	"github.com/bradleyfalzon/ghinstallation/v2"
 	"github.com/google/go-github/v60/github"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // publicAPI is github.com's API; any other GITHUB_API_URL is treated as GitHub
@@ -99,9 +98,7 @@ func NewGitHub(apiURL string, appID int64, key []byte, m *Metrics) (*GitHub, err
 		return nil, err
 	}
 	apps.BaseURL = strings.TrimRight(g.app.BaseURL.String(), "/")
-	if err := m.Registry.Register(bucketCollector{g: g, desc: prometheus.NewDesc("countersign_github_write_tokens",
-		"Writes an installation may send at once now under its write pacing (COUNTERSIGN_WRITES_PER_MINUTE); no series until it wrote.",
-		[]string{"installation"}, nil)}); err != nil {
+	if err := m.Registry.Register(newBucketCollector(g)); err != nil {
 		return nil, fmt.Errorf("register the write pacing metric: %w", err)
 	}
 	return g, nil

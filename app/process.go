@@ -28,6 +28,8 @@ type Processor struct {
 	keys  *seal.Keys // checks the records read back from GitHub
 	log   *slog.Logger
 	recon *reconcile.Metrics
+	// tickets: the write turns reserved for keys waiting for them (priority.go)
+	tickets tickets
 }
 
 // outboxEffect is an effect as kept in the store's outbox until applied.
@@ -37,6 +39,9 @@ type outboxEffect struct {
 	Key          string       `json:"key"`      // unique: marks a notice so a retry finds it
 	At           time.Time    `json:"at"`       // when it was decided
 	Effect       rules.Effect `json:"effect"`
+	// Background: no person waits for it (see deliveryClass); its writes go
+	// after interactive ones.
+	Background bool `json:"background,omitempty"`
 }
 
 // Handle processes claim c. Effects left over from an earlier attempt are applied
@@ -81,23 +86,46 @@ func (e outboxError) Unwrap() error { return e.err }
 // good (the issue is gone, the App lacks a permission) is logged and dropped;
 // any other failure stops the drain.
 func (p *Processor) drain(ctx context.Context, c *store.Claim, log *slog.Logger, leftover bool) error {
-	effects, err := p.store.Outbox(ctx, c)
+	raws, err := p.store.Outbox(ctx, c)
 	if err != nil {
 		return fmt.Errorf("read outbox: %w", err)
 	}
-	for _, raw := range effects {
-		var oe outboxEffect
-		if err := json.Unmarshal(raw, &oe); err != nil {
+	effects := make([]outboxEffect, len(raws))
+	for i, raw := range raws {
+		if err := json.Unmarshal(raw, &effects[i]); err != nil {
 			log.Error("dropping an unreadable outbox effect", "error", err)
-		} else if err := p.exec.Apply(ctx, oe, leftover); err != nil {
-			if !isPermanent(err) {
-				return fmt.Errorf("apply %s on %s#%d: %w", oe.Effect.Kind, oe.Effect.Repo, oe.Effect.Number, err)
+			effects[i] = outboxEffect{}
+		}
+	}
+	for start := 0; start < len(effects); {
+		end := start + 1 // one decision's effects go together
+		for end < len(effects) && effects[end].Delivery == effects[start].Delivery {
+			end++
+		}
+		group := effects[start:end]
+		gctx, done := ctx, func() {}
+		if group[0].Installation != 0 {
+			if gctx, done, err = p.groupTurns(ctx, c.Key, group); err != nil {
+				return err
 			}
-			log.Error("effect refused by GitHub; dropped", "effect", oe.Effect.Kind, "error", err)
 		}
-		if err := p.store.PopEffect(ctx, c); err != nil {
-			return fmt.Errorf("pop applied effect: %w", err)
+		for _, oe := range group {
+			if oe.Installation != 0 { // else unreadable: dropped
+				if err := p.exec.Apply(gctx, oe, leftover); err != nil {
+					if !isPermanent(err) {
+						done()
+						return fmt.Errorf("apply %s on %s#%d: %w", oe.Effect.Kind, oe.Effect.Repo, oe.Effect.Number, err)
+					}
+					log.Error("effect refused by GitHub; dropped", "effect", oe.Effect.Kind, "error", err)
+				}
+			}
+			if err := p.store.PopEffect(ctx, c); err != nil {
+				done()
+				return fmt.Errorf("pop applied effect: %w", err)
+			}
 		}
+		done()
+		start = end
 	}
 	return nil
 }
@@ -481,8 +509,10 @@ func (p *Processor) commitFor(inst int64, d *store.Delivery, task *rules.Task, e
 		w.Records = map[string][]byte{taskRecordKey(task.Repo, task.Number): b}
 	}
 	now := time.Now().UTC()
+	bg := background(d)
 	for i, e := range effects {
-		b, err := json.Marshal(outboxEffect{Installation: inst, Delivery: d.ID, Key: fmt.Sprintf("%s/%d", d.ID, i), At: now, Effect: e})
+		b, err := json.Marshal(outboxEffect{Installation: inst, Delivery: d.ID, Key: fmt.Sprintf("%s/%d", d.ID, i), At: now, Effect: e,
+			Background: bg})
 		if err != nil {
 			return w, fmt.Errorf("encode effect: %w", err)
 		}

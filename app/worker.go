@@ -187,7 +187,9 @@ func (w *Worker) handle(ctx context.Context, c *store.Claim) {
 		log.Warn("waiting for GitHub; will try again", "error", err, "retry_in", wait, "waits", streak+1)
 		only := *c
 		only.Delivery = nil
-		if nerr := w.store.Nack(settle, &only, err.Error(), wait); nerr != nil {
+		if nerr := w.store.Nack(settle, &only, err.Error(), wait); nerr == nil {
+			time.AfterFunc(wait, w.Notify) // a key waiting for its write turn wakes on time, not at the next poll
+		} else {
 			log.Error("nack failed; releasing the key", "error", nerr)
 			if rerr := w.store.Release(settle, c); rerr != nil && !errors.Is(rerr, store.ErrLeaseLost) {
 				log.Error("release failed", "error", rerr)

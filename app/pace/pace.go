@@ -376,10 +376,36 @@ func (t *Ticket) Last() time.Time {
 // ErrSpent says a ticket has no turn left.
 var ErrSpent = errors.New("pace: the ticket's turns are used up")
 
+// Renew moves the ticket's turns, when its next one went by unused (the
+// holder came back later than the windows' slack covers), to the earliest
+// moment from now that the windows allow: the windows counted them where
+// they were, not when the writes go. The holder keeps its place: the turns
+// are not put behind the tickets taken after it.
+func (t *Ticket) Renew() {
+	if len(t.grants) == 0 {
+		return
+	}
+	b := t.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.clock.Now()
+	if now.Sub(t.grants[0].at) <= b.slack {
+		return
+	}
+	for _, g := range t.grants {
+		b.drop(g.id)
+	}
+	b.forget(now)
+	after := now
+	for i := range t.grants {
+		t.grants[i] = b.take(now, t.class, after)
+		after = t.grants[i].at
+	}
+}
+
 // Wait blocks until the ticket's next turn, uses it, and returns how long it
-// waited. A turn that went by unused (the holder came back late) is
-// exchanged for a new one, since the windows counted it where it was. When
-// ctx ends first the turn is kept and ctx's error returned.
+// waited (renewing the turns first when they went by unused). When ctx ends
+// first the turn is kept and ctx's error returned.
 func (t *Ticket) Wait(ctx context.Context) (time.Duration, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
@@ -387,22 +413,13 @@ func (t *Ticket) Wait(ctx context.Context) (time.Duration, error) {
 	if len(t.grants) == 0 {
 		return 0, ErrSpent
 	}
+	t.Renew()
 	b := t.b
-	b.mu.Lock()
-	now := b.clock.Now()
-	g := t.grants[0]
-	if now.Sub(g.at) > b.slack { // later than the windows' slack covers
-		b.drop(g.id)
-		b.forget(now)
-		g = b.take(now, t.class, time.Time{})
-	}
-	b.mu.Unlock()
-	wait := g.at.Sub(now)
+	wait := t.grants[0].at.Sub(b.clock.Now())
 	if wait > 0 {
 		select {
 		case <-b.clock.After(wait):
 		case <-ctx.Done():
-			t.grants[0] = g
 			return 0, ctx.Err()
 		}
 	}

@@ -336,33 +336,40 @@ func TestTicketTurnsAndRelease(t *testing.T) {
 	}
 }
 
-// A holder that comes back later than its turn exchanges it for a new one:
-// the windows counted the old one where it was, not when the write goes.
-func TestLateTicketTakesANewTurn(t *testing.T) {
+// A holder that comes back later than its turn has its turns renewed: the
+// windows counted them where they were, not when the writes go. It keeps its
+// place ahead of tickets taken after it.
+func TestLateTicketIsRenewedInPlace(t *testing.T) {
 	b, clock := newBucket(t, Limits{PerMinute: 2, Burst: 1})
 	late := b.Reserve(Background, 1) // now
 	clock.Advance(10 * time.Second)
-	on := b.Reserve(Background, 1) // 30 s after the first
+	on := b.Reserve(Background, 1) // one refill (30 s) after the first
 	if got := on.At().Sub(clock.Now()); got != 20*time.Second {
 		t.Fatalf("the second turn comes in %v, want 20s", got)
 	}
-	done := make(chan time.Duration)
-	go func() {
-		w, err := late.Wait(context.Background())
-		if err != nil {
-			t.Error(err)
-		}
-		done <- w
-	}()
-	waitPending(t, clock, 1)
-	// Its new turn goes after the second ticket's (at +30 s), one refill
-	// later: at +60 s.
-	clock.Advance(50 * time.Second)
-	if w := <-done; w != 50*time.Second {
-		t.Fatalf("the late holder waited %v for its new turn, want 50s", w)
+	late.Renew()
+	if !late.At().Equal(clock.Now()) {
+		t.Fatalf("the late holder's turn moved to %v, want now (the minute holds one other turn)", late.At().Sub(clock.Now()))
 	}
 	if n := len(b.grants); n != 2 {
 		t.Fatalf("the bucket holds %d grants, want 2 (the late one's old turn handed back)", n)
+	}
+	if w, err := late.Wait(context.Background()); err != nil || w != 0 {
+		t.Fatalf("the renewed turn waited %v (%v)", w, err)
+	}
+	// The minute is full (the renewed turn and the second ticket's): a
+	// person's turn comes when the renewed one leaves it. A turn not yet
+	// come, or gone by within the slack, stays where it is.
+	third := b.Reserve(Interactive, 1)
+	if got := third.At().Sub(clock.Now()); got != 61*time.Second {
+		t.Fatalf("an interactive turn in a full minute comes in %v, want 61s", got)
+	}
+	at := third.At()
+	third.Renew()
+	clock.Advance(61*time.Second + b.slack)
+	third.Renew()
+	if !third.At().Equal(at) {
+		t.Fatalf("a turn gone by within the slack moved by %v", third.At().Sub(at))
 	}
 }
 

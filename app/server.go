@@ -103,7 +103,8 @@ func New(st Settings, s store.Store, log *slog.Logger) (*Server, error) {
 	}
 	srv.gh = gh
 	if st.WritesPerMinute > 0 {
-		if err := gh.PaceWrites(pace.Limits{PerMinute: st.WritesPerMinute, PerHour: st.WritesPerHour, Minute: st.PaceMinute}); err != nil {
+		if err := gh.PaceWrites(pace.Limits{PerMinute: st.WritesPerMinute, PerHour: st.WritesPerHour, Minute: st.PaceMinute,
+			Margin: st.WriteMargin, Headroom: st.WriteHeadroom}); err != nil {
 			return nil, fmt.Errorf("write pacing: %w", err)
 		}
 	}

@@ -66,10 +66,13 @@ func (t *paceTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // carries (see groupTurns), else one of ctx's class, if it comes within
 // maxWait; a turn further away is a waitError.
 func (t *paceTransport) turn(ctx context.Context, maxWait time.Duration) (time.Duration, error) {
+	var waited time.Duration
+	var err error
 	if tk := ticketOf(ctx); tk != nil && tk.Bucket() == t.bucket && tk.Left() > 0 {
-		return tk.Wait(ctx)
+		waited, err = tk.Wait(ctx, maxWait)
+	} else {
+		waited, err = t.bucket.Wait(ctx, classOf(ctx), maxWait)
 	}
-	waited, err := t.bucket.Wait(ctx, classOf(ctx), maxWait)
 	var tl *pace.TooLongError
 	if errors.As(err, &tl) {
 		t.m.WritesDeferred.Inc()

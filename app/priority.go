@@ -78,6 +78,14 @@ func deliveryClass(d *store.Delivery) pace.Class {
 			return pace.Interactive
 		}
 		return pace.Background
+	case checkEvent:
+		// A pull request's check refreshed after its task changed: someone
+		// waits for it when a person changed the task.
+		var cd checkDelivery
+		if json.Unmarshal(d.Payload, &cd) == nil && cd.Interactive {
+			return pace.Interactive
+		}
+		return pace.Background
 	case regateEvent, ciEvent, "check_run", "check_suite", "status":
 		// A task's assignment re-gating its pull requests, and CI results:
 		// someone who pushed waits for the gate.

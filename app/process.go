@@ -148,6 +148,8 @@ type checkDelivery struct {
 	Installation int64  `json:"installation"`
 	Repo         string `json:"repo"`
 	Number       int    `json:"number"`
+	// Interactive: the refresh follows a person's action (priority.go).
+	Interactive bool `json:"interactive,omitempty"`
 }
 
 // handledActions are the event.action pairs countersign decides on.
@@ -351,7 +353,7 @@ func (p *Processor) decideTask(ctx context.Context, inst int64, d *store.Deliver
 	}
 	for _, pr := range dec.Refresh {
 		w.Enqueue = append(w.Enqueue, derived(fmt.Sprintf("%s/check/%d", d.ID, pr), checkEvent, rules.TaskKey(repo, pr),
-			checkDelivery{Installation: inst, Repo: repo, Number: pr}))
+			checkDelivery{Installation: inst, Repo: repo, Number: pr, Interactive: !background(d)}))
 	}
 	return w, nil
 }

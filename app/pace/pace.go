@@ -404,9 +404,10 @@ func (t *Ticket) Renew() {
 }
 
 // Wait blocks until the ticket's next turn, uses it, and returns how long it
-// waited (renewing the turns first when they went by unused). When ctx ends
-// first the turn is kept and ctx's error returned.
-func (t *Ticket) Wait(ctx context.Context) (time.Duration, error) {
+// waited (renewing the turns first when they went by unused). When the turn
+// is further than maxWait ahead a *TooLongError says how far; when ctx ends
+// first ctx's error is returned; either way the turn is kept.
+func (t *Ticket) Wait(ctx context.Context, maxWait time.Duration) (time.Duration, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
@@ -416,6 +417,9 @@ func (t *Ticket) Wait(ctx context.Context) (time.Duration, error) {
 	t.Renew()
 	b := t.b
 	wait := t.grants[0].at.Sub(b.clock.Now())
+	if wait > maxWait {
+		return 0, &TooLongError{Wait: wait}
+	}
 	if wait > 0 {
 		select {
 		case <-b.clock.After(wait):
@@ -470,7 +474,7 @@ func (b *Bucket) Wait(ctx context.Context, c Class, maxWait time.Duration) (time
 		t.Release()
 		return 0, &TooLongError{Wait: wait}
 	}
-	w, err := t.Wait(ctx)
+	w, err := t.Wait(ctx, maxWait)
 	if err != nil {
 		t.Release()
 	}

@@ -296,9 +296,13 @@ func TestTicketTurnsAndRelease(t *testing.T) {
 	if got := second.At().Sub(clock.Now()); got != 61*time.Second {
 		t.Fatalf("the next group comes in %v, want 61s (a minute and its slack)", got)
 	}
+	var tl *TooLongError
+	if _, err := second.Wait(ctx, time.Second); !errors.As(err, &tl) || tl.Wait != 61*time.Second || second.Left() != 1 {
+		t.Fatalf("waiting a second at most for a turn 61s away: %v, %d turns left; want a TooLongError of 61s, the turn kept", err, second.Left())
+	}
 	second.Release()
 	for i := range 2 {
-		if w, err := first.Wait(ctx); err != nil || w != 0 {
+		if w, err := first.Wait(ctx, forever); err != nil || w != 0 {
 			t.Fatalf("turn %d waited %v (%v)", i, w, err)
 		}
 	}
@@ -314,7 +318,7 @@ func TestTicketTurnsAndRelease(t *testing.T) {
 	if first.Left() != 0 {
 		t.Fatal("a released ticket still holds turns")
 	}
-	if _, err := first.Wait(ctx); !errors.Is(err, ErrSpent) {
+	if _, err := first.Wait(ctx, forever); !errors.Is(err, ErrSpent) {
 		t.Fatalf("a spent ticket's Wait returned %v", err)
 	}
 	if got := b.Reserve(Interactive, 1).At(); !got.Equal(clock.Now()) {
@@ -354,7 +358,7 @@ func TestLateTicketIsRenewedInPlace(t *testing.T) {
 	if n := len(b.grants); n != 2 {
 		t.Fatalf("the bucket holds %d grants, want 2 (the late one's old turn handed back)", n)
 	}
-	if w, err := late.Wait(context.Background()); err != nil || w != 0 {
+	if w, err := late.Wait(context.Background(), forever); err != nil || w != 0 {
 		t.Fatalf("the renewed turn waited %v (%v)", w, err)
 	}
 	// The minute is full (the renewed turn and the second ticket's): a

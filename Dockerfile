@@ -1,6 +1,13 @@
 # Build: a static binary. docker_test.go builds it from exactly the files this
 # context holds (git ls-files less .dockerignore), so a clean checkout builds.
-FROM golang:1.26.8 AS build
+#
+# Base images are named in full (Podman and Buildah refuse short names) and
+# pinned by digest, the tag kept beside it for the reader: a retagged upstream
+# image cannot change what is built. Keep the golang tag equal to go.mod's go
+# line (the official image sets GOTOOLCHAIN=local). To move to a newer base,
+# take its digest with `docker buildx imagetools inspect IMAGE:TAG` (or
+# `skopeo inspect docker://IMAGE:TAG`) and change tag and digest together.
+FROM docker.io/library/golang:1.26.8@sha256:6c2a5538f964f1c82f97ad14988bf05de100d922d159d0e398b54c7b0ca0c6c9 AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
@@ -15,7 +22,7 @@ RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w -X github.com/countersign/c
 # Run: distroless, non-root (65532), nothing but the binary and CA
 # certificates. It writes only to /data (the embedded store), so it runs with a
 # read-only root filesystem: docker run --read-only.
-FROM gcr.io/distroless/static-debian12:nonroot
+FROM gcr.io/distroless/static-debian12:nonroot@sha256:d093aa3e30dbadd3efe1310db061a14da60299baff8450a17fe0ccc514a16639
 COPY --from=build /out/countersign /countersign
 COPY --from=build --chown=65532:65532 /out/data /data
 USER 65532:65532

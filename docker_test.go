@@ -159,11 +159,23 @@ func TestDockerfileHardening(t *testing.T) {
 	stages := strings.Split(string(dockerfile), "\nFROM ")
 	final := stages[len(stages)-1]
 	for _, want := range []string{
-		"FROM golang:" + string(goVersion[1]) + " AS build",
-		"gcr.io/distroless/static-debian12:nonroot",
+		"FROM docker.io/library/golang:" + string(goVersion[1]) + "@sha256:",
+		"FROM gcr.io/distroless/static-debian12:nonroot@sha256:",
 	} {
 		if !strings.Contains(string(dockerfile), want) {
 			t.Errorf("Dockerfile lacks %q", want)
+		}
+	}
+	// Every base image is fully qualified (a registry host, as Podman and
+	// Buildah demand) and pinned by digest.
+	froms := regexp.MustCompile(`(?m)^FROM (\S+)`).FindAllStringSubmatch(string(dockerfile), -1)
+	if len(froms) < 2 {
+		t.Fatalf("Dockerfile: %d FROM lines", len(froms))
+	}
+	pinned := regexp.MustCompile(`^[a-z0-9.-]+\.[a-z]+/[a-z0-9._/-]+:[A-Za-z0-9._-]+@sha256:[0-9a-f]{64}$`)
+	for _, f := range froms {
+		if !pinned.MatchString(f[1]) {
+			t.Errorf("Dockerfile: FROM %s is not REGISTRY/NAME:TAG@sha256:DIGEST", f[1])
 		}
 	}
 	if !regexp.MustCompile(`(?m)^USER 65532:65532$`).MatchString(final) {

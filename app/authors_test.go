@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/countersign/countersign/app/githubtest"
+	"github.com/countersign/countersign/internal/githubtest"
 )
 
 // Issue 11 item 6: co-authors are who GitHub says they are. alice co-authors

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/countersign/countersign/app/githubtest"
 	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/internal/githubtest"
 )
 
 // BenchmarkWebhookTo202 measures the time from sending a signed issue_comment

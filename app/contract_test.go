@@ -5,7 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/countersign/countersign/app/githubtest"
+	"github.com/countersign/countersign/internal/githubtest"
+	"github.com/countersign/countersign/rules"
 	"github.com/countersign/countersign/templates"
 )
 
@@ -48,9 +49,13 @@ func wantContains(t *testing.T, what, text string, parts ...string) {
 // work starts; a failing test run sends the submitted work back with the
 // failure quoted; the fix is pushed; CI is green; /verify is refused while a
 // criterion is pending and accepted once all pass.
+//
+// The repository maps its CI's runs to activities (contracts.checks), so the
+// card names typecheck, lint, unit-test and e2e as it always did.
 func TestFailingCheckFeedbackFixGreenVerify(t *testing.T) {
 	h := newHarness(t)
 	team(h)
+	h.gh.SetFile(testRepo, rules.ConfigPath, namedChecksConfig)
 	n := h.gh.OpenIssue(testRepo, "carol", "Add dark mode toggle to settings page",
 		"The toggle lives in `src/components/DarkModeToggle.tsx`; the page is src/pages/settings.tsx.")
 	h.gh.Assign(testRepo, n, "carol", "alice")
@@ -234,5 +239,5 @@ func TestAdvisoryTaskNeedsALead(t *testing.T) {
 	wantContains(t, "the refusal", got[len(got)-1], "only a lead")
 	h.gh.Comment(testRepo, m, "carol", "/contract verifiable")
 	h.settle()
-	wantContains(t, "the card", card(t, h, m), "**Contract:** `verifiable`", "a lead's `/contract`", "**typecheck**", "contract type advisory → verifiable by lead @carol")
+	wantContains(t, "the card", card(t, h, m), "**Contract:** `verifiable`", "a lead's `/contract`", "**ci**", "contract type advisory → verifiable by lead @carol")
 }

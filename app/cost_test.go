@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/app"
-	"github.com/countersign/countersign/app/githubtest"
+	"github.com/countersign/countersign/internal/githubtest"
 )
 
 // The cost report (DESIGN §9): what each transition costs in GitHub requests,

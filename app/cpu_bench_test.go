@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/countersign/countersign/app/githubtest"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/app/store/redistest"
+	"github.com/countersign/countersign/internal/githubtest"
 )
 
 const (

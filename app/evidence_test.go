@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/countersign/countersign/app/githubtest"
+	"github.com/countersign/countersign/internal/githubtest"
 )
 
 // The verification check explains itself (DESIGN §2, seed 004's proofpack):
@@ -39,6 +39,6 @@ func TestVerificationCheckCarriesTheEvidence(t *testing.T) {
 		"| built | @alice (assignee)",
 		fmt.Sprintf("| approved | @carol on #%d at `%s`", pr, sha[:7]),
 		"| verified | @bob |", "ran the login flow by hand",
-		"| unit-test | ✅ `pass`", "[run](",
+		"| ci | ✅ `pass`", "`lint`, `test`, `typecheck` passed", "[run](",
 		"[The task card]("+cardURL+")")
 }

@@ -19,8 +19,8 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/app"
-	"github.com/countersign/countersign/app/githubtest"
 	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/internal/githubtest"
 )
 
 const (

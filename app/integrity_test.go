@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/app"
-	"github.com/countersign/countersign/app/githubtest"
+	"github.com/countersign/countersign/internal/githubtest"
 	"github.com/countersign/countersign/rules"
 )
 
@@ -335,7 +335,7 @@ func TestEscalationByFailedAttemptsNamesLeadsAndFailures(t *testing.T) {
 			esc = c
 		}
 	}
-	wantContains(t, "the escalation", esc, "failed verification 3 times", "@carol", "unit-test", "#"+fmt.Sprint(pr))
+	wantContains(t, "the escalation", esc, "failed verification 3 times", "@carol", "ci (`test`: failure", "#"+fmt.Sprint(pr))
 	if strings.Contains(esc, "rejected 0 times") {
 		t.Fatalf("the escalation speaks of rejections:\n%s", esc)
 	}
@@ -586,7 +586,8 @@ func TestConfigPathThatIsADirectory(t *testing.T) {
 func TestPullRequestThatWeakensTheGateIsNamed(t *testing.T) {
 	h := newHarness(t)
 	team(h)
-	h.gh.PushDefault(testRepo, "carol", map[string]string{rules.ConfigPath: "verifiers: [bob]\nseparation: triple\n"})
+	h.gh.PushDefault(testRepo, "carol", map[string]string{rules.ConfigPath: "verifiers: [bob]\nseparation: triple\n" +
+		"contracts:\n  checks: {unit-test: [test], typecheck: [typecheck], lint: [lint], e2e: [e2e]}\n"})
 	h.settle()
 	_, sha := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Simpler", Commits: []githubtest.Commit{{
 		Contents: map[string]string{rules.ConfigPath: "separation: minimum\ncontracts:\n  checks: {unit-test: ['*'], typecheck: [], lint: [lint], e2e: [e2e]}\n"}}}})

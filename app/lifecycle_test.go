@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/countersign/countersign/app/githubtest"
 	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/internal/githubtest"
 	"github.com/countersign/countersign/rules"
 )
 

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/countersign/countersign/app/githubtest"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/app/store/redistest"
+	"github.com/countersign/countersign/internal/githubtest"
 )
 
 // memTasks is how many issues BenchmarkMemory10kTasks drives through the bot.

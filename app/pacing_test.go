@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/app"
-	"github.com/countersign/countersign/app/githubtest"
 	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/internal/githubtest"
 )
 
 // burstHarness is a bot whose fake GitHub enforces a secondary limit of

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/app"
-	"github.com/countersign/countersign/app/githubtest"
 	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/internal/githubtest"
 	"github.com/countersign/countersign/rules"
 )
 

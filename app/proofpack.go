@@ -7,6 +7,11 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/countersign/countersign/app/card"
+	"github.com/countersign/countersign/app/fault"
+	"github.com/countersign/countersign/app/gh"
+	"github.com/countersign/countersign/app/metrics"
+	"github.com/countersign/countersign/app/records"
 	"github.com/countersign/countersign/app/seal"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
@@ -38,52 +43,52 @@ var ErrNoEvidence = errors.New("no trusted record of this task")
 // this server's record key. The evidence names the card's URL and where the
 // record came from.
 func Proofpack(ctx context.Context, st Settings, s store.Store, repo string, n int) (rules.Evidence, error) {
-	owner, name := splitRepo(repo), repoName(repo)
-	gh, err := NewGitHub(st.APIURL, st.AppID, st.PrivateKey, NewMetrics(func() (int, int) { return 0, 0 }))
+	owner, name := gh.OwnerOf(repo), gh.NameOf(repo)
+	g, err := gh.New(st.APIURL, st.AppID, st.PrivateKey, metrics.New(func() (int, int) { return 0, 0 }))
 	if err != nil {
 		return rules.Evidence{}, err
 	}
-	inst, _, err := gh.app.Apps.FindRepositoryInstallation(ctx, owner, name)
-	if isStatus(err, http.StatusNotFound) {
+	inst, _, err := g.App().Apps.FindRepositoryInstallation(ctx, owner, name)
+	if fault.IsStatus(err, http.StatusNotFound) {
 		return rules.Evidence{}, fmt.Errorf("the App is not installed on %s", repo)
 	}
 	if err != nil {
 		return rules.Evidence{}, fmt.Errorf("find the installation of %s: %w", repo, err)
 	}
-	c, err := gh.Installation(inst.GetID())
+	c, err := g.Installation(inst.GetID())
 	if err != nil {
 		return rules.Evidence{}, err
 	}
-	bot, err := gh.BotLogin(ctx)
+	bot, err := g.BotLogin(ctx)
 	if err != nil {
 		return rules.Evidence{}, err
 	}
-	card, err := findCard(ctx, c, owner, name, n, bot)
+	found, err := card.Find(ctx, c, owner, name, n, bot)
 	if err != nil {
 		return rules.Evidence{}, err
 	}
 	var t *rules.Task
 	source := "store"
 	if s != nil {
-		if t, err = loadTask(ctx, s, repo, n); err != nil {
+		if t, err = records.LoadTask(ctx, s, repo, n); err != nil {
 			return rules.Evidence{}, err
 		}
 	}
 	if t == nil {
-		if card == nil {
+		if found == nil {
 			return rules.Evidence{}, fmt.Errorf("%s#%d: %w: it has no task card", repo, n, ErrNoEvidence)
 		}
 		keys, err := recordKeys(st)
 		if err != nil {
 			return rules.Evidence{}, err
 		}
-		rec, ok := cardRecord(card.GetBody())
-		sig, _ := templates.RecordSignature(card.GetBody())
+		rec, ok := card.Record(found.GetBody())
+		sig, _ := templates.RecordSignature(found.GetBody())
 		var r rules.Task
 		switch {
 		case !ok:
 			return rules.Evidence{}, fmt.Errorf("%s#%d: %w: its card carries no record", repo, n, ErrNoEvidence)
-		case !keys.Verify(taskScope(repo, n), rec, sig):
+		case !keys.Verify(records.TaskScope(repo, n), rec, sig):
 			return rules.Evidence{}, fmt.Errorf("%s#%d: %w: its card's record is not signed with this server's record key", repo, n, ErrNoEvidence)
 		case json.Unmarshal(rec, &r) != nil || r.Repo != repo || r.Number != n:
 			return rules.Evidence{}, fmt.Errorf("%s#%d: %w: its card's record is unusable", repo, n, ErrNoEvidence)
@@ -91,6 +96,6 @@ func Proofpack(ctx context.Context, st Settings, s store.Store, repo string, n i
 		t, source = &r, "card"
 	}
 	ev := rules.EvidenceOf(t)
-	ev.Card, ev.Source = card.GetHTMLURL(), source
+	ev.Card, ev.Source = found.GetHTMLURL(), source
 	return ev, nil
 }

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/countersign/countersign/app"
-	"github.com/countersign/countersign/app/githubtest"
 	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/internal/githubtest"
 	"github.com/countersign/countersign/templates"
 )
 

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/countersign/countersign/app/githubtest"
 	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/internal/githubtest"
 )
 
 // Found by review: a store restored from a backup disagrees with GitHub. The

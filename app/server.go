@@ -1,6 +1,6 @@
-// Package app holds countersign's adapters around the pure rules: webhook
-// intake, the queue workers, the GitHub client, the store, the effect executor
-// and metrics.
+// Package app wires countersign together: it opens the store, builds every
+// part from concrete types (New), and runs them (Run: HTTP intake, the
+// workers, the heal and reconcile loops).
 package app
 
 import (
@@ -15,16 +15,20 @@ import (
 	"net/http"
 	"os"
 	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/countersign/countersign/app/decide"
+	"github.com/countersign/countersign/app/effects"
 	"github.com/countersign/countersign/app/elect"
+	"github.com/countersign/countersign/app/gh"
 	"github.com/countersign/countersign/app/heal"
+	"github.com/countersign/countersign/app/intake"
+	"github.com/countersign/countersign/app/metrics"
 	"github.com/countersign/countersign/app/pace"
+	"github.com/countersign/countersign/app/process"
 	"github.com/countersign/countersign/app/reconcile"
 	"github.com/countersign/countersign/app/store"
-	"github.com/gorilla/mux"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/countersign/countersign/app/worker"
 )
 
 // Server is one countersign process: HTTP intake plus the worker pool.
@@ -32,15 +36,12 @@ type Server struct {
 	settings Settings
 	log      *slog.Logger
 	store    store.Store
-	gh       *GitHub
-	metrics  *Metrics
-	worker   *Worker
+	gh       *gh.GitHub
+	metrics  *metrics.Metrics
+	worker   *worker.Worker
 	healer   *heal.Healer
 	owner    string
-	router   *mux.Router
-	stopping atomic.Bool
-	// readyErrors rate-limits the log of failed readiness probes.
-	readyErrors *logLimiter
+	intake   *intake.Intake
 }
 
 // OpenStore opens the store the settings name: Redis when RedisURL is set, else
@@ -87,8 +88,8 @@ func New(st Settings, s store.Store, log *slog.Logger) (*Server, error) {
 		// go-github skips signature checks when the secret is empty: never serve so.
 		return nil, errors.New("GITHUB_WEBHOOK_SECRET is empty: deliveries could not be authenticated")
 	}
-	srv := &Server{settings: st, log: log, store: s, readyErrors: newLogLimiter(10 * time.Second)}
-	srv.metrics = NewMetrics(func() (int, int) {
+	srv := &Server{settings: st, log: log, store: s}
+	srv.metrics = metrics.New(func() (int, int) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		stats, err := s.Stats(ctx)
@@ -97,7 +98,7 @@ func New(st Settings, s store.Store, log *slog.Logger) (*Server, error) {
 		}
 		return stats.Queued, stats.DeadLetters
 	})
-	gh, err := NewGitHub(st.APIURL, st.AppID, st.PrivateKey, srv.metrics)
+	gh, err := gh.New(st.APIURL, st.AppID, st.PrivateKey, srv.metrics)
 	if err != nil {
 		return nil, err
 	}
@@ -112,16 +113,11 @@ func New(st Settings, s store.Store, log *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	exec := &Executor{store: s, gh: gh, log: log, metrics: srv.metrics, keys: keys, coalesce: st.GoalCoalesce}
-	proc := &Processor{store: s, gh: gh, exec: exec, keys: keys, log: log, recon: reconcile.NewMetrics(srv.metrics.Registry)}
+	exec := effects.New(s, gh, log, srv.metrics, keys, st.GoalCoalesce)
+	proc := process.New(s, decide.New(s, gh, keys, log, reconcile.NewMetrics(srv.metrics.Registry)), exec)
+	proc.Pace(gh, srv.metrics.WritesDeferred.Inc)
 	srv.owner = claimOwner()
-	srv.worker = newWorker(s, proc, log, srv.metrics, srv.owner)
-	if st.MaxAttempts > 0 {
-		srv.worker.maxAttempts = st.MaxAttempts
-	}
-	if st.GitHubWaitMax > 0 {
-		srv.worker.waitMax = st.GitHubWaitMax
-	}
+	srv.worker = worker.New(s, proc, log, srv.metrics, srv.owner, st.MaxAttempts, st.GitHubWaitMax)
 	hm := heal.NewMetrics(srv.metrics.Registry, func() time.Time {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
@@ -135,50 +131,24 @@ func New(st Settings, s store.Store, log *slog.Logger) (*Server, error) {
 		},
 	})
 
-	r := mux.NewRouter()
-	r.HandleFunc("/webhook", srv.serveWebhook).Methods(http.MethodPost)
-	r.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		fmt.Fprintln(w, "ok")
-	}).Methods(http.MethodGet)
-	r.HandleFunc("/readyz", srv.serveReady).Methods(http.MethodGet)
-	r.Handle("/metrics", promhttp.HandlerFor(srv.metrics.Registry, promhttp.HandlerOpts{})).Methods(http.MethodGet)
-	srv.router = r
+	srv.intake = intake.New(intake.Config{WebhookSecret: st.WebhookSecret, BodyTimeout: st.BodyTimeout}, s, srv.worker, srv.metrics, log)
 	return srv, nil
 }
 
 // Handler is the server's HTTP handler (all routes).
-func (s *Server) Handler() http.Handler { return s.router }
+func (s *Server) Handler() http.Handler { return s.intake.Handler() }
 
 // Worker is the server's worker pool.
-func (s *Server) Worker() *Worker { return s.worker }
+func (s *Server) Worker() *worker.Worker { return s.worker }
 
 // Store is the server's store.
 func (s *Server) Store() store.Store { return s.store }
-
-// serveReady is GET /readyz: 200 while the store answers and the server is not
-// shutting down, so a load balancer sends deliveries only where they can be queued.
-func (s *Server) serveReady(w http.ResponseWriter, r *http.Request) {
-	if s.stopping.Load() {
-		http.Error(w, "shutting down", http.StatusServiceUnavailable)
-		return
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-	defer cancel()
-	if err := s.store.Ping(ctx); err != nil {
-		if ok, suppressed := s.readyErrors.allow(); ok {
-			s.log.Warn("not ready: store unreachable", "error", err, "suppressed", suppressed)
-		}
-		http.Error(w, "store unreachable", http.StatusServiceUnavailable)
-		return
-	}
-	fmt.Fprintln(w, "ready")
-}
 
 // Run serves HTTP on ln and runs the workers until ctx is done, then shuts down
 // gracefully: it stops taking deliveries, finishes those under way, and closes
 // the store.
 func (s *Server) Run(ctx context.Context, ln net.Listener) error {
-	hs := &http.Server{Handler: s.router, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second,
+	hs := &http.Server{Handler: s.intake.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second,
 		WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second,
 		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
@@ -209,7 +179,7 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	case <-ctx.Done():
 	case err = <-serveErr:
 	}
-	s.stopping.Store(true)
+	s.intake.Stopping()
 	s.log.Info("shutting down")
 	shutCtx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
@@ -39,7 +40,7 @@ type Settings struct {
 	MaxAttempts       int // failed attempts at a delivery before it is dead-lettered
 	LogLevel          slog.Level
 	// BodyTimeout bounds how long a delivery's body may take to arrive (0:
-	// DefaultBodyTimeout); a body that stalls is answered 408. Not an
+	// intake.DefaultBodyTimeout); a body that stalls is answered 408. Not an
 	// environment setting: tests shorten it.
 	BodyTimeout time.Duration
 	// HealInterval: how often the App's delivery log is read for missed
@@ -69,9 +70,6 @@ type Settings struct {
 	WriteHeadroom float64
 }
 
-// DefaultBodyTimeout is how long a delivery's body may take to arrive.
-const DefaultBodyTimeout = 30 * time.Second
-
 // minRecordKey is the shortest record key accepted.
 const minRecordKey = 16
 
@@ -96,7 +94,7 @@ var settingsTable = []setting{
 	{"COUNTERSIGN_LOG_LEVEL", "log-level", "info", "debug, info, warn or error"},
 	{"COUNTERSIGN_HEAL_INTERVAL", "heal-interval", "1m", "how often to read the App's delivery log and ask GitHub to redeliver what failed (0: never)"},
 	{"COUNTERSIGN_HEAL_HORIZON", "heal-horizon", "72h", "how far back healing looks (GitHub keeps 72h)"},
-	{"COUNTERSIGN_RECONCILE_INTERVAL", "reconcile-interval", "15m", "how often to compare tracked tasks' labels with their records and repair drift (0: only at start-up, on installation and by `countersign resync`)"},
+	{"COUNTERSIGN_RECONCILE_INTERVAL", "reconcile-interval", "15m", "how often to compare tracked tasks' labels with their records and repair drift (0: only at start-up, on installation and by the resync command)"},
 	{"COUNTERSIGN_GITHUB_WAIT_MAX", "github-wait-max", "5m", "the longest wait between two tries while GitHub is unreachable or rate limiting (waiting uses no attempt)"},
 	{"COUNTERSIGN_GOAL_COALESCE", "goal-coalesce", "5s", "a goal's dashboard edits within this window are written as one edit (0: each at once)"},
 	{"COUNTERSIGN_WRITES_PER_MINUTE", "writes-per-minute", "80", "writes (POST, PATCH, PUT, DELETE) per installation in any minute: more wait their turn (GitHub's secondary limit is 80; 0: not paced)"},
@@ -122,13 +120,23 @@ func SettingsHelp() string {
 // default and its help, for the command line to offer as flags.
 type Setting struct {
 	Env, Flag, Default, Help string
+	// Type is what its value is: "string", "int" or "duration".
+	Type string
+}
+
+// settingTypes are the settings whose values are not text.
+var settingTypes = map[string]string{
+	"GITHUB_APP_ID": "int", "COUNTERSIGN_WORKERS": "int", "COUNTERSIGN_MAX_ATTEMPTS": "int",
+	"COUNTERSIGN_WRITES_PER_MINUTE": "int", "COUNTERSIGN_WRITES_PER_HOUR": "int",
+	"COUNTERSIGN_HEAL_INTERVAL": "duration", "COUNTERSIGN_HEAL_HORIZON": "duration", "COUNTERSIGN_RECONCILE_INTERVAL": "duration",
+	"COUNTERSIGN_GITHUB_WAIT_MAX": "duration", "COUNTERSIGN_GOAL_COALESCE": "duration",
 }
 
 // SettingsTable lists every setting of serve.
 func SettingsTable() []Setting {
 	out := make([]Setting, len(settingsTable))
 	for i, s := range settingsTable {
-		out[i] = Setting{Env: s.env, Flag: s.flag, Default: s.def, Help: s.help}
+		out[i] = Setting{Env: s.env, Flag: s.flag, Default: s.def, Help: s.help, Type: cmp.Or(settingTypes[s.env], "string")}
 	}
 	return out
 }

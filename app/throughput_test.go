@@ -37,9 +37,9 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/app"
-	"github.com/countersign/countersign/app/githubtest"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/app/store/redistest"
+	"github.com/countersign/countersign/internal/githubtest"
 	"github.com/countersign/countersign/templates"
 	"github.com/redis/go-redis/v9"
 )

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/countersign/countersign/app/githubtest"
+	"github.com/countersign/countersign/internal/githubtest"
 	"github.com/countersign/countersign/rules"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/countersign/countersign/app/githubtest"
+	"github.com/countersign/countersign/internal/githubtest"
 )
 
 // countersign trusts what it wrote (DESIGN §9) and still ends up right when

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/countersign/countersign/app/githubtest"
 	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/internal/githubtest"
 	bolt "go.etcd.io/bbolt"
 )
 

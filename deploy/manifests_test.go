@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
 )
@@ -29,6 +30,7 @@ type objects struct {
 	services     []*corev1.Service
 	pdbs         []*policyv1.PodDisruptionBudget
 	netpols      []*networkingv1.NetworkPolicy
+	ingresses    []*networkingv1.Ingress
 }
 
 func decode(t *testing.T, file string) *objects {
@@ -69,6 +71,9 @@ func decode(t *testing.T, file string) *objects {
 		case "networking.k8s.io/v1 NetworkPolicy":
 			n := &networkingv1.NetworkPolicy{}
 			o.netpols, target = append(o.netpols, n), n
+		case "networking.k8s.io/v1 Ingress":
+			n := &networkingv1.Ingress{}
+			o.ingresses, target = append(o.ingresses, n), n
 		default:
 			t.Fatalf("%s: document %d: unexpected %s %s", file, i+1, head.APIVersion, head.Kind)
 		}
@@ -239,7 +244,19 @@ func TestRedisDeployment(t *testing.T) {
 		t.Error("redis.yaml: the redis-cli probe needs REDISCLI_AUTH")
 	}
 	if !strings.Contains(args, "--appendonly yes") || !strings.Contains(args, "--appendfsync always") {
-		t.Errorf("redis.yaml: want append-only persistence with appendfsync always (README, Redis durability): %s", args)
+		t.Errorf("redis.yaml: want append-only persistence with appendfsync always (docs/deploying.md, Redis durability): %s", args)
+	}
+	// A full Redis refuses writes (countersign answers 503, GitHub's delivery
+	// is healed later) rather than being killed at its memory limit or evicting
+	// queued deliveries: maxmemory below the limit, and noeviction.
+	maxmemory, err := resource.ParseQuantity(strings.ToUpper(strings.TrimSuffix(flagValue(rc.Args, "--maxmemory"), "b")) + "i")
+	if err != nil {
+		t.Errorf("redis.yaml: --maxmemory %q: %v", flagValue(rc.Args, "--maxmemory"), err)
+	} else if limit := rc.Resources.Limits.Memory(); limit.IsZero() || maxmemory.Cmp(*limit) >= 0 {
+		t.Errorf("redis.yaml: maxmemory %s is not below the memory limit %s", maxmemory.String(), limit.String())
+	}
+	if p := flagValue(rc.Args, "--maxmemory-policy"); p != "noeviction" {
+		t.Errorf("redis.yaml: --maxmemory-policy %q, want noeviction", p)
 	}
 	redisLabels := labels.Set(r.Spec.Template.Labels)
 	np := rd.netpols[0]
@@ -255,6 +272,16 @@ func TestRedisDeployment(t *testing.T) {
 	if !labels.SelectorFromSet(rd.services[0].Spec.Selector).Matches(redisLabels) || rd.services[0].Name != "countersign-redis" {
 		t.Error("redis.yaml: the Service countersign-redis does not select Redis")
 	}
+}
+
+// flagValue is the argument after flag in args ("" when absent).
+func flagValue(args []string, flag string) string {
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == flag {
+			return args[i+1]
+		}
+	}
+	return ""
 }
 
 func valueOf(e *corev1.EnvVar) string {
@@ -301,9 +328,135 @@ func TestEveryManifestChecked(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join("kubernetes", "*"))
 	for _, f := range files {
 		switch filepath.Base(f) {
-		case "countersign.yaml", "redis.yaml", "single.yaml":
+		case "countersign.yaml", "redis.yaml", "single.yaml", "ingress.yaml":
 		default:
 			t.Errorf("%s is not checked by deploy's tests", f)
+		}
+	}
+}
+
+// placeholderImage is the countersign image the manifests name: clearly not a
+// published one, so nobody deploys it believing it is.
+const placeholderImage = "registry.example.com/countersign:v0.1.0"
+
+// deployingDoc is where the manifests send their reader.
+var deployingDoc = filepath.Join("..", "docs", "deploying.md")
+
+// The countersign image is the placeholder, and its line says which image to
+// set and where building and pushing it is shown; the documentation names the
+// same placeholder.
+func TestImagePlaceholder(t *testing.T) {
+	doc, err := os.ReadFile(deployingDoc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(doc), placeholderImage) {
+		t.Errorf("%s does not name the manifests' image %s", deployingDoc, placeholderImage)
+	}
+	line := regexp.MustCompile(`(?m)^\s*image: (\S+)(.*)$`)
+	for _, f := range []string{"countersign.yaml", "single.yaml"} {
+		data, err := os.ReadFile(filepath.Join("kubernetes", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := line.FindAllStringSubmatch(string(data), -1)
+		if len(m) != 1 || m[0][1] != placeholderImage || !strings.Contains(m[0][2], "# ") ||
+			!strings.Contains(m[0][2], "docs/deploying.md#build-and-push-your-own-image") {
+			t.Errorf("%s: want one image line, %s with a comment pointing to docs/deploying.md#build-and-push-your-own-image: %q", f, placeholderImage, m)
+		}
+	}
+}
+
+// minimumKubernetes is the version the manifests and the documentation state.
+var minimumKubernetes = regexp.MustCompile(`Requires Kubernetes >= 1\.([0-9]+)`)
+
+// Each manifest with a pod states the minimum Kubernetes version, and that
+// version has every lifecycle feature the pods use: the sleep action of a
+// preStop or postStart hook is on by default from 1.30 (alpha, off, in 1.29).
+// The documentation states the same minimum.
+func TestMinimumKubernetesVersion(t *testing.T) {
+	doc, err := os.ReadFile(deployingDoc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dm := minimumKubernetes.FindSubmatch(doc)
+	if dm == nil {
+		t.Fatalf("%s does not say %q", deployingDoc, "Requires Kubernetes >= 1.N")
+	}
+	for _, f := range []string{"countersign.yaml", "single.yaml", "redis.yaml"} {
+		path := filepath.Join("kubernetes", f)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := minimumKubernetes.FindSubmatch(data)
+		o := decode(t, path)
+		var pods []corev1.PodSpec
+		for _, d := range o.deployments {
+			pods = append(pods, d.Spec.Template.Spec)
+		}
+		for _, s := range o.statefulSets {
+			pods = append(pods, s.Spec.Template.Spec)
+		}
+		need := 0
+		for _, p := range pods {
+			for _, c := range p.Containers {
+				if l := c.Lifecycle; l != nil && (l.PreStop != nil && l.PreStop.Sleep != nil || l.PostStart != nil && l.PostStart.Sleep != nil) {
+					need = max(need, 30)
+				}
+			}
+		}
+		if need == 0 {
+			continue
+		}
+		if m == nil {
+			t.Errorf("%s: uses a hook's sleep action but states no minimum (%q)", f, "Requires Kubernetes >= 1.30")
+			continue
+		}
+		if minor, _ := strconv.Atoi(string(m[1])); minor < need {
+			t.Errorf("%s: states Kubernetes >= 1.%d, but the sleep action needs 1.%d", f, minor, need)
+		}
+		if string(m[1]) != string(dm[1]) {
+			t.Errorf("%s states Kubernetes >= 1.%s, %s states 1.%s", f, m[1], deployingDoc, dm[1])
+		}
+	}
+}
+
+// The Ingress example serves POST /webhook alone, over TLS, to the Service
+// both countersign.yaml and single.yaml define.
+func TestIngress(t *testing.T) {
+	o := decode(t, filepath.Join("kubernetes", "ingress.yaml"))
+	if len(o.ingresses) != 1 {
+		t.Fatal("ingress.yaml: want one Ingress")
+	}
+	in := o.ingresses[0]
+	if len(in.Spec.TLS) != 1 || in.Spec.TLS[0].SecretName == "" || len(in.Spec.Rules) != 1 {
+		t.Fatalf("ingress.yaml: want one TLS entry with a Secret and one rule: %+v", in.Spec)
+	}
+	rule := in.Spec.Rules[0]
+	if len(in.Spec.TLS[0].Hosts) != 1 || in.Spec.TLS[0].Hosts[0] != rule.Host || rule.Host == "" {
+		t.Errorf("ingress.yaml: the TLS hosts %v do not cover the rule's host %q", in.Spec.TLS[0].Hosts, rule.Host)
+	}
+	if rule.HTTP == nil || len(rule.HTTP.Paths) != 1 {
+		t.Fatal("ingress.yaml: want exactly one path")
+	}
+	p := rule.HTTP.Paths[0]
+	if p.Path != "/webhook" || p.PathType == nil || *p.PathType != networkingv1.PathTypeExact {
+		t.Errorf("ingress.yaml: the path must be /webhook, Exact (nothing else exposed): %q %v", p.Path, p.PathType)
+	}
+	svc := p.Backend.Service
+	if svc == nil {
+		t.Fatal("ingress.yaml: no backend service")
+	}
+	for _, f := range []string{"countersign.yaml", "single.yaml"} {
+		found := false
+		for _, s := range decode(t, filepath.Join("kubernetes", f)).services {
+			for _, port := range s.Spec.Ports {
+				found = found || s.Name == svc.Name && port.Name == svc.Port.Name && svc.Port.Name != ""
+			}
+		}
+		if !found {
+			t.Errorf("ingress.yaml: backend %s:%s is not a Service port of %s", svc.Name, svc.Port.Name, f)
 		}
 	}
 }

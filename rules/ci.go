@@ -27,7 +27,7 @@ type CIRun struct {
 	Creator User `json:"creator,omitzero"`
 }
 
-// Distrust says why run is not a source whose result counts (DESIGN §3),
+// Distrust says why run is not a source whose result counts (docs/design.md, Verification contracts),
 // "" when it is: a check run counts only when a GitHub App (other than
 // countersign, whose own runs never reach here) created it, and the App
 // contracts.apps pins for its name when there is one; a commit status counts
@@ -192,7 +192,9 @@ func MatchCheck(pattern, name string) bool {
 	return true
 }
 
-// RelevantRuns are the runs that some activity of cfg counts (contracts.checks).
+// RelevantRuns are the runs that some activity of cfg counts
+// (contracts.checks): every run when contracts.checks is unset (the
+// repository's CI counts as it is, see WholeCI).
 func RelevantRuns(cfg ContractConfig, runs []CIRun) []CIRun {
 	var out []CIRun
 	for _, r := range runs {
@@ -204,6 +206,9 @@ func RelevantRuns(cfg ContractConfig, runs []CIRun) []CIRun {
 }
 
 func (c ContractConfig) counts(name string) bool {
+	if c.WholeCI() {
+		return true
+	}
 	for _, pats := range c.Checks {
 		for _, p := range pats {
 			if MatchCheck(p, name) {
@@ -262,6 +267,73 @@ func ciResult(pats []string, runs []CIRun, where string, distrust func(CIRun) st
 	}
 	if len(pending) > 0 {
 		return ResultPending, strings.Join(pending, ", ") + where + note, "", time.Time{}
+	}
+	return ResultPass, strings.Join(passed, ", ") + " passed" + where + note, url, at
+}
+
+// WholeCI reports whether the repository's CI counts as it is: contracts.checks
+// is unset, so no activity is mapped to named runs and every trusted run on a
+// head must pass instead (DESIGN §3). A contracts.checks given, even empty,
+// maps activities exactly as it says.
+func (c ContractConfig) WholeCI() bool { return c.Checks == nil }
+
+// MapChecksHint is what a /verify refused while waiting for CI says about the
+// key that names the runs.
+const MapChecksHint = "to require named runs, map them in `contracts.checks` in " + ConfigPath
+
+// neutral reports whether a run ended without passing or failing: a skipped
+// job, or a neutral conclusion. As branch protection does, the whole CI
+// (WholeCI) takes it as not blocking; it is not a pass either.
+func (r CIRun) neutral() bool {
+	return !r.Status && r.State == "completed" && (r.Conclusion == "skipped" || r.Conclusion == "neutral")
+}
+
+// wholeCIResult is what the runs of one commit say when the repository's CI
+// counts as it is (WholeCI): it fails if any trusted run fails; it passes when
+// every trusted run has concluded, none failed and at least one passed (a
+// skipped or neutral run neither blocks nor passes); it is pending otherwise.
+// The detail names the runs that counted, and those ignored and why.
+func wholeCIResult(runs []CIRun, where string, distrust func(CIRun) string) (Result, string, string, time.Time) {
+	var (
+		pending, passed, neutral, ignored []string
+		at                                time.Time
+		url                               string
+	)
+	for _, r := range runs {
+		if distrust != nil {
+			if why := distrust(r); why != "" {
+				ignored = append(ignored, fmt.Sprintf("`%s` (%s) ignored: %s", r.Name, r.Outcome(), why))
+				continue
+			}
+		}
+		switch res := r.Result(); {
+		case res == ResultFail:
+			return ResultFail, fmt.Sprintf("`%s`: %s%s", r.Name, r.Outcome(), where), r.URL, r.At
+		case r.neutral():
+			neutral = append(neutral, fmt.Sprintf("`%s` %s", r.Name, r.Outcome()))
+		case res == ResultPending:
+			pending = append(pending, fmt.Sprintf("`%s` %s", r.Name, r.Outcome()))
+		default:
+			passed = append(passed, "`"+r.Name+"`")
+			if r.At.After(at) {
+				at, url = r.At, r.URL
+			}
+		}
+	}
+	note := ""
+	if len(neutral) > 0 {
+		note += " (" + strings.Join(neutral, ", ") + ")"
+	}
+	if len(ignored) > 0 {
+		note += "; " + strings.Join(ignored, "; ")
+	}
+	switch {
+	case len(pending) > 0:
+		return ResultPending, strings.Join(pending, ", ") + where + note, "", time.Time{}
+	case len(passed) == 0 && len(neutral) > 0:
+		return ResultPending, "no CI run has passed" + where + " yet" + note, "", time.Time{}
+	case len(passed) == 0:
+		return ResultPending, "no CI run has reported" + where + " yet" + note, "", time.Time{}
 	}
 	return ResultPass, strings.Join(passed, ", ") + " passed" + where + note, url, at
 }

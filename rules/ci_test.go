@@ -49,7 +49,7 @@ func TestCIRunResult(t *testing.T) {
 		outcome string
 	}{
 		// Check runs: only a completed run has a say; success passes; four
-		// conclusions fail; anything else is pending (DESIGN §3).
+		// conclusions fail; anything else is pending (docs/design.md, Verification contracts).
 		{"check queued", CIRun{State: "queued"}, ResultPending, "queued"},
 		{"check in_progress", CIRun{State: "in_progress"}, ResultPending, "in_progress"},
 		{"check requested", CIRun{State: "requested"}, ResultPending, "requested"},
@@ -263,7 +263,7 @@ func TestMatchCheck(t *testing.T) {
 }
 
 func TestRelevantRuns(t *testing.T) {
-	cfg := DefaultConfig().Contracts
+	cfg := mappedConfig().Contracts
 	cfg.Checks = map[string][]string{"lint": {"lint", "golangci-lint"}, "unit-test": {"test (*)"}}
 	runs := []CIRun{
 		done("deploy", 1, "failure", 1),
@@ -282,8 +282,11 @@ func TestRelevantRuns(t *testing.T) {
 	if !slices.Equal(names, want) {
 		t.Errorf("RelevantRuns = %v, want %v", names, want)
 	}
-	if RelevantRuns(cfg, nil) != nil || RelevantRuns(ContractConfig{}, runs) != nil {
-		t.Error("no runs, or no checks: want none")
+	if RelevantRuns(cfg, nil) != nil || RelevantRuns(ContractConfig{Checks: map[string][]string{}}, runs) != nil {
+		t.Error("no runs, or no checks mapped: want none")
+	}
+	if got := RelevantRuns(DefaultConfig().Contracts, runs); !slices.Equal(got, runs) {
+		t.Errorf("contracts.checks unset: RelevantRuns = %v, want every run", got)
 	}
 }
 
@@ -299,6 +302,21 @@ func ciTask(f Facts) *Task {
 	d.recontract("")
 	d.evaluate()
 	return task
+}
+
+// ciChecked decides CI results runs on ciTask's draft pull request, and
+// returns the decision and the task as it is after it.
+func ciChecked(t *testing.T, f Facts, runs []CIRun) (Decision, *Task) {
+	t.Helper()
+	task := ciTask(f)
+	ev := fxPREvent(PRChecked, fxHead, true)
+	ev.Actor = u("ci")
+	ev.PR.Runs = runs
+	d := decide(t, task, ev, f)
+	if d.Task == nil {
+		return d, task
+	}
+	return d, d.Task
 }
 
 func criterionOf(t *testing.T, task *Task, key string) Criterion {
@@ -380,7 +398,7 @@ func TestCIResultThroughDecide(t *testing.T) {
 		{name: "matrix: a plain test run is not a job of it", facts: matrix,
 			runs: append(fxRuns(), done("test", 7, "success", 50)),
 			key:  "unit-test", result: ResultPending, detail: []string{"no `test (*)` run yet"}},
-		// Trusted sources (DESIGN §3, issue 11 item 8).
+		// Trusted sources (docs/design.md, Verification contracts, issue 11 item 8).
 		{name: "a builder's success status ticks nothing, and says why",
 			runs: append(fxRuns(), statusBy("test", 7, "success", 50, u("alice"))),
 			key:  "unit-test", result: ResultPending, detail: []string{"no `test` run yet", "`test` (success) ignored: posted by @alice, who built this task"}},
@@ -443,15 +461,7 @@ func TestCIResultThroughDecide(t *testing.T) {
 			if tc.facts != nil {
 				tc.facts(&f)
 			}
-			task := ciTask(f)
-			ev := fxPREvent(PRChecked, fxHead, true)
-			ev.Actor = u("ci")
-			ev.PR.Runs = tc.runs
-			d := decide(t, task, ev, f)
-			nt := d.Task
-			if nt == nil {
-				nt = task
-			}
+			d, nt := ciChecked(t, f, tc.runs)
 			if nt.State != InProgress || len(noticesOf(d)) != 0 || nt.FailedAttempts != 0 {
 				t.Errorf("state %s, notices %v, failed attempts %d: a draft in progress records CI only", nt.State, noticeKinds(d), nt.FailedAttempts)
 			}

@@ -17,7 +17,7 @@ import (
 // CommandName is a slash command's name, lower case, without the slash.
 type CommandName string
 
-// The commands (DESIGN §6).
+// The commands (docs/design.md, Commands).
 const (
 	CmdStart         CommandName = "start"
 	CmdSubmit        CommandName = "submit"

@@ -192,7 +192,7 @@ func Missing(t *Task) string {
 }
 
 // mayConfirm refuses c unless the actor may verify or reject this task (both
-// make them its verifier, DESIGN §1): eligible, not a builder, and not an
+// make them its verifier; docs/design.md, Roles): eligible, not a builder, and not an
 // approver of the attempt unless separation allows it.
 func (d *decider) mayConfirm(c Command) bool {
 	who := d.actor()
@@ -238,7 +238,7 @@ func (d *decider) verify(c Command) {
 		return
 	}
 	if b := Blocking(t); len(b) > 0 {
-		d.refuse(c, fmt.Sprintf("#%d's contract is not met yet: %s. /verify works once every criterion has passed.", t.Number, criteriaList(b)))
+		d.refuse(c, fmt.Sprintf("#%d's contract is not met yet: %s. /verify works once every criterion has passed.%s", t.Number, criteriaList(b), d.waitHint(b)))
 		return
 	}
 	why := "/verify"
@@ -422,4 +422,20 @@ func criteriaList(cs []Criterion) string {
 		}
 	}
 	return strings.Join(out, "; ")
+}
+
+// waitHint names the key that says which runs count, for a /verify refused
+// while some criterion waits for CI ("" otherwise): the runs may never come
+// under the names the contract waits for.
+func (d *decider) waitHint(blocking []Criterion) string {
+	for _, c := range blocking {
+		if c.Result != ResultPending || d.checkedBy(c) == nil {
+			continue
+		}
+		if d.f.Config.Contracts.WholeCI() {
+			return " Every CI run on the head counts while `contracts.checks` is unset; " + MapChecksHint + "."
+		}
+		return " The runs each criterion waits for are named in `contracts.checks` in " + ConfigPath + "."
+	}
+	return ""
 }

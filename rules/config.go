@@ -30,7 +30,7 @@ const (
 	maxConfigTokens = 10000
 )
 
-// Separation says which roles must be distinct people (DESIGN §1).
+// Separation says which roles must be distinct people (docs/design.md, Roles).
 type Separation string
 
 // The separation modes.
@@ -44,7 +44,7 @@ const (
 	SeparationMinimum Separation = "minimum"
 )
 
-// Config is a repository's configuration (DESIGN §7). Logins are stored as
+// Config is a repository's configuration (docs/design.md, Configuration). Logins are stored as
 // written (without a leading "@"); compare them with SameLogin.
 //
 // The yaml tags name the file's keys and the doc tags describe them: with
@@ -63,7 +63,7 @@ type Config struct {
 	// Pins are the accounts the logins named here (leads, verifiers, pilots,
 	// critics' reviewers) had when the configuration first named them: lower
 	// case login -> user id. Filled by the adapters, never by the file: a
-	// login given up and taken by someone else names no one (DESIGN §1).
+	// login given up and taken by someone else names no one (docs/design.md, Roles).
 	Pins map[string]int64 `yaml:"-" json:"pins,omitempty"`
 }
 
@@ -99,7 +99,7 @@ type EscalationConfig struct {
 // ContractConfig tunes verification contracts. Its zero value has no words,
 // no rules and not even the default rules: start from DefaultConfig().Contracts.
 type ContractConfig struct {
-	Checks map[string][]string `yaml:"checks" doc:"Activity (unit-test, typecheck, lint, e2e) -> the check run names and status contexts that count for it ('*' matches any text). Given, it replaces the whole default map."`
+	Checks map[string][]string `yaml:"checks" doc:"Activity (unit-test, typecheck, lint, e2e) -> the check run names and status contexts that count for it ('*' matches any text); an activity not listed is checked by the verifier. Unset: the repository's CI counts as it is, one ci criterion that every trusted check run and status on the head must pass (at least one)."`
 	// Apps pins a check name to the GitHub App (its slug) that must create
 	// its check runs; a run of that name by another App does not count.
 	Apps map[string]string `yaml:"apps" doc:"Check name -> the slug of the GitHub App that must create it, e.g. {test: github-actions}."`
@@ -143,9 +143,7 @@ func DefaultConfig() Config {
 		Tasks:      TaskConfig{Track: "all", Label: "task", IgnoreLabels: []string{"question"}, MaxPerPR: DefaultMaxPerPR},
 		Escalation: EscalationConfig{Rejections: 2, FailedAttempts: 3},
 		Contracts: ContractConfig{
-			Checks: map[string][]string{
-				"unit-test": {"test"}, "typecheck": {"typecheck"}, "lint": {"lint"}, "e2e": {"e2e"},
-			},
+			// Checks unset: the repository's CI counts as it is (WholeCI).
 			Contradictions: []string{
 				"requires manual", "cannot be automated", "could not complete", "needs human", "manual intervention",
 			},
@@ -163,6 +161,9 @@ func DefaultConfig() Config {
 type ConfigError struct {
 	Line, Column int
 	Msg          string
+	// Path is the key the mistake is at, e.g. contracts.rules[2].files
+	// (list entries counted from 1); "" for the file as a whole.
+	Path string
 }
 
 func (e *ConfigError) Error() string {
@@ -262,21 +263,40 @@ func ParseConfig(data []byte) (Config, error) {
 		return Config{}, &ConfigError{Msg: fmt.Sprintf("file is larger than %d bytes", maxConfigBytes)}
 	}
 	body, raw, err := readYAML(data)
-	if err != nil {
-		return Config{}, err
+	if body == nil || err != nil && len(Problems(err)) == 0 {
+		if err != nil {
+			return Config{}, err // the file cannot be read as settings at all
+		}
+		return DefaultConfig(), nil
 	}
+	// Every mistake is reported at once: the shape's, then the values' of
+	// what could be read.
+	shape := Problems(err)
+	var values problems
 	c := DefaultConfig()
-	if body == nil {
-		return c, nil
-	}
 	at := locator{body}
-	if err := raw.apply(&c, at); err != nil {
-		return Config{}, err
+	values.add(raw.apply(&c, at))
+	values.add(c.normalize(at))
+	errs := problems(shape)
+	for _, v := range values {
+		if !slices.ContainsFunc(shape, func(s *ConfigError) bool { return follows(v, s) }) {
+			errs = append(errs, v)
+		}
 	}
-	if err := c.normalize(at); err != nil {
+	if err := errs.err(); err != nil {
 		return Config{}, err
 	}
 	return c, nil
+}
+
+// follows reports whether value mistake v may only follow from shape
+// mistake s: it is in the same entry (the mapping or list item s is in).
+func follows(v, s *ConfigError) bool {
+	section := s.Path
+	if i := strings.LastIndexAny(section, ".["); i > 0 {
+		section = section[:i]
+	}
+	return section != "" && (v.Path == section || strings.HasPrefix(v.Path, section+".") || strings.HasPrefix(v.Path, section+"["))
 }
 
 // readYAML parses data's one document and decodes it; body is nil when the
@@ -320,44 +340,52 @@ func readYAML(data []byte) (body ast.Node, raw rawConfig, err error) {
 	if t := unwrap(body).Type(); t != ast.MappingType {
 		return nil, raw, errorAt(body.GetToken(), "the file must be a mapping of settings (leads:, tasks:, ...), not "+nodeWord(t))
 	}
-	if err := yaml.NodeToValue(body, &raw, yaml.Strict()); err != nil {
-		return nil, raw, yamlError(err)
-	}
-	// The decoder's strict mode lets keys that are not strings (0:, true:)
-	// through: every key is checked against the file's keys again.
-	k := keyChecker{anchors: map[string]ast.Node{}}
+	// Every key and the shape of every value are checked against Config
+	// first, each mistake with its key's path; the decoder (which stops at the
+	// first mistake of a section) then reads what it can.
+	k := shapeChecker{anchors: map[string]ast.Node{}}
 	ast.Walk(&k, body)
-	if err := k.check(body, reflect.TypeOf(raw), 0); err != nil {
-		return nil, raw, err
+	k.check(body, reflect.TypeOf(Config{}), "", 0)
+	if err := yaml.NodeToValue(body, &raw); err != nil {
+		ye := yamlError(err)
+		if !slices.ContainsFunc(k.probs, func(p *ConfigError) bool { return p.Line == ye.Line }) {
+			k.probs.add(ye)
+		}
 	}
-	return body, raw, nil
+	return body, raw, k.probs.err()
 }
 
-// keyChecker checks that every mapping read into a struct has only the
-// struct's keys.
-type keyChecker struct {
+// shapeChecker checks that every mapping read into a struct has only the
+// struct's keys, and that every value has the shape its key asks for (a
+// mapping, a list, a text, a boolean), collecting every mistake.
+type shapeChecker struct {
 	anchors map[string]ast.Node // anchor name -> its value
+	probs   problems
 }
 
 // Visit collects the anchors (ast.Visitor).
-func (k *keyChecker) Visit(n ast.Node) ast.Visitor {
+func (k *shapeChecker) Visit(n ast.Node) ast.Visitor {
 	if a, ok := n.(*ast.AnchorNode); ok && a.Name != nil {
 		k.anchors[a.Name.GetToken().Value] = a.Value
 	}
 	return k
 }
 
-// check checks node n, read into a value of type t.
-func (k *keyChecker) check(n ast.Node, t reflect.Type, depth int) *ConfigError {
+// check checks node n, at path (dotted keys, 1-based list indexes), read
+// into a value of type t.
+func (k *shapeChecker) check(n ast.Node, t reflect.Type, path string, depth int) {
 	if n == nil || depth > 64 {
-		return nil
+		return
 	}
 	n = unwrap(n)
 	if a, ok := n.(*ast.AliasNode); ok {
-		if a.Value == nil {
-			return nil
+		if a.Value != nil {
+			k.check(k.anchors[a.Value.GetToken().Value], t, path, depth+1)
 		}
-		return k.check(k.anchors[a.Value.GetToken().Value], t, depth+1)
+		return
+	}
+	if n.Type() == ast.NullType {
+		return // null keeps the default
 	}
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -366,61 +394,112 @@ func (k *keyChecker) check(n ast.Node, t reflect.Type, depth int) *ConfigError {
 	case reflect.Struct:
 		m, ok := n.(*ast.MappingNode)
 		if !ok {
-			return nil // the decoder said what is wrong with it
+			k.wrong(n, t, path)
+			return
 		}
 		for _, mv := range m.Values {
-			key := keyText(mv.Key)
 			if _, merge := unwrap(mv.Key).(*ast.MergeKeyNode); merge {
-				if err := k.checkMerge(mv.Value, t, depth+1); err != nil {
-					return err
-				}
+				k.checkMerge(mv.Value, t, path, depth+1)
 				continue
 			}
+			key := keyText(mv.Key)
 			f, ok := fieldByKey(t, key)
 			if _, isString := unwrap(mv.Key).(*ast.StringNode); !ok || !isString {
-				return errorAt(mv.Key.GetToken(), "unknown key "+quote(key))
+				k.unknown(mv.Key, t, path, key)
+				continue
 			}
-			if err := k.check(mv.Value, f.Type, depth+1); err != nil {
-				return err
-			}
+			k.check(mv.Value, f.Type, join(path, key), depth+1)
 		}
 	case reflect.Slice:
-		if seq, ok := n.(*ast.SequenceNode); ok {
-			for _, v := range seq.Values {
-				if err := k.check(v, t.Elem(), depth+1); err != nil {
-					return err
-				}
-			}
+		seq, ok := n.(*ast.SequenceNode)
+		if !ok {
+			k.wrong(n, t, path)
+			return
+		}
+		for i, v := range seq.Values {
+			k.check(v, t.Elem(), fmt.Sprintf("%s[%d]", path, i+1), depth+1)
 		}
 	case reflect.Map:
-		if m, ok := n.(*ast.MappingNode); ok {
-			for _, mv := range m.Values {
-				if err := k.check(mv.Value, t.Elem(), depth+1); err != nil {
-					return err
-				}
-			}
+		m, ok := n.(*ast.MappingNode)
+		if !ok {
+			k.wrong(n, t, path)
+			return
+		}
+		for _, mv := range m.Values {
+			k.check(mv.Value, t.Elem(), join(path, keyText(mv.Key)), depth+1)
+		}
+	case reflect.String:
+		switch n.(type) {
+		case *ast.MappingNode, *ast.SequenceNode:
+			k.wrong(n, t, path)
+		}
+	case reflect.Bool:
+		if _, ok := n.(*ast.BoolNode); !ok {
+			k.wrong(n, t, path)
 		}
 	}
-	return nil
+	// Numbers: setNumber says what is wrong with them, with their key.
+}
+
+// unknown reports key, in the mapping at path read into struct type t, as
+// unknown, with the nearest key t has.
+func (k *shapeChecker) unknown(key ast.Node, t reflect.Type, path, name string) {
+	msg := "unknown key " + quote(name)
+	if path != "" {
+		msg = join(path, name) + ": " + msg
+	}
+	keys := structKeys(t)
+	if hint := didYouMean(name, keys); hint != "" {
+		msg += hint
+	} else {
+		where := "the file"
+		if path != "" {
+			where = path
+		}
+		msg += " (" + where + " has " + strings.Join(keys, ", ") + ")"
+	}
+	e := errorAt(key.GetToken(), msg)
+	e.Path = join(path, name)
+	k.probs.add(e)
+}
+
+// wrong reports n, at path, as not the shape type t asks for.
+func (k *shapeChecker) wrong(n ast.Node, t reflect.Type, path string) {
+	msg := fmt.Sprintf("expected %s, not %s", typeWord(t), nodeWord(n.Type()))
+	if path != "" {
+		msg = path + ": " + msg
+	}
+	e := errorAt(n.GetToken(), msg)
+	e.Path = path
+	k.probs.add(e)
 }
 
 // checkMerge checks the value of a merge key ("<<: *x" or "<<: [*x, *y]").
-func (k *keyChecker) checkMerge(n ast.Node, t reflect.Type, depth int) *ConfigError {
+func (k *shapeChecker) checkMerge(n ast.Node, t reflect.Type, path string, depth int) {
 	if seq, ok := unwrap(n).(*ast.SequenceNode); ok {
 		for _, v := range seq.Values {
-			if err := k.check(v, t, depth+1); err != nil {
-				return err
-			}
+			k.check(v, t, path, depth+1)
 		}
-		return nil
+		return
 	}
-	return k.check(n, t, depth)
+	k.check(n, t, path, depth)
+}
+
+// structKeys are the keys of struct type t, in order.
+func structKeys(t reflect.Type) []string {
+	var out []string
+	for i := 0; i < t.NumField(); i++ {
+		if key := strings.Split(t.Field(i).Tag.Get("yaml"), ",")[0]; key != "" && key != "-" {
+			out = append(out, key)
+		}
+	}
+	return out
 }
 
 // fieldByKey returns the field of struct type t read from key.
 func fieldByKey(t reflect.Type, key string) (reflect.StructField, bool) {
 	for i := 0; i < t.NumField(); i++ {
-		if strings.Split(t.Field(i).Tag.Get("yaml"), ",")[0] == key {
+		if name := strings.Split(t.Field(i).Tag.Get("yaml"), ",")[0]; name == key && name != "-" {
 			return t.Field(i), true
 		}
 	}
@@ -462,6 +541,7 @@ type rawConfig struct {
 
 // apply overlays the keys r sets on c.
 func (r *rawConfig) apply(c *Config, at locator) error {
+	var errs problems
 	set(&c.Leads, r.Leads)
 	set(&c.Verifiers, r.Verifiers)
 	set(&c.Agents, r.Agents)
@@ -472,17 +552,11 @@ func (r *rawConfig) apply(c *Config, at locator) error {
 		set(&c.Tasks.Track, t.Track)
 		set(&c.Tasks.Label, t.Label)
 		set(&c.Tasks.IgnoreLabels, t.IgnoreLabels)
-		if err := setNumber(&c.Tasks.MaxPerPR, t.MaxPerPR, at, "tasks", "max_per_pr"); err != nil {
-			return err
-		}
+		errs.add(setNumber(&c.Tasks.MaxPerPR, t.MaxPerPR, at, "tasks", "max_per_pr"))
 	}
 	if e := r.Escalation; e != nil {
-		if err := setNumber(&c.Escalation.Rejections, e.Rejections, at, "escalation", "rejections"); err != nil {
-			return err
-		}
-		if err := setNumber(&c.Escalation.FailedAttempts, e.FailedAttempts, at, "escalation", "failed_attempts"); err != nil {
-			return err
-		}
+		errs.add(setNumber(&c.Escalation.Rejections, e.Rejections, at, "escalation", "rejections"))
+		errs.add(setNumber(&c.Escalation.FailedAttempts, e.FailedAttempts, at, "escalation", "failed_attempts"))
 	}
 	if k := r.Contracts; k != nil {
 		set(&c.Contracts.Checks, k.Checks)
@@ -498,7 +572,7 @@ func (r *rawConfig) apply(c *Config, at locator) error {
 	if g := r.Goals; g != nil {
 		set(&c.Goals.IntegrationCheck, g.IntegrationCheck)
 	}
-	return nil
+	return errs.err()
 }
 
 // setNumber sets *dst to v, a whole number, when the file gives one.
@@ -538,68 +612,164 @@ func wholeNumber(v any) (int, bool) {
 // from logins, duplicates removed (the first kept), empty lists and maps nil.
 // It is idempotent. at locates the offending value for errors.
 func (c *Config) normalize(at locator) error {
-	var err error
-	if c.Leads, err = people(c.Leads, "leads", at); err != nil {
-		return err
-	}
-	if c.Verifiers, err = people(c.Verifiers, "verifiers", at); err != nil {
-		return err
-	}
-	if c.Agents, err = agents(c.Agents, at); err != nil {
-		return err
-	}
+	var (
+		errs problems
+		err  error
+	)
+	c.Leads, err = people(c.Leads, "leads", at)
+	errs.add(err)
+	c.Verifiers, err = people(c.Verifiers, "verifiers", at)
+	errs.add(err)
+	c.Agents, err = agents(c.Agents, at)
+	errs.add(err)
 	if !slices.Contains(separations, c.Separation) {
-		return at.errorf("separation must be auto, triple or minimum, not "+quote(string(c.Separation)), "separation")
+		msg := "separation must be auto, triple or minimum, not " + quote(string(c.Separation))
+		errs.add(at.errorf(msg+didYouMean(string(c.Separation), toStrings(separations)), "separation"))
 	}
 	if !slices.Contains(trackModes, c.Tasks.Track) {
-		return at.errorf("tasks.track must be all, milestoned or labeled, not "+quote(c.Tasks.Track), "tasks", "track")
+		msg := "tasks.track must be all, milestoned or labeled, not " + quote(c.Tasks.Track)
+		errs.add(at.errorf(msg+didYouMean(c.Tasks.Track, trackModes), "tasks", "track"))
 	}
 	if c.Tasks.Track == "labeled" && strings.TrimSpace(c.Tasks.Label) == "" {
-		return at.errorf("tasks.label must name a label when tasks.track is labeled", "tasks", "label")
+		errs.add(at.errorf("tasks.label must name a label when tasks.track is labeled", "tasks", "label"))
 	}
-	if c.Tasks.MaxPerPR < 1 {
-		return at.errorf(fmt.Sprintf("tasks.max_per_pr must be at least 1, not %d", c.Tasks.MaxPerPR), "tasks", "max_per_pr")
-	}
-	if c.Tasks.IgnoreLabels, err = words(c.Tasks.IgnoreLabels, strings.EqualFold, at, "tasks", "ignore_labels"); err != nil {
-		return err
-	}
+	c.Tasks.IgnoreLabels, err = words(c.Tasks.IgnoreLabels, strings.EqualFold, at, "tasks", "ignore_labels")
+	errs.add(err)
 	for _, f := range []struct {
-		key string
-		n   int
-	}{{"rejections", c.Escalation.Rejections}, {"failed_attempts", c.Escalation.FailedAttempts}} {
-		if f.n < 1 {
-			return at.errorf(fmt.Sprintf("escalation.%s must be at least 1, not %d", f.key, f.n), "escalation", f.key)
+		path []any
+		n    int
+	}{{[]any{"tasks", "max_per_pr"}, c.Tasks.MaxPerPR}, {[]any{"escalation", "rejections"}, c.Escalation.Rejections},
+		{[]any{"escalation", "failed_attempts"}, c.Escalation.FailedAttempts}} {
+		r := countRanges[dotted(f.path)]
+		switch {
+		case f.n < r.min:
+			errs.add(at.errorf(fmt.Sprintf("%s must be at least %d, not %d", dotted(f.path), r.min, f.n), f.path...))
+		case f.n > r.max:
+			errs.add(at.errorf(fmt.Sprintf("%s must be at most %d, not %d", dotted(f.path), r.max, f.n), f.path...))
 		}
 	}
-	return c.Contracts.normalize(at)
+	errs.add(c.Contracts.normalize(at))
+	return errs.err()
+}
+
+// countRange is the range a count of the file must be in.
+type countRange struct{ min, max int }
+
+// countRanges bound the file's counts, and the schema shows them. Escalation
+// after more than 100 rejections or failed attempts would be none at all
+// (a task's record keeps its last 20 failures); a pull request that closes
+// more than 100 tasks is not one change, and each task it closes costs
+// writes on every event of it.
+var countRanges = map[string]countRange{
+	"tasks.max_per_pr":           {1, 100},
+	"escalation.rejections":      {1, 100},
+	"escalation.failed_attempts": {1, 100},
 }
 
 // normalize checks the contracts: settings (see Config.normalize).
 func (k *ContractConfig) normalize(at locator) error {
-	var err error
-	if k.Checks, err = checks(k.Checks, at); err != nil {
-		return err
-	}
-	if k.Apps, err = apps(k.Apps, at); err != nil {
-		return err
-	}
-	if k.StatusCreators, err = logins(k.StatusCreators, at, "contracts", "status_creators"); err != nil {
-		return err
-	}
-	if k.Contradictions, err = words(k.Contradictions, strings.EqualFold, at, "contracts", "contradictions"); err != nil {
-		return err
-	}
-	if k.Advisory, err = words(k.Advisory, sameWords, at, "contracts", "advisory"); err != nil {
-		return err
-	}
-	if k.Skip, err = words(k.Skip, sameWords, at, "contracts", "skip"); err != nil {
-		return err
-	}
-	if k.Rules, err = fileRules(k.Rules, at, "contracts", "rules"); err != nil {
-		return err
-	}
+	var (
+		errs problems
+		err  error
+	)
+	k.Checks, err = checks(k.Checks, at)
+	errs.add(err)
+	k.Apps, err = apps(k.Apps, at)
+	errs.add(err)
+	k.StatusCreators, err = logins(k.StatusCreators, at, "contracts", "status_creators")
+	errs.add(err)
+	k.Contradictions, err = words(k.Contradictions, strings.EqualFold, at, "contracts", "contradictions")
+	errs.add(err)
+	k.Advisory, err = words(k.Advisory, sameWords, at, "contracts", "advisory")
+	errs.add(err)
+	k.Skip, err = words(k.Skip, sameWords, at, "contracts", "skip")
+	errs.add(err)
+	k.Rules, err = fileRules(k.Rules, at, "contracts", "rules")
+	errs.add(err)
 	k.Critics, err = critics(k.Critics, at)
-	return err
+	errs.add(err)
+	return errs.err()
+}
+
+// problems collects the mistakes of a file, to report them all at once.
+type problems []*ConfigError
+
+// add records err (a *ConfigError or ConfigErrors; nil is nothing).
+func (p *problems) add(err error) {
+	var many ConfigErrors
+	var one *ConfigError
+	switch {
+	case err == nil:
+	case errors.As(err, &many):
+		*p = append(*p, many...)
+	case errors.As(err, &one):
+		*p = append(*p, one)
+	default:
+		*p = append(*p, &ConfigError{Msg: oneLine(err.Error())})
+	}
+}
+
+// err is nil without problems, else the ConfigErrors, in the file's order.
+func (p problems) err() error {
+	if len(p) == 0 {
+		return nil
+	}
+	out := ConfigErrors(slices.Clone(p))
+	slices.SortStableFunc(out, func(a, b *ConfigError) int {
+		if a.Line != b.Line {
+			return a.Line - b.Line
+		}
+		return a.Column - b.Column
+	})
+	return slices.CompactFunc(out, func(a, b *ConfigError) bool { return *a == *b })
+}
+
+// ConfigErrors are every mistake of a configuration file, in the file's
+// order. errors.As finds the first as a *ConfigError.
+type ConfigErrors []*ConfigError
+
+func (e ConfigErrors) Error() string {
+	lines := make([]string, len(e))
+	for i, c := range e {
+		lines[i] = c.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Unwrap lets errors.As and errors.Is see each mistake.
+func (e ConfigErrors) Unwrap() []error {
+	out := make([]error, len(e))
+	for i, c := range e {
+		out[i] = c
+	}
+	return out
+}
+
+// Problems are the mistakes err (from ParseConfig) reports, in the file's
+// order.
+func Problems(err error) []*ConfigError {
+	var p problems
+	p.add(err)
+	if e, ok := p.err().(ConfigErrors); ok {
+		return e
+	}
+	return nil
+}
+
+// didYouMean is "; did you mean X?" for the nearest of words to w, or "".
+func didYouMean(w string, words []string) string {
+	if near := nearest(w, words); near != "" && near != w {
+		return "; did you mean " + quote(near) + "?"
+	}
+	return ""
+}
+
+func toStrings[T ~string](list []T) []string {
+	out := make([]string, len(list))
+	for i, v := range list {
+		out[i] = string(v)
+	}
+	return out
 }
 
 // sameWords reports whether two advisory or skip entries say the same words,
@@ -614,52 +784,60 @@ var criticRE = regexp.MustCompile(`^` + criticPattern + `$`)
 // apps checks contracts.apps: check name -> the slug of the GitHub App that
 // must create it.
 func apps(m map[string]string, at locator) (map[string]string, error) {
+	var errs problems
 	var out map[string]string
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if strings.TrimSpace(k) == "" {
-			return nil, at.errorf("contracts.apps: a check name is empty", "contracts", "apps", mapKey(k))
+			errs.add(at.errorf("contracts.apps: a check name is empty", "contracts", "apps", mapKey(k)))
+			continue
 		}
 		if !slugRE.MatchString(m[k]) {
-			return nil, at.errorf(fmt.Sprintf("contracts.apps.%s: %s is not a GitHub App's slug (lower-case letters, digits and '-', as in its URL)", k, quote(m[k])), "contracts", "apps", k)
+			errs.add(at.errorf(fmt.Sprintf("contracts.apps.%s: %s is not a GitHub App's slug (lower-case letters, digits and '-', as in its URL)", k, quote(m[k])), "contracts", "apps", k))
+			continue
 		}
 		if out == nil {
 			out = map[string]string{}
 		}
 		out[k] = m[k]
 	}
-	return out, nil
+	return out, errs.err()
 }
 
 // logins checks and dedups a list of accounts (people or bots, not teams),
 // a leading "@" stripped.
 func logins(list []string, at locator, path ...any) ([]string, error) {
+	var errs problems
 	var out []string
 	for i, e := range list {
 		e = strings.TrimPrefix(e, "@")
 		if !loginRE.MatchString(e) && !botRE.MatchString(e) {
-			return nil, at.errorf(fmt.Sprintf("%s: %s is not a GitHub login", dotted(path), quote(list[i])), append(slices.Clip(path), i)...)
+			errs.add(at.errorf(fmt.Sprintf("%s: %s is not a GitHub login", dotted(path), quote(list[i])), append(slices.Clip(path), i)...))
+			continue
 		}
 		if !slices.ContainsFunc(out, func(o string) bool { return SameLogin(o, e) }) {
 			out = append(out, e)
 		}
 	}
-	return out, nil
+	return out, errs.err()
 }
 
 // critics checks contracts.critics: critic name -> its reviewers (logins and
 // teams, as in leads:), a leading "@" stripped from logins, duplicates removed.
 func critics(m map[string][]string, at locator) (map[string][]string, error) {
+	var errs problems
 	var out map[string][]string
 	for _, name := range slices.Sorted(maps.Keys(m)) {
 		if !criticRE.MatchString(name) {
-			return nil, at.errorf(fmt.Sprintf("contracts.critics: %s is not a critic's name (letters, digits, '.', '_' and '-')", quote(name)), "contracts", "critics", mapKey(name))
+			errs.add(at.errorf(fmt.Sprintf("contracts.critics: %s is not a critic's name (letters, digits, '.', '_' and '-')", quote(name)), "contracts", "critics", mapKey(name)))
+			continue
 		}
 		var reviewers []string
 		for i, e := range m[name] {
 			if !teamRE.MatchString(e) {
 				e = strings.TrimPrefix(e, "@")
 				if !loginRE.MatchString(e) && !botRE.MatchString(e) {
-					return nil, at.errorf(fmt.Sprintf("contracts.critics.%s: %s is not a GitHub login or an @org/team", name, quote(m[name][i])), "contracts", "critics", name, i)
+					errs.add(at.errorf(fmt.Sprintf("contracts.critics.%s: %s is not a GitHub login or an @org/team", name, quote(m[name][i])), "contracts", "critics", name, i))
+					continue
 				}
 			}
 			if !slices.ContainsFunc(reviewers, func(o string) bool { return SameLogin(o, e) }) {
@@ -671,47 +849,52 @@ func critics(m map[string][]string, at locator) (map[string][]string, error) {
 		}
 		out[name] = reviewers
 	}
-	return out, nil
+	return out, errs.err()
 }
 
 // fileRules checks a list of file rules, at path in the file: each names
 // valid, relative glob patterns and asks for something. Duplicate patterns
 // and critics are removed; an empty critics list is nil.
 func fileRules(rules []FileRule, at locator, path ...any) ([]FileRule, error) {
+	var errs problems
 	var out []FileRule
 	for i, r := range rules {
 		where := fmt.Sprintf("%s: rule %d", dotted(path), i+1)
 		rp := append(slices.Clip(path), i)
 		if len(r.Files) == 0 {
-			return nil, at.errorf(where+": files must list at least one pattern", append(slices.Clip(rp), "files")...)
+			errs.add(at.errorf(where+": files must list at least one pattern", append(slices.Clip(rp), "files")...))
+			continue
 		}
 		var files []string
 		for j, f := range r.Files {
 			if msg := badPattern(f); msg != "" {
-				return nil, at.errorf(fmt.Sprintf("%s: files: %s %s", where, quote(f), msg), append(slices.Clip(rp), "files", j)...)
+				errs.add(at.errorf(fmt.Sprintf("%s: files: %s %s", where, quote(f), msg), append(slices.Clip(rp), "files", j)...))
+				continue
 			}
 			if !slices.Contains(files, f) {
 				files = append(files, f)
 			}
 		}
 		if !slices.Contains(e2eTimings, r.E2E) {
-			return nil, at.errorf(fmt.Sprintf("%s: e2e must be immediate or deferred, not %s", where, quote(r.E2E)), append(slices.Clip(rp), "e2e")...)
+			errs.add(at.errorf(fmt.Sprintf("%s: e2e must be immediate or deferred, not %s", where, quote(r.E2E)), append(slices.Clip(rp), "e2e")...))
 		}
 		var names []string
 		for j, c := range r.Critics {
 			if !criticRE.MatchString(c) {
-				return nil, at.errorf(fmt.Sprintf("%s: critics: %s is not a critic's name (letters, digits, '.', '_' and '-')", where, quote(c)), append(slices.Clip(rp), "critics", j)...)
+				errs.add(at.errorf(fmt.Sprintf("%s: critics: %s is not a critic's name (letters, digits, '.', '_' and '-')", where, quote(c)), append(slices.Clip(rp), "critics", j)...))
+				continue
 			}
 			if !slices.Contains(names, c) {
 				names = append(names, c)
 			}
 		}
-		if !r.UnitTest && r.E2E == "" && len(names) == 0 {
-			return nil, at.errorf(where+": it asks for nothing: set unit-test, e2e or critics", append(slices.Clip(rp), mapKey("files"))...)
+		if !r.UnitTest && r.E2E == "" && len(r.Critics) == 0 {
+			errs.add(at.errorf(where+": it asks for nothing: set unit-test, e2e or critics", append(slices.Clip(rp), mapKey("files"))...))
+			continue
 		}
 		out = append(out, FileRule{Files: files, UnitTest: r.UnitTest, E2E: r.E2E, Critics: names})
 	}
-	return out, nil
+	return out, errs.err()
 }
 
 // badPattern says what is wrong with a file rule's glob pattern, or "".
@@ -729,87 +912,97 @@ func badPattern(p string) string {
 
 // people checks and dedups a leads or verifiers list.
 func people(list []string, key string, at locator) ([]string, error) {
+	var errs problems
 	var out []string
 	for i, e := range list {
 		if !teamRE.MatchString(e) {
 			e = strings.TrimPrefix(e, "@")
 			if !loginRE.MatchString(e) && !botRE.MatchString(e) {
-				return nil, at.errorf(fmt.Sprintf("%s: %s is not a GitHub login or an @org/team", key, quote(list[i])), key, i)
+				errs.add(at.errorf(fmt.Sprintf("%s: %s is not a GitHub login or an @org/team", key, quote(list[i])), key, i))
+				continue
 			}
 		}
 		if !slices.ContainsFunc(out, func(o string) bool { return SameLogin(o, e) }) {
 			out = append(out, e)
 		}
 	}
-	return out, nil
+	return out, errs.err()
 }
 
 // agents checks the agents map: account (login, optionally with [bot]) ->
 // pilot (a person's login). Accounts that differ only in case must agree on
 // the pilot; the one that sorts first is kept.
 func agents(m map[string]string, at locator) (map[string]string, error) {
+	var errs problems
 	keys := slices.Sorted(maps.Keys(m))
 	var out map[string]string
 	for _, k := range keys {
 		a, p := strings.TrimPrefix(k, "@"), strings.TrimPrefix(m[k], "@")
 		if !loginRE.MatchString(a) && !botRE.MatchString(a) {
-			return nil, at.errorf(fmt.Sprintf("agents: %s is not a GitHub login", quote(k)), "agents", mapKey(k))
+			errs.add(at.errorf(fmt.Sprintf("agents: %s is not a GitHub login", quote(k)), "agents", mapKey(k)))
+			continue
 		}
 		if !loginRE.MatchString(p) {
-			return nil, at.errorf(fmt.Sprintf("agents: the pilot of %s must be a person's GitHub login, not %s", quote(k), quote(m[k])), "agents", k)
+			errs.add(at.errorf(fmt.Sprintf("agents: the pilot of %s must be a person's GitHub login, not %s", quote(k), quote(m[k])), "agents", k))
+			continue
 		}
 		if out == nil {
 			out = map[string]string{}
 		}
 		if prev, ok := (Config{Agents: out}).Pilot(a); ok {
 			if !SameLogin(prev, p) {
-				return nil, at.errorf(fmt.Sprintf("agents: %s is listed twice with different pilots", quote(a)), "agents", mapKey(k))
+				errs.add(at.errorf(fmt.Sprintf("agents: %s is listed twice with different pilots", quote(a)), "agents", mapKey(k)))
 			}
 			continue
 		}
 		out[a] = p
 	}
-	return out, nil
+	return out, errs.err()
 }
 
 // checks checks contracts.checks: activity -> check names.
 func checks(m map[string][]string, at locator) (map[string][]string, error) {
-	var out map[string][]string
+	var errs problems
+	if m == nil {
+		return nil, nil // unset: the whole CI counts (WholeCI)
+	}
+	out := map[string][]string{} // given, even empty: it maps activities as it says
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if !slices.Contains(CheckedActivities, k) {
 			msg := fmt.Sprintf("contracts.checks: %s is not an activity CI checks (%s)", quote(k), strings.Join(CheckedActivities, ", "))
 			if near := nearest(k, CheckedActivities); near != "" {
 				msg += "; did you mean " + quote(near) + "?"
 			}
-			return nil, at.errorf(msg, "contracts", "checks", mapKey(k))
+			errs.add(at.errorf(msg, "contracts", "checks", mapKey(k)))
+			continue
 		}
 		if m[k] == nil { // "typecheck:" with nothing after it: a half-edited line must not switch a gate off
-			return nil, at.errorf(fmt.Sprintf("contracts.checks.%s is empty: list the check names that count for it, or write [] to leave it to the verifier on purpose", k), "contracts", "checks", mapKey(k))
+			errs.add(at.errorf(fmt.Sprintf("contracts.checks.%s is empty: list the check names that count for it, or write [] to leave it to the verifier on purpose", k), "contracts", "checks", mapKey(k)))
+			continue
 		}
 		names, err := words(m[k], func(a, b string) bool { return a == b }, at, "contracts", "checks", k)
-		if err != nil {
-			return nil, err
-		}
-		if out == nil {
-			out = map[string][]string{}
-		}
+		errs.add(err)
 		out[k] = names
 	}
-	return out, nil
+	return out, errs.err()
 }
 
 // words checks that no entry of a list is blank, and dedups it.
 func words(list []string, same func(a, b string) bool, at locator, path ...any) ([]string, error) {
-	var out []string
+	var (
+		out  []string
+		errs problems
+	)
 	for i, w := range list {
 		if strings.TrimSpace(w) == "" {
-			return nil, at.errorf(fmt.Sprintf("%s: entries must not be empty", dotted(path)), append(path, i)...)
+			errs.add(at.errorf(fmt.Sprintf("%s: entries must not be empty", dotted(path)), append(slices.Clip(path), i)...))
+			continue
 		}
 		if !slices.ContainsFunc(out, func(o string) bool { return same(o, w) }) {
 			out = append(out, w)
 		}
 	}
-	return out, nil
+	return out, errs.err()
 }
 
 func dotted(path []any) string {
@@ -861,10 +1054,29 @@ func (l locator) errorf(msg string, path ...any) *ConfigError {
 		}
 		best, n = next, unwrap(next)
 	}
-	if best == nil {
-		return &ConfigError{Msg: msg}
+	e := &ConfigError{Msg: msg}
+	if best != nil {
+		e = errorAt(best.GetToken(), msg)
 	}
-	return errorAt(best.GetToken(), msg)
+	e.Path = keyPath(path)
+	return e
+}
+
+// keyPath writes a locator path as a key path: contracts.rules[2].files.
+func keyPath(path []any) string {
+	var b strings.Builder
+	for _, step := range path {
+		switch s := step.(type) {
+		case int:
+			fmt.Fprintf(&b, "[%d]", s+1)
+		default:
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			fmt.Fprint(&b, s)
+		}
+	}
+	return b.String()
 }
 
 // unwrap looks through anchors, tags and explicit "? key" markers.

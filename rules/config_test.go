@@ -2,6 +2,7 @@ package rules
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -10,7 +11,7 @@ import (
 // yml joins lines into a file, so that a test's line numbers are easy to read.
 func yml(lines ...string) string { return strings.Join(lines, "\n") + "\n" }
 
-// designExample is the example in DESIGN §7.
+// designExample is the example in docs/design.md, Configuration.
 var designExample = yml(
 	`leads: [alice, "@acme/leads"]`,
 	`verifiers: []            # empty: anyone with write permission`,
@@ -29,12 +30,11 @@ var designExample = yml(
 func TestDefaultConfigIsFresh(t *testing.T) {
 	a := DefaultConfig()
 	a.Tasks.IgnoreLabels[0] = "changed"
-	a.Contracts.Checks["lint"][0] = "changed"
 	a.Contracts.Contradictions[0] = "changed"
 	a.Contracts.Advisory[0] = "changed"
 	a.Contracts.Skip[0] = "changed"
 	b := DefaultConfig()
-	if b.Tasks.IgnoreLabels[0] != "question" || b.Contracts.Checks["lint"][0] != "lint" || b.Contracts.Contradictions[0] != "requires manual" ||
+	if b.Tasks.IgnoreLabels[0] != "question" || b.Contracts.Checks != nil || b.Contracts.Contradictions[0] != "requires manual" ||
 		b.Contracts.Advisory[0] != "investigate" || b.Contracts.Skip[0] != "document" {
 		t.Fatalf("DefaultConfig shares state between calls: %+v", b)
 	}
@@ -53,6 +53,7 @@ func TestParseConfigDefaults(t *testing.T) {
 	}
 	want := DefaultConfig()
 	want.Leads = []string{"alice", "@acme/leads"}
+	want.Contracts.Checks = namedChecks() // the example maps them
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ParseConfig([]byte(tc.in))
@@ -106,8 +107,10 @@ func TestParseConfigOverrides(t *testing.T) {
 			func(c *Config) { c.Escalation.FailedAttempts = 5 }},
 		{"contracts.checks replaces the whole map", yml("contracts:", "  checks:", "    unit-test: [go-test, go-test, race]"),
 			func(c *Config) { c.Contracts.Checks = map[string][]string{"unit-test": {"go-test", "race"}} }},
-		{"contracts.checks empty means none", "contracts: {checks: {}}\n",
-			func(c *Config) { c.Contracts.Checks = nil }},
+		{"contracts.checks empty maps no activity (the verifier checks them)", "contracts: {checks: {}}\n",
+			func(c *Config) { c.Contracts.Checks = map[string][]string{} }},
+		{"contracts.checks null keeps it unset (the whole CI counts)", "contracts: {checks: null}\n",
+			func(c *Config) {}},
 		{"contracts.contradictions alone keeps checks", `contracts: {contradictions: ["TODO: manual"]}` + "\n",
 			func(c *Config) { c.Contracts.Contradictions = []string{"TODO: manual"} }},
 		{"contracts.advisory replaces the default words", `contracts: {advisory: [spike, "look  into", Spike, "LOOK into"]}` + "\n",
@@ -326,6 +329,8 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte("leads: !!str x\ntasks: !!map {track: !!str all}\n"))
 	f.Add([]byte("tasks: &t {track: all}\ngoals: {<<: *t}\nleads: [? a]\n"))
 	f.Add([]byte("tasks: {max_per_pr: 3}\ncontracts: {apps: {test: github-actions}, status_creators: ['@ci[bot]', ci]}\n0: x\n"))
+	f.Add([]byte("leads: alice\nseparaton: triple\ncontracts: {chekcs: {}, checks: {lint: x}}\nescalation: {rejections: 99999999}\n"))
+	f.Add([]byte("contracts: {rules: [{file: [a]}, {files: [], e2e: soon, critics: [a b]}]}\ntasks: {max_per_pr: 101, trak: x}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := ParseConfig(data)
 		if err != nil {
@@ -333,8 +338,17 @@ func FuzzParseConfig(f *testing.F) {
 			if !errors.As(err, &ce) {
 				t.Fatalf("error is %T, not *ConfigError: %v", err, err)
 			}
-			if ce.Line < 0 || ce.Column < 0 || ce.Msg == "" || strings.ContainsAny(ce.Msg, "\r\n") {
-				t.Fatalf("bad error %#v", ce)
+			all := Problems(err)
+			if len(all) == 0 || all[0] != ce {
+				t.Fatalf("Problems = %v, want the first to be %v", all, ce)
+			}
+			for i, p := range all {
+				if p.Line < 0 || p.Column < 0 || p.Msg == "" || strings.ContainsAny(p.Msg, "\r\n") {
+					t.Fatalf("bad error %#v", p)
+				}
+				if i > 0 && (p.Line < all[i-1].Line || p.Line == all[i-1].Line && p.Column < all[i-1].Column) {
+					t.Fatalf("mistakes out of the file's order: %v", err)
+				}
 			}
 			return
 		}
@@ -346,4 +360,170 @@ func FuzzParseConfig(f *testing.F) {
 			t.Fatalf("normalizing again changed the config:\n got  %+v\n want %+v", again, c)
 		}
 	})
+}
+
+// TestParseConfigEveryMistake: one run reports every mistake of a file, in
+// the file's order, each with its key path and position; a mistake that only
+// follows from another (a rule whose misspelt key left it asking for
+// nothing) is not reported twice.
+func TestParseConfigEveryMistake(t *testing.T) {
+	type mistake struct {
+		line, col int
+		path, msg string
+	}
+	tests := []struct {
+		name string
+		in   string
+		want []mistake
+	}{
+		{"the issue's list", yml(
+			"leads: alice",
+			"separaton: triple",
+			"contracts:",
+			"  chekcs: {unit-test: [test]}",
+			"escalation: {rejections: 99999999}"),
+			[]mistake{
+				{1, 8, "leads", "leads: expected a list, not a string"},
+				{2, 1, "separaton", `unknown key "separaton"; did you mean "separation"?`},
+				{4, 3, "contracts.chekcs", `contracts.chekcs: unknown key "chekcs"; did you mean "checks"?`},
+				{5, 26, "escalation.rejections", "escalation.rejections must be at most 100, not 99999999"},
+			}},
+		{"several in one list", yml("leads: [alice, bob smith, '@acme/', carol]"),
+			[]mistake{
+				{1, 16, "leads[2]", `leads: "bob smith" is not a GitHub login or an @org/team`},
+				{1, 27, "leads[3]", `leads: "@acme/" is not a GitHub login or an @org/team`},
+			}},
+		{"values and shapes together", yml(
+			"separation: strict",
+			"tasks: {track: sometimes, max_per_pr: 0}",
+			"verifiers: {bob: yes}"),
+			[]mistake{
+				{1, 13, "separation", `separation must be auto, triple or minimum, not "strict"`},
+				{2, 16, "tasks.track", `tasks.track must be all, milestoned or labeled, not "sometimes"`},
+				{2, 39, "tasks.max_per_pr", "tasks.max_per_pr must be at least 1, not 0"},
+				{3, 12, "verifiers", "verifiers: expected a list, not a mapping"},
+			}},
+		{"a misspelt key in a rule is reported once", yml(
+			"contracts:",
+			"  rules:",
+			"    - files: [a]",
+			"      unit_test: true",
+			"    - files: []",
+			"      e2e: soon"),
+			[]mistake{
+				{4, 7, "contracts.rules[1].unit_test", `contracts.rules[1].unit_test: unknown key "unit_test"; did you mean "unit-test"?`},
+				{5, 14, "contracts.rules[2].files", "contracts.rules: rule 2: files must list at least one pattern"},
+			}},
+		// The values of a section whose shape is wrong are checked once it is
+		// right: here the misspelt activity shows up in the next run.
+		{"nested shapes", yml(
+			"contracts:",
+			"  checks: {lint: golangci, unit-tests: [test]}",
+			"  apps: {test: [github-actions]}",
+			"  default_rules: maybe"),
+			[]mistake{
+				{2, 18, "contracts.checks.lint", "contracts.checks.lint: expected a list, not a string"},
+				{3, 16, "contracts.apps.test", "contracts.apps.test: expected a string, not a list"},
+				{4, 18, "contracts.default_rules", "contracts.default_rules: expected a boolean, not a string"},
+			}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseConfig([]byte(tc.in))
+			got := Problems(err)
+			if len(got) != len(tc.want) {
+				t.Fatalf("%d mistakes, want %d:\n%v", len(got), len(tc.want), err)
+			}
+			for i, w := range tc.want {
+				g := got[i]
+				if g.Line != w.line || g.Column != w.col || g.Path != w.path || !strings.Contains(g.Msg, w.msg) {
+					t.Errorf("mistake %d: %d:%d %q %q\nwant        %d:%d %q %q", i+1, g.Line, g.Column, g.Path, g.Msg, w.line, w.col, w.path, w.msg)
+				}
+			}
+			var first *ConfigError
+			if !errors.As(err, &first) || first != got[0] {
+				t.Errorf("errors.As finds %v, want the first mistake %v", first, got[0])
+			}
+		})
+	}
+}
+
+// TestParseConfigNearMisses: a misspelt key, anywhere, gets the key it
+// likely meant; one too far from any gets the keys that are there.
+func TestParseConfigNearMisses(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"separaton: auto\n", `unknown key "separaton"; did you mean "separation"?`},
+		{"lead: [alice]\n", `did you mean "leads"?`},
+		{"verifier: [bob]\n", `did you mean "verifiers"?`},
+		{"agent: {}\n", `did you mean "agents"?`},
+		{"task: {}\n", `did you mean "tasks"?`},
+		{"escalations: {}\n", `did you mean "escalation"?`},
+		{"contract: {}\n", `did you mean "contracts"?`},
+		{"goal: {}\n", `did you mean "goals"?`},
+		{"tasks: {trak: all}\n", `tasks.trak: unknown key "trak"; did you mean "track"?`},
+		{"tasks: {lable: x}\n", `did you mean "label"?`},
+		{"tasks: {ignore_label: [x]}\n", `did you mean "ignore_labels"?`},
+		{"tasks: {max_per_prs: 3}\n", `did you mean "max_per_pr"?`},
+		{"escalation: {rejection: 3}\n", `escalation.rejection: unknown key "rejection"; did you mean "rejections"?`},
+		{"escalation: {failed_attempt: 3}\n", `did you mean "failed_attempts"?`},
+		{"contracts: {app: {}}\n", `did you mean "apps"?`},
+		{"contracts: {status_creator: []}\n", `did you mean "status_creators"?`},
+		{"contracts: {contradiction: []}\n", `did you mean "contradictions"?`},
+		{"contracts: {advisry: []}\n", `did you mean "advisory"?`},
+		{"contracts: {skp: []}\n", `did you mean "skip"?`},
+		{"contracts: {rule: []}\n", `did you mean "rules"?`},
+		{"contracts: {default_rule: true}\n", `did you mean "default_rules"?`},
+		{"contracts: {critic: {}}\n", `did you mean "critics"?`},
+		{"contracts: {rules: [{file: [a], unit-test: true}]}\n", `contracts.rules[1].file: unknown key "file"; did you mean "files"?`},
+		{"contracts: {rules: [{files: [a], e2: deferred}]}\n", `did you mean "e2e"?`},
+		{"contracts: {rules: [{files: [a], critcs: [x]}]}\n", `did you mean "critics"?`},
+		{"goals: {integration: x}\n", `goals.integration: unknown key "integration" (goals has integration_check)`},
+		{"colour: red\n", `unknown key "colour" (the file has leads, verifiers, agents, separation, tasks, escalation, contracts, goals)`},
+		{"separation: tripel\n", `not "tripel"; did you mean "triple"?`},
+		{"tasks: {track: label}\n", `did you mean "labeled"?`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.in, func(t *testing.T) {
+			_, err := ParseConfig([]byte(tc.in))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestParseConfigCountRanges: counts are bounded, at both ends, and the
+// schema shows the same bounds.
+func TestParseConfigCountRanges(t *testing.T) {
+	tests := []struct {
+		in   string
+		want string // "" valid
+	}{
+		{"tasks: {max_per_pr: 1}\n", ""},
+		{"tasks: {max_per_pr: 100}\n", ""},
+		{"tasks: {max_per_pr: 101}\n", "tasks.max_per_pr must be at most 100, not 101"},
+		{"tasks: {max_per_pr: 0}\n", "tasks.max_per_pr must be at least 1, not 0"},
+		{"escalation: {rejections: 100, failed_attempts: 1}\n", ""},
+		{"escalation: {rejections: 101}\n", "escalation.rejections must be at most 100, not 101"},
+		{"escalation: {rejections: 99999999}\n", "escalation.rejections must be at most 100, not 99999999"},
+		{"escalation: {failed_attempts: 1000}\n", "escalation.failed_attempts must be at most 100, not 1000"},
+		{"escalation: {failed_attempts: 0}\n", "escalation.failed_attempts must be at least 1, not 0"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.in, func(t *testing.T) {
+			_, err := ParseConfig([]byte(tc.in))
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("got %v, want it valid", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("got %v, want %q", err, tc.want)
+			}
+		})
+	}
+	schema := string(ConfigSchema())
+	for path, r := range countRanges {
+		if !strings.Contains(schema, fmt.Sprintf(`"maximum": %d`, r.max)) || !strings.Contains(schema, fmt.Sprintf(`"minimum": %d`, r.min)) {
+			t.Errorf("the schema does not show %s's range %d..%d", path, r.min, r.max)
+		}
+	}
 }

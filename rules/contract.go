@@ -19,7 +19,7 @@ import (
 	"github.com/goccy/go-yaml/parser"
 )
 
-// ContractType says how a task's completion can be verified (seed 001).
+// ContractType says how a task's completion can be verified.
 type ContractType string
 
 // The contract types.
@@ -40,6 +40,10 @@ const (
 	ActUnitTest  = "unit-test"
 	ActE2E       = "e2e"
 	ActCritic    = "critic"
+	// ActCI is the repository's CI as it is: while contracts.checks is
+	// unset, this one criterion stands for typecheck, lint, unit-test and
+	// immediate e2e, and every trusted run on the head must pass.
+	ActCI = "ci"
 )
 
 // E2E timings.
@@ -122,13 +126,15 @@ const (
 	fromLead = "lead"
 )
 
-// GenerateContract writes a task's contract (seed 001's algorithm): its type,
+// GenerateContract writes a task's contract: its type,
 // from the task's words (Classify) unless in.Type forces one; for a
 // verifiable task, typecheck and lint, and what the file rules call for, for
 // each file the body names (ExpectedFiles) or the pull requests change; for
 // skip, typecheck and lint; for advisory, nothing. Criteria come one per
 // Key, each with up to 3 of the files that call for it, in the order
 // typecheck, lint, unit-test, e2e immediate, e2e deferred, critics by name.
+// While contracts.checks is unset (WholeCI), one ci criterion stands first
+// for typecheck, lint, unit-test and e2e immediate (foldCI).
 // An in.Type other than the three types is ignored (the task is classified).
 func GenerateContract(cfg ContractConfig, in ContractInput) Contract {
 	lines := proseLines(in.Body)
@@ -147,7 +153,25 @@ func GenerateContract(cfg ContractConfig, in ContractInput) Contract {
 	default:
 		c.Criteria = append(alwaysCriteria(), fileCriteriaFor(effectiveRules(cfg), unionFiles(c.Expected, in.Changed))...)
 	}
+	if cfg.WholeCI() && c.Type != Advisory {
+		c.Criteria = foldCI(c.Criteria)
+	}
 	return c
+}
+
+// foldCI replaces the criteria CI checks (typecheck, lint, unit-test, e2e
+// now) by one ci criterion, first: with contracts.checks unset no run is
+// named for an activity, and the repository's whole CI decides them all.
+// Deferred e2e and critics stay.
+func foldCI(cs []Criterion) []Criterion {
+	out := []Criterion{{Activity: ActCI, Description: "The repository's CI passes on the head"}}
+	for _, k := range cs {
+		if k.Activity == ActCI || (slices.Contains(CheckedActivities, k.Activity) && k.Timing != TimingDeferred) {
+			continue
+		}
+		out = append(out, k)
+	}
+	return out
 }
 
 // alwaysCriteria are the criteria of every contract that has any.
@@ -312,7 +336,7 @@ func keysNotIn(a, b []string, mark string) string {
 	return strings.Join(out, ", ")
 }
 
-// Classify says what type of contract a task gets from its words (seed 001):
+// Classify says what type of contract a task gets from its words:
 // skip if the title says one of cfg.Skip, else advisory if it says one of
 // cfg.Advisory; else the same for the body (its prose: not fenced code
 // blocks, block quotes or HTML comments, as issue templates have); else
@@ -354,7 +378,7 @@ func classifyLines(cfg ContractConfig, title string, body []string) (ContractTyp
 // maxContradictionLine bounds the line FindContradiction quotes, in characters.
 const maxContradictionLine = 200
 
-// FindContradiction finds the first of phrases that text says (seed 003),
+// FindContradiction finds the first of phrases that text says,
 // matched as Classify matches words but without inflections, in text's prose
 // (not fenced code blocks, block quotes or HTML comments). It returns the
 // phrase (as configured, single-spaced) and the line that says it, trimmed

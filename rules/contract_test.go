@@ -21,8 +21,24 @@ func contractKeys(c Contract) []string {
 	return keys
 }
 
-// defaultContracts are the contracts: settings of a repository without a config file.
-func defaultContracts() ContractConfig { return DefaultConfig().Contracts }
+// defaultContracts are the contracts: settings of a repository without a
+// config file, but with its CI's runs named (mappedConfig).
+func defaultContracts() ContractConfig { return mappedConfig().Contracts }
+
+// namedChecks maps each activity to a run of its own name (and unit-test to
+// test): a repository whose CI names its jobs after what they check.
+func namedChecks() map[string][]string {
+	return map[string][]string{"unit-test": {"test"}, "typecheck": {"typecheck"}, "lint": {"lint"}, "e2e": {"e2e"}}
+}
+
+// mappedConfig is the default configuration with contracts.checks set to
+// namedChecks: most tests here are about criteria mapped to named runs; those
+// about the whole CI (contracts.checks unset) use DefaultConfig.
+func mappedConfig() Config {
+	c := DefaultConfig()
+	c.Contracts.Checks = namedChecks()
+	return c
+}
 
 func TestClassify(t *testing.T) {
 	custom := defaultContracts()
@@ -34,7 +50,7 @@ func TestClassify(t *testing.T) {
 		want        ContractType
 		why         string
 	}{
-		// Seed 001's examples.
+		// The examples of the contract rules' design.
 		{"dark mode toggle", nil, "Add dark mode toggle to settings page", "", Verifiable, "no advisory or skip words"},
 		{"investigate slow API", nil, "Investigate slow API", "", Advisory, `"investigate" in the title`},
 		{"investigate why", nil, "Investigate why checkout API is slow", "", Advisory, `"investigate" in the title`},

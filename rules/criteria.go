@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// This file keeps a task's contract (DESIGN §3): written when the task is
+// This file keeps a task's contract (docs/design.md, Verification contracts): written when the task is
 // tracked, rewritten when the issue is edited before work starts, when its pull
 // requests' files call for other criteria, or by a lead's /contract; and its
 // criteria's results, from the CI runs on the pull requests' heads and the
@@ -49,10 +49,12 @@ func (d *decider) issueEdited() {
 }
 
 // fileCriteria are the criteria that a pull request's changed files call
-// for, beyond those of every contract (typecheck, lint).
+// for, beyond those of every contract (typecheck and lint, or ci).
 func (d *decider) fileCriteria(files []string) []Criterion {
 	c := GenerateContract(d.f.Config.Contracts, ContractInput{Type: Verifiable, Changed: files})
-	out := slices.DeleteFunc(c.Criteria, func(k Criterion) bool { return k.Activity == ActTypecheck || k.Activity == ActLint })
+	out := slices.DeleteFunc(c.Criteria, func(k Criterion) bool {
+		return k.Activity == ActTypecheck || k.Activity == ActLint || k.Activity == ActCI
+	})
 	if len(out) == 0 {
 		return nil // as a stored record has it
 	}
@@ -156,10 +158,12 @@ func filesNote(files []string, more int) string {
 	return s + ")"
 }
 
-// criterionRank orders criteria: typecheck, lint, unit-test, e2e now, e2e
+// criterionRank orders criteria: ci, typecheck, lint, unit-test, e2e now, e2e
 // deferred, critics (by name), anything else.
 func criterionRank(c Criterion) int {
 	switch {
+	case c.Activity == ActCI:
+		return -1
 	case c.Activity == ActTypecheck:
 		return 0
 	case c.Activity == ActLint:
@@ -241,15 +245,14 @@ func (d *decider) checkedPRs() []*LinkedPR {
 
 // criterionResult is what the runs and approvals say of criterion c.
 func (d *decider) criterionResult(c Criterion, prs []*LinkedPR) (Result, string, string, time.Time) {
-	cfg := d.f.Config.Contracts
 	switch {
 	case c.Activity == ActE2E && c.Timing == TimingDeferred:
 		return ResultDeferred, "deferred to the goal's integration check", "", time.Time{}
 	case c.Activity == ActCritic:
 		return d.criticResult(c.Critic, prs)
 	}
-	pats := cfg.Checks[c.Activity]
-	if len(pats) == 0 {
+	decide := d.checkedBy(c)
+	if decide == nil {
 		return ResultUnchecked, "no CI check counts for it (contracts.checks): the verifier checks it", "", time.Time{}
 	}
 	if len(prs) == 0 {
@@ -259,7 +262,7 @@ func (d *decider) criterionResult(c Criterion, prs []*LinkedPR) (Result, string,
 	var parts []string
 	for _, p := range prs {
 		where := fmt.Sprintf(" on #%d (%s)", p.Number, short(p.Head))
-		r, dt, u, a := ciResult(pats, p.Runs, where, d.distrust)
+		r, dt, u, a := decide(p.Runs, where)
 		switch {
 		case r == ResultFail && res != ResultFail:
 			res, detail, url, at = r, dt, u, a
@@ -278,6 +281,26 @@ func (d *decider) criterionResult(c Criterion, prs []*LinkedPR) (Result, string,
 		detail = strings.Join(parts, "; ")
 	}
 	return res, detail, url, at
+}
+
+// checkedBy returns what decides criterion c from one head's runs, nil when
+// no CI run counts for it: the whole CI (a ci criterion, or any criterion of
+// a checked activity while contracts.checks is unset), or the runs
+// contracts.checks names for its activity.
+func (d *decider) checkedBy(c Criterion) func(runs []CIRun, where string) (Result, string, string, time.Time) {
+	cfg := d.f.Config.Contracts
+	if c.Activity == ActCI || (cfg.WholeCI() && slices.Contains(CheckedActivities, c.Activity) && c.Timing != TimingDeferred) {
+		return func(runs []CIRun, where string) (Result, string, string, time.Time) {
+			return wholeCIResult(runs, where, d.distrust)
+		}
+	}
+	pats := cfg.Checks[c.Activity]
+	if len(pats) == 0 {
+		return nil
+	}
+	return func(runs []CIRun, where string) (Result, string, string, time.Time) {
+		return ciResult(pats, runs, where, d.distrust)
+	}
 }
 
 // distrust says why run counts for nothing on this task (Distrust), "".
@@ -372,9 +395,12 @@ func (d *decider) failAttempt(failed []Criterion, prs []*LinkedPR) {
 // (the first, if several; nil for a critic's).
 func (d *decider) failingPR(failed []Criterion, prs []*LinkedPR) *LinkedPR {
 	for _, c := range failed {
-		pats := d.f.Config.Contracts.Checks[c.Activity]
+		decide := d.checkedBy(c)
+		if decide == nil {
+			continue
+		}
 		for _, p := range prs {
-			if r, _, _, _ := ciResult(pats, p.Runs, "", d.distrust); r == ResultFail {
+			if r, _, _, _ := decide(p.Runs, ""); r == ResultFail {
 				return p
 			}
 		}

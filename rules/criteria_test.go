@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// The contract upkeep inside DecideTask (DESIGN §3): contracts written and
+// The contract upkeep inside DecideTask (docs/design.md, Verification contracts): contracts written and
 // rewritten, criteria results from CI runs and approvals, failed attempts,
 // flaky runs re-run green, the contradiction check, /contract and the
 // contract's say in /verify.
@@ -797,6 +797,20 @@ func noUnitChecks() Facts {
 	return f
 }
 
+// refusedFor checks that the decision refused a command with a reason that
+// says each of phrases.
+func refusedFor(phrases ...string) func(t *testing.T, d Decision) {
+	return func(t *testing.T, d Decision) {
+		t.Helper()
+		r := refusalReason(d)
+		for _, p := range phrases {
+			if !strings.Contains(r, p) {
+				t.Errorf("refusal %q lacks %q", r, p)
+			}
+		}
+	}
+}
+
 func TestContractVerify(t *testing.T) {
 	completed := func(runs []CIRun, files ...string) *Task { return fxFilesTask(Completed, runs, files...) }
 	critics := func(f *Facts) { f.Config.Contracts.Critics = map[string][]string{"frontend-critic": {"erin"}} }
@@ -816,17 +830,6 @@ func TestContractVerify(t *testing.T) {
 			}
 		}
 		return task
-	}
-	refusedFor := func(phrases ...string) func(t *testing.T, d Decision) {
-		return func(t *testing.T, d Decision) {
-			t.Helper()
-			r := refusalReason(d)
-			for _, p := range phrases {
-				if !strings.Contains(r, p) {
-					t.Errorf("refusal %q lacks %q", r, p)
-				}
-			}
-		}
 	}
 	tests := []eventCase{
 		{name: "unit-test pending: refused, naming it", task: completed(nil, "internal/form.go"), ev: fxComment("bob", "/verify"),
@@ -925,7 +928,7 @@ func TestContractCritics(t *testing.T) {
 }
 
 // ---------------------------------------------------------------------------
-// The contradiction check (seed 003).
+// The contradiction check.
 
 func TestContractContradiction(t *testing.T) {
 	const says = "Done. Deploying it needs human sign-off though."

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// The cast of the decide tests (DESIGN §1):
+// The cast of the decide tests (docs/design.md, Roles):
 //   - alice: the assignee, a builder from the moment she is assigned;
 //   - dave: the linked pull request's author (a builder of tasks with a PR);
 //   - carol: the approver of completed and verified tasks;
@@ -26,7 +26,7 @@ const (
 
 var fxLeads = []string{"lead", "@acme/leads"}
 
-// fxIDs are the cast's account ids. People are ids (DESIGN §1): the tests
+// fxIDs are the cast's account ids. People are ids (docs/design.md, Roles): the tests
 // build every person with u, so that the rules compare ids, not logins.
 var fxIDs = map[string]int64{
 	"lead": 1001, "alice": 1002, "bob": 1003, "carol": 1004, "dave": 1005,
@@ -79,9 +79,10 @@ func fxPerson(login string) Person {
 	return Person{Eligible: true}
 }
 
-// fxFacts are the facts for an event by actor: default config, a team of 3.
+// fxFacts are the facts for an event by actor: default config (with named
+// checks, mappedConfig), a team of 3.
 func fxFacts(actor string) Facts {
-	return Facts{Config: DefaultConfig(), Actor: fxPerson(actor), TeamSize: 3, Leads: fxLeads}
+	return Facts{Config: mappedConfig(), Actor: fxPerson(actor), TeamSize: 3, Leads: fxLeads}
 }
 
 // fxTask makes a task in state s, with a history that got it there. Without a
@@ -388,7 +389,7 @@ func isBuilderIn(task *Task, login string) bool {
 }
 
 // ---------------------------------------------------------------------------
-// Commands (DESIGN §6) as a matrix of state x command x actor.
+// Commands (docs/design.md, Commands) as a matrix of state x command x actor.
 
 // fxRoles is what the fixture of fxTask makes of login (independently of the
 // code under test).
@@ -418,7 +419,7 @@ func (r fxRoles) String() string {
 	return "eligible-other"
 }
 
-// forceArgs splits /force-complete's arguments as DESIGN writes them:
+// forceArgs splits /force-complete's arguments as docs/design.md writes them:
 // OVERRIDE <reason>.
 func forceArgs(args string) (word, reason string) {
 	f := strings.Fields(args)
@@ -429,7 +430,7 @@ func forceArgs(args string) (word, reason string) {
 }
 
 // fxRefusals lists, for command c by someone with roles r on a task in state
-// s, every reason DESIGN gives to refuse it, as a key phrase the refusal must
+// s, every reason docs/design.md gives to refuse it, as a key phrase the refusal must
 // contain (any one of them: which is given first is the code's choice). None
 // means the command is accepted. Separation is auto in a team of 3.
 func fxRefusals(withPR bool, s State, c Command, r fxRoles) []string {
@@ -457,7 +458,7 @@ func fxRefusals(withPR bool, s State, c Command, r fxRoles) []string {
 		need(!r.builder, "built")
 		need(r.eligible, "write permission")
 		need(!r.approver, "approved this")
-	case CmdReject: // verifier (DESIGN §1: never a builder nor an approver): completed -> in-progress, a reason required
+	case CmdReject: // verifier (docs/design.md, Roles: never a builder nor an approver): completed -> in-progress, a reason required
 		need(c.Args != "", "reason is required")
 		need(s == Completed, "`completed`")
 		need(!r.builder, "built")
@@ -887,7 +888,7 @@ func TestDecideTaskCommands(t *testing.T) {
 }
 
 // ---------------------------------------------------------------------------
-// Events (DESIGN §2's table and enforcement).
+// Events (docs/design.md, The task lifecycle table and enforcement).
 
 type eventCase struct {
 	name  string
@@ -1436,7 +1437,7 @@ func TestDecideTaskSeparation(t *testing.T) {
 	runEventCases(t, tests)
 }
 
-// Renamed accounts (DESIGN §1: identity is the numeric user id). An account
+// Renamed accounts (docs/design.md, Roles: identity is the numeric user id). An account
 // keeps its id through a rename; a login given up can be taken by someone
 // else, with another id. Separation follows the id, never the login.
 func TestDecideTaskRenamedAccounts(t *testing.T) {

@@ -93,7 +93,7 @@ type PRFacts struct {
 	// Outsider: its author may not build here (no write permission, and not
 	// an agent whose pilot has it). Such a pull request links only to a task
 	// its author (or their agent's pilot) is assigned to; to any other it is
-	// nothing: it moves, blocks and voids nothing (DESIGN §2).
+	// nothing: it moves, blocks and voids nothing (docs/design.md, The task lifecycle).
 	Outsider bool `json:"outsider,omitempty"`
 	// Assignees are its assignees: the people an agent's pull request is
 	// assigned to are the humans behind it (its default pilots).
@@ -171,6 +171,10 @@ const (
 	// EffectCreateLabel creates the repository label Label, one countersign
 	// owns, with its colour and description (someone deleted it).
 	EffectCreateLabel EffectKind = "create-label"
+	// EffectEnsureLabels makes the repository have Labels, labels countersign
+	// owns, with their colours, creating those it does not know to exist (a
+	// repository countersign starts tracking).
+	EffectEnsureLabels EffectKind = "ensure-labels"
 )
 
 // Effect is one change to make on GitHub.
@@ -224,7 +228,7 @@ type Notice struct {
 	Task  int        `json:"task"`
 	Actor string     `json:"actor,omitempty"`
 	// ActorID is the id of the account Actor is the login of (0: unknown):
-	// replies to one person are bounded (DESIGN §5).
+	// replies to one person are bounded (docs/design.md, What people see).
 	ActorID int64 `json:"actor_id,omitempty"`
 	// Once: a reply posted at most once by design (a pull request's refused
 	// links), not counted against its person's share.

@@ -9,8 +9,7 @@ import (
 // proofpack` prints it): a change that is not purely additive gets a new one.
 const EvidenceSchema = "countersign.proofpack/v1"
 
-// Evidence is the proof that a task is done, or of how far it got (seed 004's
-// proofpack): who built it, who approved and who verified it and when, with
+// Evidence is the proof that a task is done, or of how far it got: who built it, who approved and who verified it and when, with
 // their notes; each criterion of its contract with its result and the run or
 // status that decided it; the rejections, failed attempts and a lead's
 // overrides. The verification check run shows it for each task its pull

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// GoalState is a goal's lifecycle state (DESIGN §4, seed 000); each is carried
+// GoalState is a goal's lifecycle state (docs/design.md, Goals); each is carried
 // on the goal issue as one label.
 type GoalState string
 
@@ -367,7 +367,7 @@ type GoalDecision struct {
 // has no goal yet: GoalMilestoneSeen, or a task added to it, creates one in
 // GoalOpen). g is not modified; the decision carries the new record.
 //
-// Transitions (DESIGN §4): open → active when a task first reaches
+// Transitions (docs/design.md, Goals): open → active when a task first reaches
 // in-progress; active → pending-verify when every task (at least one) becomes
 // verified; pending-verify → active when a task is added or leaves verified,
 // or on a lead's /reject-goal; pending-verify → verified when a lead closes the
@@ -894,7 +894,7 @@ func listTasks(ts []GoalTask) string {
 	return s
 }
 
-// Stats are a goal's gate statistics (seed 002).
+// Stats are a goal's gate statistics.
 type Stats struct {
 	Total   int          // every task, dropped ones included
 	ByState []StateCount // every task state, in lifecycle order

@@ -561,7 +561,7 @@ func TestDecideGoal(t *testing.T) {
 	}
 }
 
-// TestGoalConfirmationFlow follows seed 000's goal confirmation flow and its
+// TestGoalConfirmationFlow follows the goal confirmation flow and its
 // integration failure at goal level.
 func TestGoalConfirmationFlow(t *testing.T) {
 	var g *Goal
@@ -918,7 +918,7 @@ func (s *gxSim) event() (GoalEvent, GoalFacts) {
 	return ev, f
 }
 
-// gxAllowedMoves are the transitions of DESIGN §4 (and this package's
+// gxAllowedMoves are the transitions of docs/design.md, Goals (and this package's
 // decisions on reopened milestones and removed tasks).
 var gxAllowedMoves = map[[2]GoalState]bool{
 	{"", GoalOpen}:                         true,

@@ -13,7 +13,7 @@ type HelpEntry struct {
 	Why   string `json:"why,omitempty"` // why not, when !May
 }
 
-// commandUsage is how each command is written (DESIGN §6).
+// commandUsage is how each command is written (docs/design.md, Commands).
 var commandUsage = map[CommandName]string{
 	CmdStart: "/start", CmdSubmit: "/submit [summary]", CmdApprove: "/approve",
 	CmdVerify: "/verify [notes]", CmdReject: "/reject <reason>", CmdStatus: "/status", CmdHelp: "/help",

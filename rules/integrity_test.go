@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// Table tests for the defences of DESIGN §1 and §2 that rules decides:
+// Table tests for the defences of docs/design.md (Roles, The task lifecycle) that rules decides:
 // default pilots of agents, outsiders' pull requests, closed issues, and who
 // the failed-attempt escalation tells.
 

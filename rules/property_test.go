@@ -25,7 +25,7 @@ func propPerson(login string) Person {
 	return Person{Eligible: true}
 }
 
-// propRelaxed reports whether f lets an approver verify (DESIGN §1).
+// propRelaxed reports whether f lets an approver verify (docs/design.md, Roles).
 func propRelaxed(f Facts) bool {
 	switch f.Config.Separation {
 	case SeparationMinimum:
@@ -36,7 +36,7 @@ func propRelaxed(f Facts) bool {
 	return false
 }
 
-// propAllowedBack are the backward moves of DESIGN §2.
+// propAllowedBack are the backward moves of docs/design.md, The task lifecycle.
 var propAllowedBack = map[[2]State]bool{
 	{Review, InProgress}:    true, // changes requested
 	{Completed, InProgress}: true, // /reject
@@ -65,6 +65,9 @@ type propSeq struct {
 func newPropSeq(seed uint64) *propSeq {
 	s := &propSeq{seed: seed, r: rand.New(rand.NewPCG(seed, seed*0x9e3779b97f4a7c15)), prs: map[int]*PRFacts{}}
 	s.cfg = DefaultConfig()
+	if seed%4 < 2 { // named runs on half the seeds, the whole CI on the others (no draw: the sequences stay as they were)
+		s.cfg.Contracts.Checks = namedChecks()
+	}
 	s.cfg.Escalation.Rejections = 1 + s.r.IntN(3)
 	s.cfg.Escalation.FailedAttempts = 1 + s.r.IntN(4)
 	if s.r.IntN(2) == 0 {
@@ -241,6 +244,9 @@ func (s *propSeq) ciEvent(ev *Event, n int) {
 	} else {
 		r.Status, r.State = true, s.pick("success", "success", "failure")
 		r.Creator = u(s.pick("ci-bot", "alice", "dave", "erin", "bob", "copilot[bot]"))
+	}
+	if s.runID%5 == 0 { // every fifth result is unfinished (no draw)
+		r.Conclusion, r.State = "", map[bool]string{false: "in_progress", true: "pending"}[r.Status]
 	}
 	p.Runs, _ = MergeRun(p.Runs, r)
 	ev.Kind, ev.Actor, ev.PR = PRChecked, u("ci"), copyPR(p)
@@ -480,12 +486,12 @@ func checkStep(cur, next *Task, ev Event, f Facts, d Decision, ps *propState) er
 		}
 	}
 	// (h) an outsider's pull request that the task does not link, and whose
-	// author is not assigned to it, moves nothing (DESIGN §2).
+	// author is not assigned to it, moves nothing (docs/design.md, The task lifecycle).
 	if ev.PR != nil && ev.PR.Outsider && ev.Kind != Commented && cur != nil && !containsUser(cur.Assignees, ev.PR.Author) {
 		return fmt.Errorf("an outsider's pull request #%d changed the task", ev.PR.Number)
 	}
-	// (i) a CI criterion passes only on results from trusted sources (DESIGN
-	// §3): for each check name it counts, a passing run on a checked pull
+	// (i) a CI criterion passes only on results from trusted sources
+	// (docs/design.md, Verification contracts): for each check name it counts, a passing run on a checked pull
 	// request's head that no builder posted and a GitHub App created.
 	if err := checkTrustedPasses(next, f); err != nil {
 		return err
@@ -523,6 +529,12 @@ func checkTrustedPasses(next *Task, f Facts) error {
 		}
 	}
 	for _, c := range next.Contract.Criteria {
+		if c.Result == ResultPass && len(heads) > 0 && (c.Activity == ActCI || f.Config.Contracts.WholeCI() && slices.Contains(CheckedActivities, c.Activity) && c.Timing != TimingDeferred) {
+			if err := checkWholeCIPass(c, heads, f, next); err != nil {
+				return err
+			}
+			continue
+		}
 		pats := f.Config.Contracts.Checks[c.Activity]
 		if c.Result != ResultPass || c.Activity == ActCritic || len(pats) == 0 || len(heads) == 0 {
 			continue
@@ -535,6 +547,28 @@ func checkTrustedPasses(next *Task, f Facts) error {
 					return fmt.Errorf("criterion %s passed without a trusted passing %q on #%d: runs %+v", c.Key(), pat, p.Number, p.Runs)
 				}
 			}
+		}
+	}
+	return nil
+}
+
+// checkWholeCIPass checks that criterion c, decided by the whole CI, passed
+// only with a trusted passing run on every head and no trusted run there
+// failed or unfinished.
+func checkWholeCIPass(c Criterion, heads []LinkedPR, f Facts, next *Task) error {
+	for _, p := range heads {
+		passed := false
+		for _, r := range p.Runs {
+			if Distrust(f.Config.Contracts, r, next.IsBuilder) != "" || r.neutral() {
+				continue
+			}
+			if r.Result() != ResultPass {
+				return fmt.Errorf("criterion %s passed with the trusted run %q %s on #%d", c.Key(), r.Name, r.Outcome(), p.Number)
+			}
+			passed = true
+		}
+		if !passed {
+			return fmt.Errorf("criterion %s passed without a trusted passing run on #%d: runs %+v", c.Key(), p.Number, p.Runs)
 		}
 	}
 	return nil

@@ -30,7 +30,16 @@ func Relaxations(was, next Config) []string {
 	} else if extra := added(was.Leads, next.Leads); len(extra) > 0 {
 		add("leads: gains %s (leads may override verification)", strings.Join(extra, ", "))
 	}
+	switch wasWhole, nextWhole := was.Contracts.WholeCI(), next.Contracts.WholeCI(); {
+	case wasWhole && !nextWhole:
+		add("contracts.checks is set: only the runs it names count, no longer every CI run on the head (an activity it does not list is left to the verifier)")
+	case !wasWhole && nextWhole:
+		add("contracts.checks is removed: the named runs are no longer required; any CI on the head counts (at least one run, all passed)")
+	}
 	for _, a := range slices.Sorted(maps.Keys(was.Contracts.Checks)) {
+		if next.Contracts.WholeCI() {
+			break // said above
+		}
 		before, after := was.Contracts.Checks[a], next.Contracts.Checks[a]
 		switch {
 		case len(before) > 0 && len(after) == 0:

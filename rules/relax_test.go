@@ -7,7 +7,7 @@ import (
 
 func TestRelaxations(t *testing.T) {
 	base := func() Config {
-		c := DefaultConfig()
+		c := mappedConfig()
 		c.Separation = SeparationTriple
 		c.Verifiers = []string{"dave"}
 		c.Leads = []string{"carol"}
@@ -30,6 +30,7 @@ func TestRelaxations(t *testing.T) {
 		{"leads emptied", func(c *Config) { c.Leads = nil }, "leads: is emptied"},
 		{"an activity unmapped", func(c *Config) { c.Contracts.Checks = map[string][]string{"lint": {"lint"}} }, "typecheck no longer maps to a check"},
 		{"a wildcard check", func(c *Config) { c.Contracts.Checks["unit-test"] = []string{"*"} }, "unit-test now counts * (a wildcard)"},
+		{"named runs dropped for the whole CI", func(c *Config) { c.Contracts.Checks = nil }, "contracts.checks is removed: the named runs are no longer required"},
 		{"default rules dropped", func(c *Config) { c.Contracts.DefaultRules = false }, "default_rules becomes false"},
 		{"an app unpinned", func(c *Config) { c.Contracts.Apps = nil }, "test is no longer pinned to github-actions"},
 		{"status creators emptied", func(c *Config) { c.Contracts.StatusCreators = nil }, "status_creators is emptied"},
@@ -55,6 +56,29 @@ func TestRelaxations(t *testing.T) {
 			}
 			if len(got) == 0 || !strings.Contains(strings.Join(got, "\n"), tc.want) {
 				t.Fatalf("Relaxations = %q, want one saying %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// From the whole CI (contracts.checks unset) to named runs: only those
+// count then, and an activity not listed is the verifier's.
+func TestRelaxationsFromWholeCI(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		checks map[string][]string
+		want   string
+	}{
+		{"unset stays unset", nil, ""},
+		{"named runs", namedChecks(), "contracts.checks is set: only the runs it names count"},
+		{"nothing named", map[string][]string{}, "contracts.checks is set"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			next := DefaultConfig()
+			next.Contracts.Checks = tc.checks
+			got := strings.Join(Relaxations(DefaultConfig(), next), "\n")
+			if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
+				t.Fatalf("Relaxations = %q, want %q", got, tc.want)
 			}
 		})
 	}

@@ -26,7 +26,7 @@ func ConfigSchema() []byte {
 	root["$schema"] = "https://json-schema.org/draft/2020-12/schema"
 	root["$id"] = SchemaID
 	root["title"] = ConfigPath
-	root["description"] = "countersign's per-repository configuration (DESIGN §7). Every key is optional; a key given replaces its default as a whole, null keeps it."
+	root["description"] = "countersign's per-repository configuration (docs/configuration.md). Every key is optional; a key given replaces its default as a whole, null keeps it."
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
@@ -96,7 +96,11 @@ func valueSchema(path string, t reflect.Type, def reflect.Value) map[string]any 
 		// so does the parser: the schema must not refuse them.
 		s = map[string]any{"type": []string{"string", "number", "boolean"}}
 	case reflect.Int:
-		s = map[string]any{"type": "integer", "minimum": 1}
+		r, ok := countRanges[path]
+		if !ok {
+			panic(fmt.Sprintf("configuration schema: no range for the count %s (countRanges)", path))
+		}
+		s = map[string]any{"type": "integer", "minimum": r.min, "maximum": r.max}
 	case reflect.Bool:
 		s = map[string]any{"type": "boolean"}
 	case reflect.Slice:

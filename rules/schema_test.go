@@ -3,13 +3,16 @@ package rules_test
 import (
 	"bytes"
 	"flag"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
-	"github.com/countersign/countersign/app/scenario"
+	"github.com/countersign/countersign/internal/scenario"
 	"github.com/countersign/countersign/rules"
 	"github.com/goccy/go-yaml"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -68,22 +71,30 @@ func schemaErr(t testing.TB, s *jsonschema.Schema, file string) error {
 	return s.Validate(inst)
 }
 
-// examples are every configuration file shown in README.md and in the
-// scenarios of testdata.
+// examples are every configuration file shown in README.md and docs/*.md, and
+// in the scenarios of testdata.
 func examples(t *testing.T) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	readme, err := os.ReadFile("../README.md")
+	pages, err := filepath.Glob("../docs/*.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, m := range regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllSubmatch(readme, -1) {
-		out["README.md yaml block "+string(rune('1'+i))] = string(m[1])
+	for _, page := range append([]string{"../README.md"}, pages...) {
+		b, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, m := range regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllSubmatch(b, -1) {
+			out[fmt.Sprintf("%s yaml block %d", strings.TrimPrefix(page, "../"), i+1)] = string(m[1])
+		}
 	}
-	if len(out) == 0 {
-		t.Fatal("no yaml block in README.md")
+	for _, page := range []string{"README.md", "docs/configuration.md"} {
+		if !slices.ContainsFunc(slices.Collect(maps.Keys(out)), func(k string) bool { return strings.HasPrefix(k, page+" ") }) {
+			t.Fatalf("no yaml block in %s", page)
+		}
 	}
-	names, err := filepath.Glob("../testdata/scenarios/*.scenario")
+	names, err := filepath.Glob("../internal/scenarios/*.scenario")
 	if err != nil || len(names) == 0 {
 		t.Fatalf("no scenarios: %v", err)
 	}
@@ -111,7 +122,7 @@ func TestSchemaAgreesWithTheParser(t *testing.T) {
 	s := compileSchema(t)
 	good := examples(t)
 	for _, c := range []string{
-		// DESIGN §7's example.
+		// A full configuration, every key at its documented default.
 		`leads: [alice, "@acme/leads"]
 verifiers: []
 agents: {}

@@ -15,7 +15,7 @@ import (
 // State is a task's lifecycle state; each is carried on GitHub as one label.
 type State string
 
-// The task states, in lifecycle order (DESIGN §2).
+// The task states, in lifecycle order (docs/design.md, The task lifecycle).
 const (
 	Pending    State = "pending"
 	Assigned   State = "assigned"

@@ -9,7 +9,7 @@ import (
 
 // User is a GitHub account. Its ID is who it is; its Login is only how it is
 // shown: accounts get renamed, and a login given up is free for someone else
-// to take (DESIGN §1). ID is 0 when GitHub did not say (a login named in the
+// to take (docs/design.md, Roles). ID is 0 when GitHub did not say (a login named in the
 // configuration, a record from before ids were kept).
 type User struct {
 	ID    int64  `json:"id,omitempty"`

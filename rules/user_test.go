@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// People are ids; a login is only how someone is shown (DESIGN §1).
+// People are ids; a login is only how someone is shown (docs/design.md, Roles).
 func TestUserIs(t *testing.T) {
 	tests := []struct {
 		name string

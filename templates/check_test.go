@@ -12,7 +12,7 @@ import (
 	"github.com/countersign/countersign/rules"
 )
 
-// exampleTask is seed 000's login form as it stands once verified: built by
+// exampleTask is the login form as it stands once verified: built by
 // alice (with bob as co-author), rejected once by dave, fixed, approved by
 // carol, its contract passed by GitHub Actions, verified by dave.
 func exampleTask() *rules.Task {
@@ -58,8 +58,9 @@ func exampleTask() *rules.Task {
 const exampleCard = "https://github.com/acme/app/issues/11#issuecomment-2090001"
 
 // golden compares got with testdata/name (rewritten with -update) and checks
-// that README.md shows it, in a fenced block of the given language.
-func golden(t *testing.T, name, lang, got string) {
+// that doc (a page of the documentation, from the repository's root) shows it,
+// in a fenced block of the given language.
+func golden(t *testing.T, name, doc, lang, got string) {
 	t.Helper()
 	path := filepath.Join("testdata", name)
 	if *update {
@@ -74,16 +75,16 @@ func golden(t *testing.T, name, lang, got string) {
 	if string(want) != got {
 		t.Fatalf("%s differs (regenerate with go test ./templates -update):\n%s", path, got)
 	}
-	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	page, err := os.ReadFile(filepath.Join("..", filepath.FromSlash(doc)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if block := "```" + lang + "\n" + strings.TrimRight(got, "\n") + "\n```"; !strings.Contains(string(readme), block) {
-		t.Errorf("README.md does not show %s as it is now: put this in it:\n%s", path, block)
+	if block := "```" + lang + "\n" + strings.TrimRight(got, "\n") + "\n```"; !strings.Contains(string(page), block) {
+		t.Errorf("%s does not show %s as it is now: put this in it:\n%s", doc, path, block)
 	}
 }
 
-// The verification check's text, as README shows it: the evidence chain.
+// The verification check's text, as docs/design.md shows it: the evidence chain.
 func TestCheckTextExample(t *testing.T) {
 	task := exampleTask()
 	pr := &rules.PullRequest{Repo: task.Repo, Links: []int{task.Number}, PRFacts: rules.PRFacts{Number: 12, Head: task.PRs[0].Head, Open: true}}
@@ -103,10 +104,10 @@ func TestCheckTextExample(t *testing.T) {
 			t.Errorf("check text lacks %q", want)
 		}
 	}
-	golden(t, "check-example.md", "markdown", text)
+	golden(t, "check-example.md", "docs/design.md", "markdown", text)
 }
 
-// countersign proofpack's JSON, as README shows it.
+// countersign proofpack's JSON, as docs/commands.md shows it.
 func TestProofpackExample(t *testing.T) {
 	ev := rules.EvidenceOf(exampleTask())
 	ev.Card = exampleCard
@@ -114,7 +115,7 @@ func TestProofpackExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "proofpack-example.json", "json", string(b)+"\n")
+	golden(t, "proofpack-example.json", "docs/commands.md", "json", string(b)+"\n")
 }
 
 // The check text fits GitHub's limit whatever the tasks hold.

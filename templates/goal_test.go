@@ -20,7 +20,7 @@ func at(min int) time.Time {
 	return time.Date(2025, 5, 6, 9, 0, 0, 0, time.UTC).Add(time.Duration(min) * time.Minute)
 }
 
-// exampleGoal is seed 000's goal confirmation flow, played through
+// exampleGoal is the goal confirmation flow, played through
 // rules.DecideGoal: three tasks verified (one after a rejection, one by a
 // lead's /skip-verify), the goal rejected by the lead for CSS conflicts, a fix
 // task in review after a failed CI run, and an advisory task awaiting the

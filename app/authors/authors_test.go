@@ -9,7 +9,7 @@ import (
 
 	"github.com/bradleyfalzon/ghinstallation/v2"
 	"github.com/countersign/countersign/app/authors"
-	"github.com/countersign/countersign/app/githubtest"
+	"github.com/countersign/countersign/internal/githubtest"
 	"github.com/shurcooL/githubv4"
 )
 

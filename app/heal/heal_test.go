@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/bradleyfalzon/ghinstallation/v2"
-	"github.com/countersign/countersign/app/githubtest"
 	"github.com/countersign/countersign/app/heal"
 	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/internal/githubtest"
 	"github.com/google/go-github/v60/github"
 	"github.com/prometheus/client_golang/prometheus"
 )

@@ -1,5 +1,5 @@
 // Package pace paces one GitHub installation's writes under GitHub's
-// secondary rate limits (DESIGN §9): about 80 content-generating requests a
+// secondary rate limits (docs/cost.md): about 80 content-generating requests a
 // minute and 500 an hour.
 //
 // A Bucket hands out grants (moments at which one write may be sent) so that

@@ -16,7 +16,7 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/countersign/countersign"
-	"github.com/countersign/countersign/app/githubtest"
+	"github.com/countersign/countersign/internal/githubtest"
 )
 
 func TestManifest(t *testing.T) {

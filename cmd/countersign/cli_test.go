@@ -18,7 +18,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/countersign/countersign/app/githubtest"
+	"github.com/countersign/countersign/internal/githubtest"
 )
 
 // Every command and subcommand answers -h, --help and -help on stdout with
@@ -55,6 +55,18 @@ func TestHelpEverywhere(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("help created files: %v", entries)
+	}
+}
+
+// `countersign demo`, with any flags, says in one line how to run the demo
+// binary, which carries the fake GitHub this binary leaves out.
+func TestDemoPointsAtItsBinary(t *testing.T) {
+	for _, args := range [][]string{{"demo"}, {"demo", "-list"}, {"demo", "-v", "escalation"}} {
+		var out, errb bytes.Buffer
+		code := run(args, &out, &errb)
+		if code != 2 || out.Len() != 0 || strings.Count(errb.String(), "\n") != 1 || !strings.Contains(errb.String(), "go run ./cmd/countersign-demo") {
+			t.Errorf("countersign %s: exit %d, stdout %q, stderr %q", strings.Join(args, " "), code, out.String(), errb.String())
+		}
 	}
 }
 

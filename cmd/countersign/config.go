@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -17,8 +16,10 @@ const configLong = `Checks a repository's .github/countersign.yml with the parse
 or prints the file's JSON Schema (rules/countersign.schema.json) for editors.`
 
 const configCheckLong = `Checks FILE ("-": the standard input) as countersign does when it reads
-.github/countersign.yml: it prints "FILE: valid", or the problem as
-FILE:LINE:COLUMN: message, the verdict the countersign/config check run gives.
+.github/countersign.yml: it prints "FILE: valid", or every mistake, one a
+line, as FILE:LINE:COLUMN: message (the message starts with the key's path,
+e.g. contracts.rules[2].files, and suggests the key or value you may have
+meant): the verdict the countersign/config check run gives.
 The exit code is 0 when the file is valid, 1 when it is invalid or cannot be
 read, 2 on a usage error.`
 
@@ -79,19 +80,32 @@ func configCheck(name string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if _, err := rules.ParseConfig(data); err != nil {
-		var ce *rules.ConfigError
-		switch {
-		case !errors.As(err, &ce):
-			fmt.Fprintf(stdout, "%s: %v\n", name, err)
-		case ce.Line > 0 && ce.Column > 0:
-			fmt.Fprintf(stdout, "%s:%d:%d: %s\n", name, ce.Line, ce.Column, ce.Msg)
-		case ce.Line > 0:
-			fmt.Fprintf(stdout, "%s:%d: %s\n", name, ce.Line, ce.Msg)
-		default:
-			fmt.Fprintf(stdout, "%s: %s\n", name, ce.Msg)
+		for _, line := range problemLines(name, err) {
+			fmt.Fprintln(stdout, line)
 		}
 		return 1
 	}
 	fmt.Fprintf(stdout, "%s: valid\n", name)
 	return 0
+}
+
+// problemLines places each mistake ParseConfig reported in file name:
+// "name:LINE:COLUMN: message", one a line, in the file's order.
+func problemLines(name string, err error) []string {
+	problems := rules.Problems(err)
+	if len(problems) == 0 {
+		return []string{fmt.Sprintf("%s: %v", name, err)}
+	}
+	out := make([]string, len(problems))
+	for i, ce := range problems {
+		switch {
+		case ce.Line > 0 && ce.Column > 0:
+			out[i] = fmt.Sprintf("%s:%d:%d: %s", name, ce.Line, ce.Column, ce.Msg)
+		case ce.Line > 0:
+			out[i] = fmt.Sprintf("%s:%d: %s", name, ce.Line, ce.Msg)
+		default:
+			out[i] = fmt.Sprintf("%s: %s", name, ce.Msg)
+		}
+	}
+	return out
 }

@@ -30,7 +30,12 @@ func TestConfigCheck(t *testing.T) {
 		{"empty", "", 0, "FILE: valid\n"},
 		{"a typo in an activity", "leads: [alice]\ncontracts:\n  checks: {unit-tests: [test]}\n", 1,
 			`FILE:3:12: contracts.checks: "unit-tests" is not an activity CI checks (unit-test, typecheck, lint, e2e); did you mean "unit-test"?` + "\n"},
-		{"an unknown key", "separaton: triple\n", 1, `FILE:1:1: unknown key "separaton"` + "\n"},
+		{"an unknown key", "separaton: triple\n", 1, `FILE:1:1: unknown key "separaton"; did you mean "separation"?` + "\n"},
+		{"every mistake at once", "leads: alice\nseparaton: triple\ncontracts:\n  chekcs: {unit-test: [test]}\nescalation: {rejections: 99999999}\n", 1,
+			"FILE:1:8: leads: expected a list, not a string\n" +
+				`FILE:2:1: unknown key "separaton"; did you mean "separation"?` + "\n" +
+				`FILE:4:3: contracts.chekcs: unknown key "chekcs"; did you mean "checks"?` + "\n" +
+				"FILE:5:26: escalation.rejections must be at most 100, not 99999999\n"},
 		{"too large", strings.Repeat("#", 1<<20+1), 1, "FILE: file is larger than 1048576 bytes\n"},
 	}
 	for _, tt := range tests {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,11 +17,14 @@ import (
 
 func init() { addCommand(newContract) }
 
-const contractLong = `Writes the verification contract countersign gives a task (DESIGN §3): its
+const contractLong = `Writes the verification contract countersign gives a task (docs/design.md): its
 type and why, the files its body names, and each criterion with the CI checks
 (or the critic's reviewers) that count for it. -files are the files its pull
 requests change. FILE "-" is the standard input. Without -config, the built-in
-defaults apply; with it, that .github/countersign.yml.
+defaults apply: no contracts.checks, so one "ci" criterion stands for
+typecheck, lint, unit tests and end-to-end tests now, met when every check run
+and status on the head from a trusted source has passed. With -config, that
+.github/countersign.yml applies.
 The exit code is 1 if a file cannot be read or the configuration is invalid.`
 
 // contractStdin is where "-" reads from (a variable for the tests).
@@ -83,6 +87,8 @@ func (f contractFlags) usageError(args []string) string {
 	switch {
 	case len(args) > 0:
 		return fmt.Sprintf("unexpected argument %q", args[0])
+	case strings.TrimSpace(f.title) == "":
+		return "-title is required: the issue's title decides the contract's type"
 	case f.body != "" && f.bodyFile != "":
 		return "give -body or -body-file, not both"
 	case f.bodyFile == "-" && f.filesFrom == "-":
@@ -142,18 +148,10 @@ func readInput(path string) ([]byte, error) {
 	return os.ReadFile(path)
 }
 
-// configError places a configuration error in the file it is in.
+// configError places each configuration mistake in the file it is in, one
+// a line.
 func configError(path string, err error) error {
-	var ce *rules.ConfigError
-	switch {
-	case !errors.As(err, &ce):
-		return fmt.Errorf("%s: %w", path, err)
-	case ce.Line <= 0:
-		return fmt.Errorf("%s: %s", path, ce.Msg)
-	case ce.Column <= 0:
-		return fmt.Errorf("%s:%d: %s", path, ce.Line, ce.Msg)
-	}
-	return fmt.Errorf("%s:%d:%d: %s", path, ce.Line, ce.Column, ce.Msg)
+	return errors.New(strings.Join(problemLines(path, err), "\n"))
 }
 
 // writeContract writes c as a checklist.
@@ -193,6 +191,9 @@ func countsFor(cfg rules.Config, k rules.Criterion) string {
 			return fmt.Sprintf("checked with the goal: %s on the default branch", ic)
 		}
 		return "checked with the goal: no goals.integration_check configured"
+	}
+	if k.Activity == rules.ActCI || cfg.Contracts.WholeCI() && slices.Contains(rules.CheckedActivities, k.Activity) {
+		return "checks: every check run and status on the head from a trusted source (contracts.checks unset)"
 	}
 	if checks := cfg.Contracts.Checks[k.Activity]; len(checks) > 0 {
 		return "checks: " + strings.Join(checks, ", ")

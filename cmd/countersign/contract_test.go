@@ -44,6 +44,7 @@ func TestContractCommand(t *testing.T) {
 		"    docs-critic: ['@alice', '@acme/writers']",
 		"goals: {integration_check: nightly-e2e}",
 	}, "\n"))
+	named := writeFile(t, "named.yml", "contracts:\n  checks: {unit-test: [test], typecheck: [typecheck], lint: [lint], e2e: [e2e]}\n")
 	body := writeFile(t, "body.md", "Change `rules/contract.go` and docs/guide.md.\n<!-- not web/App.tsx -->\n")
 	files := writeFile(t, "files.txt", "api/users.go\n\n  README.md  \n")
 	tests := []struct {
@@ -53,6 +54,16 @@ func TestContractCommand(t *testing.T) {
 		want  []string // lines of the output, in order
 	}{
 		{"seed example", "", []string{"-title", "Add dark mode toggle to settings page",
+			"-files", "src/components/DarkModeToggle.tsx, src/pages/settings.tsx"}, []string{
+			"type: verifiable (no advisory or skip words)",
+			"expected files: none named in the body",
+			"criteria:",
+			"- [ ] ci — The repository's CI passes on the head",
+			"      checks: every check run and status on the head from a trusted source (contracts.checks unset)",
+			"- [ ] critic:frontend-critic — frontend-critic approves (src/components/DarkModeToggle.tsx, src/pages/settings.tsx)",
+			"      reviewers: any counted approval",
+		}},
+		{"seed example, the CI's runs named", "", []string{"-title", "Add dark mode toggle to settings page", "-config", named,
 			"-files", "src/components/DarkModeToggle.tsx, src/pages/settings.tsx"}, []string{
 			"type: verifiable (no advisory or skip words)",
 			"expected files: none named in the body",
@@ -95,7 +106,7 @@ func TestContractCommand(t *testing.T) {
 			`type: skip ("docs" in the title)`,
 			"expected files: README.md",
 		}},
-		{"files from stdin", "a.go\nb.go\n", []string{"-title", "Parser", "-files-from", "-"}, []string{
+		{"files from stdin", "a.go\nb.go\n", []string{"-title", "Parser", "-config", named, "-files-from", "-"}, []string{
 			"- [ ] unit-test — Unit tests pass (a.go, b.go)",
 		}},
 	}
@@ -132,7 +143,7 @@ func TestContractCommandJSON(t *testing.T) {
 	for _, k := range c.Criteria {
 		keys = append(keys, k.Key())
 	}
-	want := []string{"typecheck", "lint", "unit-test", "e2e:immediate", "critic:frontend-critic"}
+	want := []string{"ci", "critic:frontend-critic"}
 	if c.Type != rules.Verifiable || c.From != "auto" || c.At.IsZero() || !slices.Equal(keys, want) ||
 		!slices.Equal(c.Expected, []string{"src/pages/settings.tsx"}) {
 		t.Errorf("contract %+v, criteria %q", c, keys)
@@ -148,11 +159,11 @@ func TestContractCommandErrors(t *testing.T) {
 		want string
 	}{
 		{"bad config", []string{"-title", "x", "-config", bad}, 1, bad + `:4:12: contracts.rules: rule 1: e2e must be immediate or deferred, not "soon"`},
-		{"missing config", []string{"-config", filepath.Join(t.TempDir(), "nope.yml")}, 1, "-config: open"},
-		{"missing body file", []string{"-body-file", filepath.Join(t.TempDir(), "nope.md")}, 1, "-body-file: open"},
+		{"missing config", []string{"-title", "x", "-config", filepath.Join(t.TempDir(), "nope.yml")}, 1, "-config: open"},
+		{"missing body file", []string{"-title", "x", "-body-file", filepath.Join(t.TempDir(), "nope.md")}, 1, "-body-file: open"},
 		{"bad type", []string{"-title", "x", "-type", "maybe"}, 2, `-type must be verifiable, advisory or skip, not "maybe"`},
-		{"body twice", []string{"-body", "x", "-body-file", "y"}, 2, "give -body or -body-file, not both"},
-		{"stdin twice", []string{"-body-file", "-", "-files-from", "-"}, 2, "cannot both read the standard input"},
+		{"body twice", []string{"-title", "x", "-body", "x", "-body-file", "y"}, 2, "give -body or -body-file, not both"},
+		{"stdin twice", []string{"-title", "x", "-body-file", "-", "-files-from", "-"}, 2, "cannot both read the standard input"},
 		{"an argument", []string{"-title", "x", "extra"}, 2, `unexpected argument "extra"`},
 		{"unknown flag", []string{"-titel", "x"}, 2, "flag provided but not defined: -titel"},
 	}

@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/countersign/countersign/app/githubtest"
 	"github.com/countersign/countersign/app/store/redistest"
+	"github.com/countersign/countersign/internal/githubtest"
 	"github.com/countersign/countersign/templates"
 )
 

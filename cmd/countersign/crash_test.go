@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/countersign/countersign/app/githubtest"
+	"github.com/countersign/countersign/internal/githubtest"
 	"github.com/countersign/countersign/templates"
 )
 

@@ -1,169 +1,28 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"io"
-	"io/fs"
-	"os"
-	"os/signal"
-	"path/filepath"
-	"sort"
-	"strings"
-	"syscall"
-	"text/tabwriter"
-	"time"
-
 	"github.com/spf13/cobra"
-
-	"github.com/countersign/countersign/app/scenario"
-	"github.com/countersign/countersign/testdata/scenarios"
 )
-
-// defaultDemo is the scenario listed as the default; without an argument
-// `countersign demo` plays defaultDemos: seed 000's simple workflow, then its
-// two-rejection escalation.
-const defaultDemo = "simple"
-
-var defaultDemos = []string{defaultDemo, "escalation"}
 
 func init() { addCommand(newDemo) }
 
-const demoLong = `A scenario is a workflow story (people, issues, PRs, reviews, /verify ...)
-played against a fake GitHub and a real countersign bot, both in this
-process, with every expectation in it checked. NAME is a built-in scenario
-(without one: %q, then "escalation"); FILE is a .scenario file (format:
-testdata/scenarios/README.md). -list lists the built-in scenarios.
-The exit code is 1 if an expectation is not met.`
+// demoMoved says where the demo went: it is a binary of its own, so that the
+// fake GitHub and the story player it needs stay out of this one.
+const demoMoved = "the demo is its own binary: from a clone, run go run ./cmd/countersign-demo [-v] [-list] [NAME | FILE]"
 
 func newDemo(c *cli) *cobra.Command {
-	var list, verbose bool
-	cmd := &cobra.Command{
-		Use:   "demo [-v] [NAME | FILE]",
-		Short: "play a workflow scenario against a fake GitHub (-list: the scenarios)",
-		Long:  fmt.Sprintf(demoLong, defaultDemo),
+	return &cobra.Command{
+		Use:                "demo",
+		Long:               demoMoved + ".",
+		Short:              "moved: go run ./cmd/countersign-demo (the workflow scenarios against a fake GitHub)",
+		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 1 || (list && len(args) > 0) {
-				return usageErrorf("give one scenario, or -list alone (try: countersign demo -h)")
+			for _, a := range args {
+				if a == "-h" || a == "--help" || a == "-help" {
+					return cmd.Help()
+				}
 			}
-			if list {
-				return exitCode(demoList(c.stdout, c.stderr))
-			}
-			return exitCode(demo(args, verbose, c.stdout, c.stderr))
+			return usageErrorf("%s", demoMoved)
 		},
 	}
-	cmd.Flags().BoolVar(&list, "list", false, "list the built-in scenarios")
-	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "write the bot's logs (JSON) to stderr")
-	return cmd
-}
-
-// demo plays the scenarios args name (without one: the default ones).
-func demo(args []string, verbose bool, stdout, stderr io.Writer) int {
-	names := defaultDemos
-	if len(args) == 1 {
-		names = args
-	}
-	var plays []*scenario.Scenario
-	for _, name := range names {
-		sc, err := loadScenario(name)
-		if err != nil {
-			fmt.Fprintf(stderr, "countersign demo: %v\n", err)
-			return 2
-		}
-		plays = append(plays, sc)
-	}
-
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
-	defer cancel()
-	var logs io.Writer
-	if verbose {
-		logs = stderr
-	}
-	for i, sc := range plays {
-		if i > 0 {
-			fmt.Fprintln(stdout)
-		}
-		// Each scenario on a fresh repository and bot: issue numbers start at 1.
-		if code := playOne(ctx, sc, logs, stdout, stderr); code != 0 {
-			return code
-		}
-	}
-	return 0
-}
-
-func playOne(ctx context.Context, sc *scenario.Scenario, logs, stdout, stderr io.Writer) int {
-	rig, err := scenario.NewRig(ctx, scenario.RigOptions{LogWriter: logs})
-	if err != nil {
-		fmt.Fprintf(stderr, "countersign demo: %v\n", err)
-		return 1
-	}
-	defer rig.Close()
-	if err := sc.Play(ctx, rig, stdout); err != nil {
-		fmt.Fprintf(stderr, "\ncountersign demo: %v\n", err)
-		return 1
-	}
-	return 0
-}
-
-// loadScenario reads a scenario file (a path, or a name ending in
-// .scenario that exists on disk) or a built-in scenario by name.
-func loadScenario(arg string) (*scenario.Scenario, error) {
-	pathLike := strings.ContainsRune(arg, '/') || strings.ContainsRune(arg, filepath.Separator)
-	if pathLike || strings.HasSuffix(arg, ".scenario") {
-		f, err := os.Open(arg)
-		if err == nil {
-			defer f.Close()
-			return scenario.Parse(arg, f)
-		}
-		if pathLike || !errors.Is(err, fs.ErrNotExist) {
-			return nil, err
-		}
-	}
-	file := strings.TrimSuffix(arg, ".scenario") + ".scenario"
-	if _, err := fs.Stat(scenarios.Files, file); err != nil {
-		return nil, fmt.Errorf("no scenario %q (see countersign demo -list, or give a .scenario file)", arg)
-	}
-	return scenario.ParseFile(scenarios.Files, file)
-}
-
-// demoNames lists the built-in scenarios: the workflow examples first, then
-// the attacks, each group by name.
-func demoNames() []string {
-	files, _ := fs.Glob(scenarios.Files, "*.scenario")
-	names := make([]string, 0, len(files))
-	for _, f := range files {
-		names = append(names, strings.TrimSuffix(f, ".scenario"))
-	}
-	sort.Slice(names, func(i, j int) bool {
-		ai, aj := strings.HasPrefix(names[i], "attack-"), strings.HasPrefix(names[j], "attack-")
-		if ai != aj {
-			return aj
-		}
-		return names[i] < names[j]
-	})
-	return names
-}
-
-func demoList(stdout, stderr io.Writer) int {
-	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "Built-in scenarios (play one with: countersign demo NAME):")
-	code := 0
-	for _, name := range demoNames() {
-		sc, err := scenario.ParseFile(scenarios.Files, name+".scenario")
-		if err != nil {
-			fmt.Fprintf(stderr, "countersign demo: %v\n", err)
-			code = 1
-			continue
-		}
-		title := sc.Title
-		if name == defaultDemo {
-			title += " (default)"
-		}
-		fmt.Fprintf(w, "  %s\t%s\n", name, title)
-	}
-	w.Flush()
-	return code
 }

@@ -13,13 +13,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/countersign/countersign/app/githubtest"
 	"github.com/countersign/countersign/app/store/redistest"
+	"github.com/countersign/countersign/internal/githubtest"
 	"github.com/redis/go-redis/v9"
 )
 
 // Healing and reconciliation, end to end through `countersign serve`
-// (DESIGN §8, invariants 4 and 6): GitHub never retries a failed delivery.
+// (docs/design.md, What countersign guarantees, invariants 4 and 6): GitHub never retries a failed delivery.
 
 const healRepo = "acme/widgets"
 

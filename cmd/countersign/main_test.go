@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/countersign/countersign/app/githubtest"
+	"github.com/countersign/countersign/internal/githubtest"
 )
 
 // The test binary doubles as the countersign command when this is set, so the

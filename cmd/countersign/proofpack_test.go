@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/countersign/countersign/app/githubtest"
+	"github.com/countersign/countersign/internal/githubtest"
 	"github.com/countersign/countersign/rules"
 )
 
@@ -72,8 +72,17 @@ func TestProofpack(t *testing.T) {
 		}
 		if ev.Schema != rules.EvidenceSchema || ev.Source != tc.source || ev.State != rules.Verified ||
 			ev.Verification == nil || ev.Verification.By.Login != "bob" || ev.Verification.Notes != "tried it: works" ||
-			len(ev.Approvals) != 1 || ev.Approvals[0].By.Login != "carol" || !strings.Contains(ev.Card, "#issuecomment-") {
+			len(ev.Approvals) != 1 || ev.Approvals[0].By.Login != "carol" {
 			t.Fatalf("%s: evidence %+v", tc.source, ev)
+		}
+		// From the store, offline: no card URL (GitHub is not asked). From the
+		// card: its URL. Standard error says which.
+		wantCard, wantSaid := "", "the record of acme/widgets#1 comes from the store ("+data+")"
+		if tc.source == "card" {
+			wantCard, wantSaid = "#issuecomment-", "comes from its task card on GitHub (http"
+		}
+		if !strings.Contains(ev.Card, wantCard) || (wantCard == "") != (ev.Card == "") || !strings.Contains(stderr, wantSaid) {
+			t.Fatalf("%s: card %q, stderr %q; want %q and %q", tc.source, ev.Card, stderr, wantCard, wantSaid)
 		}
 	}
 
@@ -92,5 +101,18 @@ func TestProofpack(t *testing.T) {
 	}
 	if _, stderr, code := proofpack("acme/widgets"); code != 2 || !strings.Contains(stderr, "owner/repo#N") && !strings.Contains(stderr, "arg") {
 		t.Fatalf("a bad reference: exit %d, %q", code, stderr)
+	}
+
+	// Offline: the store alone needs none of the App's settings.
+	for _, env := range []string{"GITHUB_APP_ID", "GITHUB_PRIVATE_KEY", "GITHUB_WEBHOOK_SECRET"} {
+		t.Setenv(env, "")
+	}
+	t.Setenv("GITHUB_API_URL", "http://127.0.0.1:1/") // nothing listens there
+	if ev, stderr, code := proofpack("--data", data); code != 0 || ev.Source != "store" || !strings.Contains(stderr, "comes from the store") {
+		t.Fatalf("offline: exit %d, source %q, stderr %q", code, ev.Source, stderr)
+	}
+	// Without a store, GitHub is the only source: its settings are asked for.
+	if _, stderr, code := proofpack(); code != 2 || !strings.Contains(stderr, "needs the App's settings: GITHUB_APP_ID (--app-id) is not set") {
+		t.Fatalf("no store, no settings: exit %d, stderr %q", code, stderr)
 	}
 }

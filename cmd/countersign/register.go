@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -22,8 +23,15 @@ const registerLong = `Registers countersign as a GitHub App with GitHub's App ma
 it serves a page on this machine whose button posts app.yml (with your webhook
 URL) to GitHub; you confirm there, GitHub sends you back, and countersign
 exchanges the code for the App's id, private key and webhook secret and writes
-them to DIR (each file 0600): app-id, private-key.pem, webhook-secret. It then
-prints the command that runs countersign with them.
+them to DIR (each file 0600): app-id, private-key.pem, webhook-secret. DIR is
+by default outside any checkout, under your configuration directory:
+countersign/APP-NAME in $XDG_CONFIG_HOME (else ~/.config) on Linux,
+~/Library/Application Support on macOS. It then prints the command that runs
+countersign with them.
+
+It warns (and goes on) when GitHub could not reach the webhook URL: a loopback,
+private or link-local address, a name that resolves only inside a network
+(.local, .internal, ...), plain http, or a path other than /webhook.
 
 For GitHub Enterprise Server set --github-url https://HOST (GITHUB_URL); the
 API is then https://HOST/api/v3/ unless --github-api-url says otherwise.`
@@ -54,6 +62,13 @@ func newRegister(c *cli) *cobra.Command {
 			if opts.WebhookURL == "" {
 				return usageErrorf("--webhook-url is required: the https://HOST/webhook address where GitHub can reach countersign")
 			}
+			if opts.Dir == "" {
+				dir, err := register.DefaultDir(opts.Manifest, opts.Name)
+				if err != nil {
+					return failed(err)
+				}
+				opts.Dir = dir
+			}
 			dir, err := filepath.Abs(opts.Dir)
 			if err != nil {
 				return failed(err)
@@ -63,7 +78,14 @@ func newRegister(c *cli) *cobra.Command {
 			if err != nil {
 				return usageErrorf("%v", err)
 			}
+			for _, w := range register.WebhookWarnings(opts.WebhookURL, isGitHubDotCom(opts.GitHubURL)) {
+				fmt.Fprintf(c.stderr, "warning: %s\n", w)
+			}
+			if root := register.GitCheckout(dir); root != "" {
+				fmt.Fprintf(c.stderr, "warning: %s is inside the git checkout %s: keep the App's private key out of commits (.gitignore it, or choose a --dir outside)\n", dir, root)
+			}
 			fmt.Fprintf(c.stdout, "Open %s in your browser and press the button (waiting up to an hour; Ctrl-C stops).\n", flow.URL())
+			fmt.Fprintf(c.stdout, "The App's id, private key and webhook secret will be written to %s.\n", dir)
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
 			ctx, cancel := context.WithTimeout(ctx, time.Hour)
@@ -80,7 +102,7 @@ func newRegister(c *cli) *cobra.Command {
 	fs.StringVar(&opts.WebhookURL, "webhook-url", "", "where GitHub sends deliveries: https://HOST/webhook (required)")
 	fs.StringVar(&opts.Name, "name", "", `the App's name (default app.yml's "countersign"; names are unique on GitHub)`)
 	fs.StringVar(&opts.Org, "org", "", "register the App under this organization (default: your own account)")
-	fs.StringVar(&opts.Dir, "dir", "countersign-app", "directory for app-id, private-key.pem and webhook-secret")
+	fs.StringVar(&opts.Dir, "dir", "", "directory for app-id, private-key.pem and webhook-secret (default: countersign/APP-NAME in your configuration directory)")
 	fs.StringVar(&opts.GitHubURL, "github-url", "https://github.com", "GitHub's web address; GitHub Enterprise Server: https://HOST [GITHUB_URL]")
 	fs.StringVar(&opts.APIURL, "github-api-url", "", "GitHub's REST API (default: from --github-url) [GITHUB_API_URL]")
 	fs.StringVar(&opts.Listen, "listen", "127.0.0.1:0", "address of the local page")
@@ -108,6 +130,13 @@ Run countersign with it:
 On Kubernetes (deploy/kubernetes), the files are the secret's keys:
   kubectl create secret generic countersign --from-file=%s
 `, res.Slug, res.AppID, strings.Join(res.Files, ", "), res.HTMLURL, api, res.AppID, q(key), q(secret), q(opts.Dir))
+}
+
+// isGitHubDotCom reports whether webURL is github.com (not a GitHub
+// Enterprise Server, which may sit inside the webhook's network).
+func isGitHubDotCom(webURL string) bool {
+	u, err := url.Parse(webURL)
+	return err == nil && strings.EqualFold(u.Hostname(), "github.com")
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.

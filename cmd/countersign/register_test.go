@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -16,7 +17,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign"
-	"github.com/countersign/countersign/app/githubtest"
+	"github.com/countersign/countersign/internal/githubtest"
 )
 
 // countersign register end to end against the fake GitHub: the local page's
@@ -30,18 +31,8 @@ func TestRegisterEndToEnd(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "app")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := command(ctx, []string{"GITHUB_URL=" + strings.TrimRight(gh.URL(), "/"), "GITHUB_API_URL=" + gh.URL()},
+	cmd, out, stderr := startCommand(ctx, t, []string{"GITHUB_URL=" + strings.TrimRight(gh.URL(), "/"), "GITHUB_API_URL=" + gh.URL()},
 		"register", "--webhook-url", "https://cs.example.com/webhook", "--dir", dir, "--org", "acme")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr lockedBuffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	out := bufio.NewReader(stdout)
 	first, err := out.ReadString('\n')
 	if err != nil {
 		t.Fatalf("no first line: %v; stderr %q", err, stderr.String())
@@ -137,4 +128,71 @@ func TestRegisterRefuses(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(dir, "private-key.pem")); string(b) != "old" {
 		t.Fatal("an existing key was overwritten")
 	}
+}
+
+// Without --dir, register writes under the user's configuration directory
+// (outside the checkout) and says where; a webhook URL GitHub cannot reach is
+// warned about on stderr, and register goes on.
+func TestRegisterDefaultDirAndWarnings(t *testing.T) {
+	cfg := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd, out, stderr := startCommand(ctx, t, []string{"XDG_CONFIG_HOME=" + cfg}, "register", "--webhook-url", "http://localhost:8080/hooks")
+	defer func() {
+		cancel()
+		cmd.Wait()
+	}()
+	for _, want := range []string{"Open http://127.0.0.1:", "will be written to " + filepath.Join(cfg, "countersign", "countersign") + "."} {
+		line, err := out.ReadString('\n')
+		if err != nil || !strings.Contains(line, want) {
+			t.Fatalf("line %q (%v), want %q; stderr %q", line, err, want, stderr.String())
+		}
+	}
+	// The warnings were written before the first line; the copy from the pipe
+	// may lag behind it.
+	wants := []string{"warning: localhost is this machine (loopback)", "warning: the webhook URL is http, not https", "warning: the webhook URL's path is /hooks"}
+	deadline := time.Now().Add(10 * time.Second)
+	for !containsAll(stderr.String(), wants) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !containsAll(stderr.String(), wants) {
+		t.Fatalf("stderr %q lacks %q", stderr.String(), wants)
+	}
+
+	// The default directory is checked like --dir: an existing file stops it.
+	dir := filepath.Join(cfg, "countersign", "countersign-acme")
+	os.MkdirAll(dir, 0o700)
+	os.WriteFile(filepath.Join(dir, "private-key.pem"), []byte("old"), 0o600)
+	var o, e lockedBuffer
+	t.Setenv("XDG_CONFIG_HOME", cfg)
+	if code := run([]string{"register", "--name", "countersign-acme", "--webhook-url", "https://cs.example.com/webhook"}, &o, &e); code != 2 ||
+		!strings.Contains(e.String(), filepath.Join(dir, "private-key.pem")+" exists") {
+		t.Fatalf("exit %d, stderr %q", code, e.String())
+	}
+}
+
+func containsAll(s string, subs []string) bool {
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			return false
+		}
+	}
+	return true
+}
+
+// startCommand starts countersign with args in a process of its own, its
+// standard output to read line by line and its standard error collected.
+func startCommand(ctx context.Context, t *testing.T, env []string, args ...string) (*exec.Cmd, *bufio.Reader, *lockedBuffer) {
+	t.Helper()
+	cmd := command(ctx, env, args...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, bufio.NewReader(stdout), stderr
 }

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/countersign/countersign/app/githubtest"
 	"github.com/countersign/countersign/app/store/redistest"
+	"github.com/countersign/countersign/internal/githubtest"
 )
 
 // Two bot processes on one Redis, fed one stream of events for many tasks

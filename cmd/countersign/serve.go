@@ -28,12 +28,7 @@ A missing or invalid setting stops it at start with one line naming it.`,
 		Args: cobra.NoArgs,
 	}
 	table := app.SettingsTable()
-	flags := make(map[string]*string, len(table))
-	for _, s := range table {
-		// The help shows the documented default, never a variable's value
-		// (some are secrets).
-		flags[s.Env] = cmd.Flags().String(s.Flag, s.Default, s.Help+" ["+s.Env+"]")
-	}
+	flags := addSettingFlags(cmd.Flags(), table, nil)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		values := settingValues(c, cmd.Flags(), table, flags)
 		st, err := app.ResolveSettings(values)
@@ -45,13 +40,13 @@ A missing or invalid setting stops it at start with one line naming it.`,
 	return cmd
 }
 
-// settingValues is each setting's value: its flag when given, else its
-// environment variable when set, else its default.
+// settingValues is each setting's value: its flag when given (the command
+// has it), else its environment variable when set, else its default.
 func settingValues(c *cli, fs *pflag.FlagSet, table []app.Setting, flags map[string]*string) map[string]string {
 	values := make(map[string]string, len(table))
 	for _, s := range table {
 		switch {
-		case fs.Changed(s.Flag):
+		case flags[s.Env] != nil && fs.Changed(s.Flag):
 			values[s.Env] = *flags[s.Env]
 		case c.getenv(s.Env) != "":
 			values[s.Env] = c.getenv(s.Env)

@@ -1,0 +1,74 @@
+package decide
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/countersign/countersign/app/deliveries"
+	"github.com/countersign/countersign/app/fault"
+	"github.com/countersign/countersign/app/gh"
+	"github.com/countersign/countersign/app/records"
+	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/rules"
+)
+
+// decideCheck works out the verification check of a pull request from the
+// tasks it closes.
+func (p *Decider) decideCheck(ctx context.Context, cd deliveries.CheckPayload, d *store.Delivery) (store.Commit, error) {
+	pr, err := records.LoadPR(ctx, p.store, cd.Repo, cd.Number)
+	if err != nil {
+		return store.Commit{}, err
+	}
+	var recs map[string][]byte
+	if pr == nil {
+		// Lost with the store: the task that asks still has a gate to keep in
+		// step (invariant 5), so the pull request is read again and recorded.
+		if pr, recs, err = p.rebuildPR(ctx, cd); err != nil || pr == nil {
+			return store.Commit{}, err
+		}
+	}
+	if (!pr.Open && !pr.Merged) || pr.Head == "" {
+		return store.Commit{Records: recs}, nil
+	}
+	tasks := make([]*rules.Task, len(pr.Links))
+	for i, n := range pr.Links {
+		if tasks[i], err = records.LoadTask(ctx, p.store, cd.Repo, n); err != nil {
+			return store.Commit{}, err
+		}
+	}
+	check := rules.CheckFor(pr, tasks)
+	w, err := records.CommitFor(cd.Installation, d, nil, []rules.Effect{{Kind: rules.EffectCheck, Repo: cd.Repo, Number: cd.Number, SHA: pr.Head, Check: &check}})
+	w.Records = recs
+	return w, err
+}
+
+// rebuildPR reads pull request cd.Number from GitHub and returns its record
+// and the records to write for it (itself, and its head's index). nil if it
+// is gone.
+func (p *Decider) rebuildPR(ctx context.Context, cd deliveries.CheckPayload) (*rules.PullRequest, map[string][]byte, error) {
+	c, err := p.gh.Installation(cd.Installation)
+	if err != nil {
+		return nil, nil, fault.Permanent(err)
+	}
+	gpr, _, err := c.PullRequests.Get(ctx, gh.OwnerOf(cd.Repo), gh.NameOf(cd.Repo), cd.Number)
+	if fault.IsStatus(err, 404) || fault.IsStatus(err, 410) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("read pull request #%d: %w", cd.Number, err)
+	}
+	pr, err := p.pullRecord(ctx, c, cd.Installation, cd.Repo, gpr, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := json.Marshal(pr)
+	if err != nil {
+		return nil, nil, err
+	}
+	w := store.Commit{Records: map[string][]byte{records.PRKey(cd.Repo, cd.Number): b}}
+	if err := p.indexHead(ctx, &w, nil, pr); err != nil {
+		return nil, nil, err
+	}
+	return pr, w.Records, nil
+}

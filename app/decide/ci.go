@@ -1,0 +1,197 @@
+package decide
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+
+	"github.com/countersign/countersign/app/deliveries"
+	"github.com/countersign/countersign/app/fault"
+	"github.com/countersign/countersign/app/gh"
+	"github.com/countersign/countersign/app/lookup"
+	"github.com/countersign/countersign/app/records"
+	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/rules"
+	"github.com/google/go-github/v60/github"
+)
+
+// This file takes in CI results: check runs and commit statuses are the verify
+// commands' exit codes (seed 002). A result arrives under its repository's
+// key; it is handed, as an internal CI delivery (package deliveries), to each open pull request
+// whose head it is about, under that pull request's key; there it is recorded
+// with the pull request and, when a result that some contract counts changed,
+// fanned out to the tasks the pull request closes (rules.PRChecked).
+
+// ciRead is what the last read of a head's CI results saw: the check suites
+// all of whose runs were complete (no clock is compared: replicas' clocks
+// differ).
+type ciRead struct {
+	Suites []int64 `json:"suites"`
+}
+
+func (p *Decider) onCheckRun(ctx context.Context, d *store.Delivery, e *github.CheckRunEvent) (store.Commit, error) {
+	inst, repo, cr := e.GetInstallation().GetID(), e.GetRepo().GetFullName(), e.GetCheckRun()
+	if inst == 0 || repo == "" || cr.GetHeadSHA() == "" || p.gh.OwnApp(cr.GetApp()) {
+		return store.Commit{}, nil
+	}
+	run := lookup.CheckRunOf(cr)
+	var prs []int
+	for _, pr := range cr.PullRequests {
+		if pr.GetBase().GetRepo().GetID() == e.GetRepo().GetID() || pr.GetBase().GetRepo() == nil {
+			prs = append(prs, pr.GetNumber())
+		}
+	}
+	at := cr.GetCompletedAt().Time
+	if at.IsZero() {
+		at = cr.GetStartedAt().Time
+	}
+	return p.toPulls(ctx, inst, repo, cr.GetHeadSHA(), prs, d, deliveries.CIPayload{Run: &run, At: deliveries.EventTime(at, d)})
+}
+
+func (p *Decider) onCheckSuite(ctx context.Context, d *store.Delivery, e *github.CheckSuiteEvent) (store.Commit, error) {
+	inst, repo, cs := e.GetInstallation().GetID(), e.GetRepo().GetFullName(), e.GetCheckSuite()
+	if inst == 0 || repo == "" || cs.GetHeadSHA() == "" || p.gh.OwnApp(cs.GetApp()) {
+		return store.Commit{}, nil
+	}
+	var prs []int
+	for _, pr := range cs.PullRequests {
+		prs = append(prs, pr.GetNumber())
+	}
+	return p.toPulls(ctx, inst, repo, cs.GetHeadSHA(), prs, d, deliveries.CIPayload{Read: true, Suite: cs.GetID(), At: deliveries.EventTime(cs.GetUpdatedAt().Time, d)})
+}
+
+func (p *Decider) onStatus(ctx context.Context, d *store.Delivery, e *github.StatusEvent) (store.Commit, error) {
+	inst, repo := e.GetInstallation().GetID(), e.GetRepo().GetFullName()
+	if inst == 0 || repo == "" || e.GetSHA() == "" || e.GetContext() == "" {
+		return store.Commit{}, nil
+	}
+	// The status event's sender is the status's creator.
+	run := rules.CIRun{Name: e.GetContext(), Status: true, ID: e.GetID(), State: e.GetState(), URL: e.GetTargetURL(),
+		At: e.GetUpdatedAt().UTC(), Creator: gh.User(e.GetSender())}
+	return p.toPulls(ctx, inst, repo, e.GetSHA(), nil, d, deliveries.CIPayload{Run: &run, At: deliveries.EventTime(e.GetUpdatedAt().Time, d)})
+}
+
+// toPulls hands a CI result to every open pull request whose head is sha: those
+// the webhook names and those the head index knows (statuses name none, nor do
+// check runs on forks' pull requests).
+func (p *Decider) toPulls(ctx context.Context, inst int64, repo, sha string, prs []int, d *store.Delivery, cd deliveries.CIPayload) (store.Commit, error) {
+	var known []int
+	if _, err := records.Load(ctx, p.store, records.HeadKey(repo, sha), &known); err != nil {
+		return store.Commit{}, err
+	}
+	var w store.Commit
+	for _, n := range union(prs, known) {
+		cd.Installation, cd.Repo, cd.Number, cd.Head = inst, repo, n, sha
+		w.Enqueue = append(w.Enqueue, deliveries.Derived(fmt.Sprintf("%s/ci/%d", d.ID, n), deliveries.CI, rules.TaskKey(repo, n), cd))
+	}
+	return w, nil
+}
+
+// decideCI records CI results on a pull request's head and tells the tasks it
+// closes when a result their contracts count changed.
+func (p *Decider) decideCI(ctx context.Context, cd deliveries.CIPayload, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
+	pr, err := records.LoadPR(ctx, p.store, cd.Repo, cd.Number)
+	if err != nil || pr == nil || !pr.Open || pr.Head != cd.Head {
+		return store.Commit{}, err // an old head's result, or a pull request countersign does not follow
+	}
+	c, err := p.gh.Installation(cd.Installation)
+	if err != nil {
+		return store.Commit{}, fault.Permanent(err)
+	}
+	runs, changed := pr.Runs, false
+	var readAt []byte // what this read of the head's CI results saw, to record
+	switch {
+	case cd.Read:
+		// A burst of suites completing on one head is read once: a read that
+		// saw every run of this suite complete saw what it announces.
+		var last ciRead
+		if b, err := p.store.Get(ctx, records.CIReadKey(cd.Repo, cd.Number, cd.Head)); err == nil {
+			if json.Unmarshal(b, &last) == nil && cd.Suite != 0 && slices.Contains(last.Suites, cd.Suite) {
+				return store.Commit{}, nil
+			}
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return store.Commit{}, fmt.Errorf("read %s: %w", records.CIReadKey(cd.Repo, cd.Number, cd.Head), err)
+		}
+		var done []int64
+		if runs, done, err = p.look.CIRuns(ctx, c, cd.Repo, cd.Head); err != nil {
+			return store.Commit{}, err
+		}
+		readAt, _ = json.Marshal(ciRead{Suites: done}) // plain data: cannot fail
+		for _, r := range pr.Runs {                    // a status read now is at least as new as one recorded
+			runs, _ = rules.MergeRun(runs, r)
+		}
+		changed = !slices.Equal(runs, pr.Runs)
+	case cd.Run != nil:
+		runs, changed = rules.MergeRun(pr.Runs, *cd.Run)
+	}
+	if !changed {
+		return recordRead(store.Commit{}, cd, readAt), nil
+	}
+	cfg, err := p.look.Config(ctx, c, cd.Repo, log)
+	if err != nil {
+		return store.Commit{}, err
+	}
+	counted := !slices.Equal(rules.RelevantRuns(cfg.Contracts, runs), rules.RelevantRuns(cfg.Contracts, pr.Runs))
+	old := *pr
+	pr.Runs = runs
+	w, err := p.fanout(ctx, cd.Installation, d, &old, pr, rules.Event{Kind: rules.PRChecked, Actor: rules.User{Login: ciActor(cd.Run)}, At: deliveries.EventTime(cd.At, d)}, linkGate{})
+	if err != nil || counted {
+		return recordRead(w, cd, readAt), err
+	}
+	w.Enqueue = nil // recorded; no contract counts it
+	return recordRead(w, cd, readAt), nil
+}
+
+// recordRead adds to w, when the results were read (readAt not nil), what
+// that read saw: committed with what was read, never without it.
+func recordRead(w store.Commit, cd deliveries.CIPayload, readAt []byte) store.Commit {
+	if readAt == nil {
+		return w
+	}
+	if w.Records == nil {
+		w.Records = map[string][]byte{}
+	}
+	w.Records[records.CIReadKey(cd.Repo, cd.Number, cd.Head)] = readAt
+	return w
+}
+
+// indexHead records, in commit w, that pull request cur's head is its head,
+// when it moved.
+func (p *Decider) indexHead(ctx context.Context, w *store.Commit, old, cur *rules.PullRequest) error {
+	if cur.Head == "" || !cur.Open || (old != nil && old.Head == cur.Head && old.Open) {
+		return nil
+	}
+	var prs []int
+	if _, err := records.Load(ctx, p.store, records.HeadKey(cur.Repo, cur.Head), &prs); err != nil {
+		return err
+	}
+	if slices.Contains(prs, cur.Number) {
+		return nil
+	}
+	b, err := json.Marshal(append(prs, cur.Number))
+	if err != nil {
+		return err
+	}
+	w.Records[records.HeadKey(cur.Repo, cur.Head)] = b
+	return nil
+}
+
+func ciActor(r *rules.CIRun) string {
+	if r == nil {
+		return "ci"
+	}
+	return "ci (" + r.Name + ")"
+}
+
+func union(a, b []int) []int {
+	out := slices.Clone(a)
+	for _, n := range b {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}

@@ -1,0 +1,123 @@
+package decide
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/countersign/countersign/app/fault"
+	"github.com/countersign/countersign/app/gh"
+	"github.com/countersign/countersign/app/lookup"
+	"github.com/countersign/countersign/app/records"
+	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/rules"
+	"github.com/google/go-github/v60/github"
+)
+
+// onPush re-reads the configuration when a push to the default branch changes
+// it, and reports the result on the pushed commit as the check run
+// countersign/config, where the file's author sees it.
+func (p *Decider) onPush(ctx context.Context, d *store.Delivery, e *github.PushEvent, log *slog.Logger) (store.Commit, error) {
+	inst, repo := e.GetInstallation().GetID(), e.GetRepo().GetFullName()
+	if inst == 0 || repo == "" || e.GetRef() != "refs/heads/"+e.GetRepo().GetDefaultBranch() || e.GetDeleted() || !touchesConfig(e) {
+		return store.Commit{}, nil
+	}
+	c, err := p.gh.Installation(inst)
+	if err != nil {
+		return store.Commit{}, fault.Permanent(err)
+	}
+	var prev *records.Config
+	var old records.Config
+	if ok, err := records.Load(ctx, p.store, records.ConfigKey(repo), &old); err != nil {
+		return store.Commit{}, err
+	} else if ok {
+		prev = &old
+	}
+	rec, err := p.look.ReadConfig(ctx, c, repo, prev, log)
+	if err != nil {
+		return store.Commit{}, err
+	}
+	log.Info("repository configuration re-read", "repo", repo, "valid", rec.Error == "")
+	return records.CommitFor(inst, d, nil, []rules.Effect{{Kind: rules.EffectConfigCheck, Repo: repo, SHA: e.GetAfter(),
+		Problem: rec.Error, Line: rec.Line}})
+}
+
+func touchesConfig(e *github.PushEvent) bool {
+	commits := e.Commits
+	if e.HeadCommit != nil {
+		commits = append(commits, e.HeadCommit)
+	}
+	for _, cm := range commits {
+		for _, files := range [][]string{cm.Added, cm.Modified, cm.Removed} {
+			if slices.Contains(files, rules.ConfigPath) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// pullConfigCheck validates the configuration file a pull request proposes,
+// when its head moved (or it is first seen) and it changes the file: the
+// countersign/config check run on its head says whether the file it would
+// merge is valid, before anyone merges it. The changed files are those read
+// for the task's contract when they are of this head, else read once.
+func (p *Decider) pullConfigCheck(ctx context.Context, c *github.Client, old, cur *rules.PullRequest, log *slog.Logger) (*rules.Effect, error) {
+	if !cur.Open || cur.Head == "" || (old != nil && old.Head == cur.Head) {
+		return nil, nil
+	}
+	files := cur.Files
+	if cur.CommittersHead != cur.Head {
+		var err error
+		if files, err = lookup.ChangedFiles(ctx, c, cur.Repo, cur.Number); err != nil {
+			return nil, err
+		}
+	}
+	if !slices.Contains(files, rules.ConfigPath) {
+		return nil, nil
+	}
+	e := &rules.Effect{Kind: rules.EffectConfigCheck, Repo: cur.Repo, Number: cur.Number, SHA: cur.Head}
+	file, _, _, err := c.Repositories.GetContents(ctx, gh.OwnerOf(cur.Repo), gh.NameOf(cur.Repo), rules.ConfigPath,
+		&github.RepositoryContentGetOptions{Ref: cur.Head})
+	switch {
+	case fault.IsStatus(err, http.StatusNotFound):
+		// The pull request removes (or renames) the file: valid, but say what
+		// that means.
+		e.Note = "This pull request removes " + rules.ConfigPath + ": once it is merged, countersign uses the defaults " +
+			"(leads: people with admin or maintain permission; anyone with write permission may verify; separation: auto; the default contracts)."
+		return e, nil
+	case err != nil:
+		return nil, fmt.Errorf("read %s of #%d: %w", rules.ConfigPath, cur.Number, err)
+	case file == nil: // a directory
+		e.Problem = rules.ConfigPath + " is a directory, not a file"
+		return e, nil
+	}
+	text, err := file.GetContent()
+	if err != nil {
+		e.Problem = fmt.Sprintf("%s: cannot decode the file: %v", rules.ConfigPath, err)
+		return e, nil
+	}
+	next, err := rules.ParseConfig([]byte(text))
+	if err != nil {
+		e.Problem = err.Error()
+		var ce *rules.ConfigError
+		if errors.As(err, &ce) {
+			e.Line = ce.Line
+		}
+		return e, nil
+	}
+	// Valid: say how it lowers the gate, if it does, so that no one weakens
+	// it silently.
+	was, err := p.look.Config(ctx, c, cur.Repo, log)
+	if err != nil {
+		return nil, err
+	}
+	if relaxed := rules.Relaxations(was, next); len(relaxed) > 0 {
+		e.Note = "Merged, this configuration lowers the gate:\n\n- " + strings.Join(relaxed, "\n- ")
+	}
+	return e, nil
+}

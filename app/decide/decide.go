@@ -1,0 +1,130 @@
+// Package decide turns a delivery into facts, runs rules, and returns the
+// commit: the records to write, the effects to apply and the deliveries to
+// queue. It reads GitHub and the store but writes nothing. One file per kind of
+// event: issues (issues.go), comments (comments.go), pull requests (pulls.go),
+// reviews (reviews.go), the verification check (check.go), CI (ci.go),
+// configuration and pushes (config.go), labels (labels.go), installations and
+// resyncs (installation.go), linking and regates (linking.go), a task's
+// decision (task.go), and records rebuilt from GitHub (recover.go). Milestones,
+// goal issues and the goal dashboard are package goals' to decide.
+package decide
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+
+	"github.com/countersign/countersign/app/deliveries"
+	"github.com/countersign/countersign/app/fault"
+	"github.com/countersign/countersign/app/gh"
+	"github.com/countersign/countersign/app/goals"
+	"github.com/countersign/countersign/app/lookup"
+	"github.com/countersign/countersign/app/reconcile"
+	"github.com/countersign/countersign/app/seal"
+	"github.com/countersign/countersign/app/store"
+	"github.com/google/go-github/v60/github"
+)
+
+// Decider turns a delivery into facts, asks rules what it means, and returns
+// the commit that records the decision and its effects.
+type Decider struct {
+	store store.Store
+	gh    *gh.GitHub
+	look  *lookup.Lookup
+	goals *goals.Decider
+	keys  *seal.Keys // checks the records read back from GitHub
+	log   *slog.Logger
+	recon *reconcile.Metrics
+}
+
+// New is the decider reading GitHub through g and the store st; keys check
+// the records read back from GitHub.
+func New(st store.Store, g *gh.GitHub, keys *seal.Keys, log *slog.Logger, recon *reconcile.Metrics) *Decider {
+	look := lookup.New(st, g)
+	return &Decider{store: st, gh: g, look: look, goals: goals.New(st, g, look, keys), keys: keys, log: log, recon: recon}
+}
+
+// Decide asks rules what the delivery means. It reads GitHub and the store but
+// writes nothing. Only the events and actions rules acts on are parsed; the rest
+// are done with at once.
+func (p *Decider) Decide(ctx context.Context, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
+	action := d.Action // read at intake; unknown for derived and older deliveries
+	if action == "" {
+		var head struct {
+			Action string `json:"action"`
+		}
+		if err := json.Unmarshal(d.Payload, &head); err != nil {
+			return store.Commit{}, fault.Permanent(fmt.Errorf("parse %s payload: %w", d.Event, err))
+		}
+		action = head.Action
+	}
+	if !deliveries.Handled(d.Event, action) {
+		return store.Commit{}, nil
+	}
+	switch d.Event {
+	case deliveries.Task:
+		var td deliveries.TaskPayload
+		if err := json.Unmarshal(d.Payload, &td); err != nil {
+			return store.Commit{}, fault.Permanent(fmt.Errorf("parse %s: %w", d.Event, err))
+		}
+		return p.decideTask(ctx, td.Installation, d, td.Event, log)
+	case deliveries.Check:
+		var cd deliveries.CheckPayload
+		if err := json.Unmarshal(d.Payload, &cd); err != nil {
+			return store.Commit{}, fault.Permanent(fmt.Errorf("parse %s: %w", d.Event, err))
+		}
+		return p.decideCheck(ctx, cd, d)
+	case deliveries.Goal:
+		var gd deliveries.GoalPayload
+		if err := json.Unmarshal(d.Payload, &gd); err != nil {
+			return store.Commit{}, fault.Permanent(fmt.Errorf("parse %s: %w", d.Event, err))
+		}
+		return p.goals.Decide(ctx, gd, d, log)
+	case deliveries.CI:
+		var cd deliveries.CIPayload
+		if err := json.Unmarshal(d.Payload, &cd); err != nil {
+			return store.Commit{}, fault.Permanent(fmt.Errorf("parse %s: %w", d.Event, err))
+		}
+		return p.decideCI(ctx, cd, d, log)
+	case deliveries.Resync, deliveries.Repair:
+		return p.decideReconcile(ctx, d, log)
+	case deliveries.Regate:
+		var rd deliveries.RegatePayload
+		if err := json.Unmarshal(d.Payload, &rd); err != nil {
+			return store.Commit{}, fault.Permanent(fmt.Errorf("parse %s: %w", d.Event, err))
+		}
+		return p.decideRegate(ctx, rd, d, log)
+	case deliveries.Dashboard:
+		return p.goals.DecideDashboard(ctx, d, log)
+	case "label":
+		return p.onLabel(ctx, d, log)
+	}
+	raw, err := github.ParseWebHook(d.Event, d.Payload)
+	if err != nil {
+		return store.Commit{}, fault.Permanent(fmt.Errorf("parse %s payload: %w", d.Event, err))
+	}
+	switch e := raw.(type) {
+	case *github.IssuesEvent:
+		return p.onIssue(ctx, d, e, log)
+	case *github.IssueCommentEvent:
+		return p.onComment(ctx, d, e, log)
+	case *github.PullRequestEvent:
+		return p.onPull(ctx, d, e, log)
+	case *github.PullRequestReviewEvent:
+		return p.onReview(ctx, d, e, log)
+	case *github.PushEvent:
+		return p.onPush(ctx, d, e, log)
+	case *github.MilestoneEvent:
+		return p.goals.OnMilestone(ctx, d, e)
+	case *github.CheckRunEvent:
+		return p.onCheckRun(ctx, d, e)
+	case *github.CheckSuiteEvent:
+		return p.onCheckSuite(ctx, d, e)
+	case *github.StatusEvent:
+		return p.onStatus(ctx, d, e)
+	case *github.InstallationEvent, *github.InstallationRepositoriesEvent:
+		return p.onInstallation(ctx, d, e, log)
+	}
+	return store.Commit{}, nil
+}

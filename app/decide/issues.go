@@ -1,0 +1,79 @@
+package decide
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/countersign/countersign/app/deliveries"
+	"github.com/countersign/countersign/app/gh"
+	"github.com/countersign/countersign/app/goals"
+	"github.com/countersign/countersign/app/records"
+	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/rules"
+	"github.com/google/go-github/v60/github"
+)
+
+// This file turns GitHub's webhooks into rules' events. Issue events and
+// comments on an issue are the task's own (their ordering key is the task's);
+// pull request events, reviews and comments on a pull request are decided
+// under the pull request's key, which records the pull request and fans its
+// events out, as internal deliveries, to the tasks it closes.
+
+var issueKinds = map[string]rules.EventKind{
+	"opened": rules.IssueOpened, "edited": rules.IssueEdited, "milestoned": rules.IssueEdited, "demilestoned": rules.IssueEdited,
+	"assigned": rules.IssueAssigned, "unassigned": rules.IssueAssigned,
+	"closed": rules.IssueClosed, "reopened": rules.IssueReopened,
+	"labeled": rules.IssueLabeled, "unlabeled": rules.IssueUnlabeled,
+}
+
+func (p *Decider) onIssue(ctx context.Context, d *store.Delivery, e *github.IssuesEvent, log *slog.Logger) (store.Commit, error) {
+	inst, repo, issue := e.GetInstallation().GetID(), e.GetRepo().GetFullName(), e.GetIssue()
+	kind, ok := issueKinds[e.GetAction()]
+	if !ok || inst == 0 || repo == "" || issue.GetNumber() == 0 || issue.IsPullRequest() {
+		return store.Commit{}, nil
+	}
+	if own, err := p.gh.Own(ctx, e.GetSender()); err != nil || own {
+		return store.Commit{}, err
+	}
+	w, err := p.onPeoplesIssue(ctx, d, e, inst, repo, issue, kind, log)
+	if err == nil && (kind == rules.IssueLabeled || kind == rules.IssueUnlabeled) && rules.Owned(e.GetLabel().GetName()) {
+		// Someone changed a label countersign owns: the labels it recorded
+		// setting are no longer what the issue carries. The next sync reads them.
+		if w.Records == nil {
+			w.Records = map[string][]byte{}
+		}
+		w.Records[records.LabelViewKey(repo, issue.GetNumber())] = records.StaleLabelView
+	}
+	return w, err
+}
+
+// onPeoplesIssue decides an issues event someone (not countersign) caused.
+func (p *Decider) onPeoplesIssue(ctx context.Context, d *store.Delivery, e *github.IssuesEvent, inst int64, repo string, issue *github.Issue, kind rules.EventKind, log *slog.Logger) (store.Commit, error) {
+	if m, err := p.goals.IssueOf(ctx, repo, issue); err != nil || m != 0 {
+		if err != nil {
+			return store.Commit{}, err
+		}
+		var w store.Commit
+		if gk, ok := goals.IssueKinds[e.GetAction()]; ok {
+			w = goals.OnIssue(inst, d, repo, m, issue, rules.GoalEvent{Kind: gk, Actor: e.GetSender().GetLogin(), ActorID: e.GetSender().GetID(),
+				At: deliveries.EventTime(issue.GetUpdatedAt().Time, d), Label: e.GetLabel().GetName()})
+		}
+		switch e.GetAction() {
+		case "edited", "closed", "reopened":
+			// Someone changed the goal issue: what countersign recorded
+			// writing there is no longer what it shows.
+			w.Records = map[string][]byte{records.GoalTextKey(repo, issue.GetNumber()): records.StaleGoalText}
+		}
+		return w, nil
+	}
+	return p.decideTask(ctx, inst, d, rules.Event{
+		Kind: kind, Actor: gh.User(e.GetSender()), At: deliveries.EventTime(issue.GetUpdatedAt().Time, d),
+		Issue: issueFacts(repo, issue), Label: e.GetLabel().GetName(), Reason: issue.GetStateReason(),
+	}, log)
+}
+
+func issueFacts(repo string, is *github.Issue) rules.IssueFacts {
+	return rules.IssueFacts{Repo: repo, Number: is.GetNumber(), Title: is.GetTitle(), Body: is.GetBody(), Author: gh.User(is.GetUser()),
+		Assignees: gh.Users(is.Assignees), Labels: gh.LabelNames(is.Labels), Milestone: is.GetMilestone().GetNumber(),
+		Closed: is.GetState() == "closed"}
+}

@@ -1,0 +1,259 @@
+package decide
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/countersign/countersign/app/authors"
+	"github.com/countersign/countersign/app/deliveries"
+	"github.com/countersign/countersign/app/fault"
+	"github.com/countersign/countersign/app/gh"
+	"github.com/countersign/countersign/app/lookup"
+	"github.com/countersign/countersign/app/records"
+	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/rules"
+	"github.com/google/go-github/v60/github"
+)
+
+var pullKinds = map[string]rules.EventKind{
+	"opened": rules.PRLinked, "reopened": rules.PRLinked, "edited": rules.PRLinked,
+	"ready_for_review": rules.PRReady, "converted_to_draft": rules.PRDraft, "synchronize": rules.PRPushed,
+}
+
+func (p *Decider) onPull(ctx context.Context, d *store.Delivery, e *github.PullRequestEvent, log *slog.Logger) (store.Commit, error) {
+	inst, repo, pr := e.GetInstallation().GetID(), e.GetRepo().GetFullName(), e.GetPullRequest()
+	if inst == 0 || repo == "" || pr.GetNumber() == 0 {
+		return store.Commit{}, nil
+	}
+	kind, ok := pullKinds[e.GetAction()]
+	if e.GetAction() == "closed" {
+		kind, ok = rules.PRUnlinked, true
+		if pr.GetMerged() {
+			kind = rules.PRMerged
+		}
+	}
+	if !ok {
+		return store.Commit{}, nil
+	}
+	if own, err := p.gh.Own(ctx, e.GetSender()); err != nil || own {
+		return store.Commit{}, err
+	}
+	w, err := p.pullEvent(ctx, inst, repo, d, pr, rules.Event{Kind: kind, Actor: gh.User(e.GetSender()), At: deliveries.EventTime(pr.GetUpdatedAt().Time, d)}, log)
+	if err == nil && pr.GetHead().GetSHA() != "" && (e.GetAction() == "opened" || e.GetAction() == "synchronize") {
+		// A new head: countersign has written no check run on it (see
+		// upsertCheck), so its first check is created without a look.
+		if w.Records == nil {
+			w.Records = map[string][]byte{}
+		}
+		w.Records[records.NewHeadKey(repo, pr.GetHead().GetSHA())] = []byte{'1'}
+	}
+	return w, err
+}
+
+// pullEvent records pull request pr as its event shows it and fans ev out to
+// the tasks it closes.
+func (p *Decider) pullEvent(ctx context.Context, inst int64, repo string, d *store.Delivery, pr *github.PullRequest, ev rules.Event, log *slog.Logger) (store.Commit, error) {
+	c, err := p.gh.Installation(inst)
+	if err != nil {
+		return store.Commit{}, fault.Permanent(err)
+	}
+	old, err := records.LoadPR(ctx, p.store, repo, pr.GetNumber())
+	if err != nil {
+		return store.Commit{}, err
+	}
+	if old != nil && ev.Kind != rules.PRReviewed && pr.UpdatedAt != nil && pr.GetUpdatedAt().Time.Before(old.UpdatedAt) {
+		// A snapshot older than the record (a missed delivery healed after
+		// later ones were processed): what it says was overtaken.
+		log.Info("pull request event older than what countersign knows: skipped", "pr", pr.GetNumber(),
+			"event_updated_at", pr.GetUpdatedAt().Time, "record_updated_at", old.UpdatedAt)
+		return store.Commit{}, nil
+	}
+	cur := old
+	var gate linkGate
+	if old == nil || ev.Kind != rules.PRReviewed {
+		// A review's copy of its pull request may be older than the record (a
+		// push processed before the review's delivery); only a pull request's own
+		// events restate it.
+		if cur, err = p.pullRecord(ctx, c, inst, repo, pr, old); err != nil {
+			return store.Commit{}, err
+		}
+		if gate, err = p.gateLinks(ctx, c, repo, old, cur, false, log); err != nil {
+			return store.Commit{}, err
+		}
+	}
+	check, err := p.pullConfigCheck(ctx, c, old, cur, log)
+	if err != nil {
+		return store.Commit{}, err
+	}
+	w, err := p.fanout(ctx, inst, d, old, cur, ev, gate)
+	if err != nil || check == nil {
+		return w, err
+	}
+	b, err := json.Marshal(records.OutboxEffect{Installation: inst, Delivery: d.ID, Key: d.ID + "/config", At: time.Now().UTC(), Effect: *check,
+		Background: deliveries.Background(d)})
+	if err != nil {
+		return w, fmt.Errorf("encode effect: %w", err)
+	}
+	w.Effects = append(w.Effects, b)
+	return w, nil
+}
+
+// pullRecord is the record of pull request pr as the webhook shows it. Its
+// committers, changed files and CI results are read from GitHub when it closes
+// a task and its head moved; later CI results come as their own webhooks.
+func (p *Decider) pullRecord(ctx context.Context, c *github.Client, inst int64, repo string, pr *github.PullRequest, old *rules.PullRequest) (*rules.PullRequest, error) {
+	cur := &rules.PullRequest{Repo: repo, Links: rules.ClosingRefs(pr.GetBody(), repo), PRFacts: rules.PRFacts{
+		Number: pr.GetNumber(), Author: gh.User(pr.GetUser()), Head: pr.GetHead().GetSHA(), Assignees: gh.Users(pr.Assignees),
+		Draft: pr.GetDraft(), Open: pr.GetState() == "open", Merged: pr.GetMerged() || pr.MergedAt != nil, // reviews' copies carry merged_at only
+		Body: pr.GetBody()}, UpdatedAt: pr.GetUpdatedAt().Time}
+	if old != nil && (old.CommittersHead == cur.Head || len(cur.Links) == 0 || !cur.Open) {
+		cur.Committers, cur.Files, cur.CommittersHead = old.Committers, old.Files, old.CommittersHead
+		if old.Head == cur.Head {
+			cur.Runs = old.Runs
+		}
+		return cur, nil
+	}
+	if len(cur.Links) == 0 || !cur.Open {
+		return cur, nil
+	}
+	var err error
+	if cur.Committers, err = p.committers(ctx, c, inst, repo, cur.Number); err != nil {
+		return nil, err
+	}
+	if cur.Files, err = lookup.ChangedFiles(ctx, c, repo, cur.Number); err != nil {
+		return nil, err
+	}
+	if cur.Runs, _, err = p.look.CIRuns(ctx, c, repo, cur.Head); err != nil {
+		return nil, err
+	}
+	cur.CommittersHead = cur.Head
+	return cur, nil
+}
+
+// maxCommitPages bounds the commits read per pull request (GitHub lists at
+// most 250 anyway).
+const maxCommitPages = 3
+
+// committers are who built pull request n's commits, as GitHub shows them
+// (DESIGN §1): each commit's author and committer (the REST API's accounts,
+// which GitHub matches by email) and its co-authors (Co-authored-by:
+// trailers, which GraphQL's Commit.authors resolves by verified email; one
+// query per 100 commits). An email GitHub matches to no account names no one:
+// nothing is guessed from a trailer's text. web-flow, GitHub's own committer
+// of web edits and merges, builds nothing.
+func (p *Decider) committers(ctx context.Context, c *github.Client, inst int64, repo string, n int) ([]rules.Member, error) {
+	var out []rules.Member
+	add := func(u rules.User, as string) {
+		if !u.IsZero() && !slices.ContainsFunc(out, func(m rules.Member) bool { return m.Is(u) }) {
+			out = append(out, rules.MemberOf(u, as))
+		}
+	}
+	opt := &github.ListOptions{PerPage: 100}
+	for page := 0; page < maxCommitPages; page++ {
+		commits, resp, err := c.PullRequests.ListCommits(ctx, gh.OwnerOf(repo), gh.NameOf(repo), n, opt)
+		if err != nil {
+			return nil, fmt.Errorf("list commits of #%d: %w", n, err)
+		}
+		for _, cm := range commits {
+			add(gh.User(cm.GetAuthor()), fmt.Sprintf("commit author on #%d", n))
+			if committer := gh.User(cm.GetCommitter()); !isWebFlow(committer) {
+				add(committer, fmt.Sprintf("committer on #%d", n))
+			}
+		}
+		if resp.NextPage == 0 {
+			break
+		}
+		opt.Page = resp.NextPage
+	}
+	res, err := authors.Of(ctx, p.gh.GraphQL(inst), gh.OwnerOf(repo), gh.NameOf(repo), n)
+	if err != nil {
+		return nil, err
+	}
+	if res.Truncated && p.log != nil {
+		p.log.Warn("pull request has more commits or co-authors than are read: the rest are not builders",
+			"repo", repo, "number", n, "max_commits", authors.MaxCommits)
+	}
+	for _, a := range res.Authors {
+		if a.CoAuthor && a.User.ID != 0 {
+			add(rules.User{ID: a.User.ID, Login: a.User.Login}, fmt.Sprintf("co-author on #%d", n))
+		}
+	}
+	return out, nil
+}
+
+// webFlowID is the id of web-flow, the account GitHub commits web edits and
+// merges as.
+const webFlowID = 19864447
+
+func isWebFlow(u rules.User) bool {
+	return u.ID == webFlowID || (u.ID == 0 && strings.EqualFold(u.Login, "web-flow"))
+}
+
+// fanout records pull request cur and enqueues, for each task it closes (or
+// stopped closing), the task events ev means; gate's reply (if any) is posted
+// on the pull request and its records written.
+func (p *Decider) fanout(ctx context.Context, inst int64, d *store.Delivery, old, cur *rules.PullRequest, ev rules.Event, gate linkGate) (store.Commit, error) {
+	var effects []rules.Effect
+	if gate.reply != nil {
+		effects = append(effects, rules.Effect{Kind: rules.EffectNotice, Repo: cur.Repo, Number: cur.Number, Notice: gate.reply})
+	}
+	w, err := records.CommitFor(inst, d, nil, effects)
+	if err != nil {
+		return w, err
+	}
+	b, err := json.Marshal(cur)
+	if err != nil {
+		return w, err
+	}
+	w.Records = map[string][]byte{records.PRKey(cur.Repo, cur.Number): b}
+	for k, v := range gate.records {
+		w.Records[k] = v
+	}
+	if err := p.indexHead(ctx, &w, old, cur); err != nil {
+		return w, err
+	}
+	fan := rules.Fanout(old, cur, ev.Kind)
+	if ev.Kind == rules.Commented && len(fan) == 0 {
+		// Commands on a pull request that closes no task: say so rather than
+		// leave them unanswered.
+		n := &rules.Notice{Kind: rules.NoticeRefused, Actor: ev.Actor.Login, ActorID: ev.Actor.ID}
+		for i, cmd := range ev.Commands {
+			if i == rules.MaxCommands {
+				break
+			}
+			n.Refusals = append(n.Refusals, rules.Refusal{Quote: cmd.Line,
+				Reason: closesNoTask(cur)})
+		}
+		nw, err := records.CommitFor(inst, d, nil, append(effects, rules.Effect{Kind: rules.EffectNotice, Repo: cur.Repo, Number: cur.Number, Notice: n}))
+		nw.Records = w.Records
+		return nw, err
+	}
+	for i, te := range fan {
+		tev := ev
+		tev.Kind = te.Kind
+		tev.PR = cur.Facts()
+		tev.Issue = rules.IssueFacts{Repo: cur.Repo, Number: te.Number}
+		if te.Kind != ev.Kind { // PRLinked or PRUnlinked that precedes the event proper
+			tev.Review, tev.Commands, tev.CommentID, tev.Text = nil, nil, 0, ""
+		}
+		w.Enqueue = append(w.Enqueue, deliveries.Derived(fmt.Sprintf("%s/%d/%d", d.ID, te.Number, i), deliveries.Task,
+			rules.TaskKey(cur.Repo, te.Number), deliveries.TaskPayload{Installation: inst, Event: tev}))
+	}
+	return w, nil
+}
+
+// closesNoTask says why commands on pull request pr act on no task.
+func closesNoTask(pr *rules.PullRequest) string {
+	switch {
+	case pr.TooMany > 0:
+		return fmt.Sprintf("this pull request names %d issues to close, more than a pull request may (`tasks.max_per_pr`), so it links none of them.", pr.TooMany)
+	case len(pr.Refused) > 0:
+		return fmt.Sprintf("@%s, who opened this pull request, may not build here (no write permission, not assigned to %s), so it links no task: comment on the task's issue instead.", pr.Author.Login, issueList(pr.Refused))
+	}
+	return "this pull request closes no open task: write `Fixes #N` (or `Closes`, `Resolves`) in its description, or comment on the task's issue."
+}

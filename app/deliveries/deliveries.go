@@ -1,0 +1,184 @@
+// Package deliveries is the one registry of what countersign handles: the
+// webhook events and actions it decides on (app.yml subscribes to exactly
+// these, deliveries_test.go holds it to them), and countersign's own internal
+// deliveries, with their payloads. Intake accepts an event only if it is here;
+// decide acts on an event.action pair only if it is here.
+//
+// The names and payload JSON of internal deliveries are a stored format:
+// deliveries queued by an earlier release must still decode.
+package deliveries
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/countersign/countersign/app/reconcile"
+	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/rules"
+)
+
+// Internal events: countersign's own deliveries, queued by its decisions (or,
+// for a dashboard's timer, by its effects) under the key that must decide them.
+const (
+	// Task is a pull request's event fanned out to a task it closes.
+	Task = "countersign.task"
+	// Check is a task's change fanned back to the pull requests whose check
+	// depends on it.
+	Check = "countersign.check"
+	// Goal is the internal event of a goal: milestone events, events on the
+	// goal issue and changes of the goal's tasks, under the goal's own key.
+	Goal = "countersign.goal"
+	// CI carries CI results for one pull request's head.
+	CI = "countersign.ci"
+	// Regate makes a pull request's key decide again which tasks it links
+	// (its author was assigned to one it was refused).
+	Regate = "countersign.regate"
+	// Dashboard writes a goal's dashboard once its coalescing window has
+	// passed.
+	Dashboard = "countersign.dashboard"
+	// Resync and Repair are reconciliation's (package reconcile).
+	Resync = reconcile.ResyncEvent
+	Repair = reconcile.RepairEvent
+)
+
+// TaskPayload is the payload of a Task delivery.
+type TaskPayload struct {
+	Installation int64       `json:"installation"`
+	Event        rules.Event `json:"event"`
+}
+
+// CheckPayload is the payload of a Check delivery.
+type CheckPayload struct {
+	Installation int64  `json:"installation"`
+	Repo         string `json:"repo"`
+	Number       int    `json:"number"`
+	// Interactive: the refresh follows a person's action (see Background).
+	Interactive bool `json:"interactive,omitempty"`
+}
+
+// GoalPayload is the payload of a Goal delivery.
+type GoalPayload struct {
+	Installation int64           `json:"installation"`
+	Event        rules.GoalEvent `json:"event"`
+}
+
+// CIPayload is the payload of a CI delivery: a run to record, or (Read) a
+// request to read every run of the head again.
+type CIPayload struct {
+	Installation int64        `json:"installation"`
+	Repo         string       `json:"repo"`
+	Number       int          `json:"number"`
+	Head         string       `json:"head"`
+	Run          *rules.CIRun `json:"run,omitempty"`
+	Read         bool         `json:"read,omitempty"`
+	At           time.Time    `json:"at,omitzero"` // when the result came
+	// Suite is the check suite whose completion asks for a read: a read that
+	// already saw every run of it complete saw what it announces.
+	Suite int64 `json:"suite,omitempty"`
+}
+
+// RegatePayload is the payload of a Regate delivery.
+type RegatePayload struct {
+	Installation int64  `json:"installation"`
+	Repo         string `json:"repo"`
+	Number       int    `json:"number"` // the pull request
+}
+
+// DashboardPayload is the payload of a Dashboard delivery.
+type DashboardPayload struct {
+	Installation int64     `json:"installation"`
+	Repo         string    `json:"repo"`
+	Milestone    int       `json:"milestone"`
+	Due          time.Time `json:"due"`
+	// Apply: the window has passed; decided under the goal's key, it
+	// writes the goal issue. Otherwise it is the timer, under its own key.
+	Apply bool `json:"apply,omitempty"`
+}
+
+// Derived is an internal delivery.
+func Derived(id, event, key string, payload any) store.Delivery {
+	b, _ := json.Marshal(payload) // plain structs of strings and numbers: cannot fail
+	return store.Delivery{ID: id, Event: event, Key: key, Payload: b, ReceivedAt: time.Now().UTC()}
+}
+
+// handled is every event countersign decides on, with its actions ("": the
+// event has no action: push, status and the internal events).
+var handled = []struct {
+	event   string
+	actions []string
+	// always: GitHub sends it to every App, unsubscribed (not in app.yml).
+	always bool
+}{
+	{event: "issues", actions: []string{"opened", "edited", "assigned", "unassigned", "closed", "reopened",
+		"labeled", "unlabeled", "milestoned", "demilestoned"}},
+	{event: "issue_comment", actions: []string{"created"}},
+	{event: "pull_request", actions: []string{"opened", "reopened", "edited", "ready_for_review",
+		"converted_to_draft", "synchronize", "closed"}},
+	{event: "pull_request_review", actions: []string{"submitted", "dismissed"}},
+	{event: "check_run", actions: []string{"created", "completed"}},
+	{event: "check_suite", actions: []string{"completed"}},
+	{event: "status", actions: []string{""}},
+	{event: "milestone", actions: []string{"created", "edited", "closed", "opened"}},
+	{event: "push", actions: []string{""}},
+	{event: "label", actions: []string{"edited", "deleted"}},
+	// new repositories to track (reconciliation: decide/installation.go)
+	{event: "installation", actions: []string{"created", "new_permissions_accepted", "unsuspend"}, always: true},
+	{event: "installation_repositories", actions: []string{"added"}, always: true},
+}
+
+// internal are the internal events; none has an action.
+var internal = []string{Task, Check, Goal, CI, Regate, Dashboard, Resync, Repair}
+
+var (
+	webhookEvents  = map[string]bool{}
+	handledActions = map[string]bool{}
+)
+
+func init() {
+	for _, h := range handled {
+		webhookEvents[h.event] = true
+		for _, a := range h.actions {
+			handledActions[h.event+"."+a] = true
+		}
+	}
+	for _, e := range internal {
+		handledActions[e+"."] = true
+	}
+}
+
+// Webhook reports whether countersign acts on webhook event at all: intake
+// queues it; others are answered 202 and ignored.
+func Webhook(event string) bool { return webhookEvents[event] }
+
+// Handled reports whether countersign decides on event with action (the
+// payload's "action", "" when it has none); the rest are done with at once.
+func Handled(event, action string) bool { return handledActions[event+"."+action] }
+
+// Subscribed are the webhook events the App manifest (app.yml) subscribes to:
+// the handled ones less those GitHub sends every App anyway.
+func Subscribed() []string {
+	var out []string
+	for _, h := range handled {
+		if !h.always {
+			out = append(out, h.event)
+		}
+	}
+	return out
+}
+
+// MetricEvent bounds the event label's values to the events GitHub has.
+func MetricEvent(event string) string {
+	if Webhook(event) || event == "ping" {
+		return event
+	}
+	return "other"
+}
+
+// EventTime is when an event happened: the time its payload gives, else when
+// the delivery arrived.
+func EventTime(t time.Time, d *store.Delivery) time.Time {
+	if t.IsZero() {
+		t = d.ReceivedAt
+	}
+	return t.UTC()
+}

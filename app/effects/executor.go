@@ -1,0 +1,110 @@
+// Package effects applies to GitHub the effects decisions committed to the
+// outbox: one file per kind of effect (labels, card, notices, checks, goals,
+// dashboard). Every application looks before it writes, so it is idempotent.
+package effects
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/countersign/countersign/app/fault"
+	"github.com/countersign/countersign/app/gh"
+	"github.com/countersign/countersign/app/metrics"
+	"github.com/countersign/countersign/app/records"
+	"github.com/countersign/countersign/app/seal"
+	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/rules"
+	"github.com/google/go-github/v60/github"
+)
+
+// Executor applies effects to GitHub. Each application looks before it writes,
+// so applying an effect again (after a crash or a retry) changes nothing more:
+// labels are set to what they must be, never toggled; the card is found by its
+// marker and edited, never posted twice.
+type Executor struct {
+	store   store.Store
+	gh      *gh.GitHub
+	log     *slog.Logger
+	metrics *metrics.Metrics
+	keys    *seal.Keys // signs the records kept on GitHub
+
+	labels sync.Map // madeLabelKey -> struct{}: labels known to exist
+
+	// coalesce is the window within which a goal's dashboard edits are
+	// coalesced into one (0: each is written at once).
+	coalesce time.Duration
+}
+
+// New is the executor writing to GitHub through g, keeping what it knows in
+// st; keys sign the records kept on GitHub; coalesce is the window within which
+// a goal's dashboard edits are coalesced into one (0: each is written at once).
+func New(st store.Store, g *gh.GitHub, log *slog.Logger, m *metrics.Metrics, keys *seal.Keys, coalesce time.Duration) *Executor {
+	return &Executor{store: st, gh: g, log: log, metrics: m, keys: keys, coalesce: coalesce}
+}
+
+// Apply applies one outbox effect. leftover says it may have been applied
+// before (see Processor.drain). GitHub's answers that retrying cannot change
+// are marked permanent (fault.Classify): the drain drops such an effect.
+func (x *Executor) Apply(ctx context.Context, oe records.OutboxEffect, leftover bool) error {
+	err := x.apply(ctx, oe, leftover)
+	if err == nil {
+		e := oe.Effect
+		x.log.Debug("effect applied", "effect", e.Kind, "repo", e.Repo, "number", e.Number, "delivery", oe.Delivery)
+	}
+	return fault.Classify(err)
+}
+
+// Prepare applies an effect a decision presumes applied before it is decided
+// (process.Decider.Before). Its failure fails the delivery, as a failed
+// decision does: GitHub's answer is returned as it is, not classified.
+func (x *Executor) Prepare(ctx context.Context, oe records.OutboxEffect) error {
+	return x.apply(ctx, oe, false)
+}
+
+func (x *Executor) apply(ctx context.Context, oe records.OutboxEffect, leftover bool) error {
+	c, err := x.gh.Installation(oe.Installation)
+	if err != nil {
+		return fault.Permanent(err)
+	}
+	e := oe.Effect
+	owner, name, ok := strings.Cut(e.Repo, "/")
+	if !ok || (e.Number <= 0 && e.Kind != rules.EffectConfigCheck && e.Kind != rules.EffectRenameLabel && e.Kind != rules.EffectCreateLabel && e.Kind != rules.EffectEnsureLabels) {
+		return fault.Permanent(fmt.Errorf("effect names no issue: %q#%d", e.Repo, e.Number))
+	}
+	var applyErr error
+	switch e.Kind {
+	case rules.EffectSyncLabels:
+		applyErr = x.syncLabels(ctx, c, owner, name, e)
+	case rules.EffectSyncCard:
+		applyErr = x.syncCard(ctx, c, owner, name, e)
+	case rules.EffectNotice:
+		applyErr = x.notice(ctx, c, owner, name, oe, leftover)
+	case rules.EffectReopen:
+		_, _, applyErr = c.Issues.Edit(ctx, owner, name, e.Number, &github.IssueRequest{State: github.String("open")})
+	case rules.EffectAssign:
+		_, _, applyErr = c.Issues.AddAssignees(ctx, owner, name, e.Number, e.Users)
+	case rules.EffectCheck:
+		applyErr = x.verificationCheck(ctx, c, owner, name, e, leftover)
+	case rules.EffectConfigCheck:
+		applyErr = x.configCheck(ctx, c, owner, name, e, leftover)
+	case rules.EffectRenameLabel:
+		applyErr = x.renameLabel(ctx, c, owner, name, e)
+	case rules.EffectCreateLabel:
+		applyErr = x.createLabel(ctx, c, owner, name, e)
+	case rules.EffectEnsureLabels:
+		applyErr = x.ensureLabels(ctx, c, owner, name, e)
+	case rules.EffectGoalIssue:
+		applyErr = x.goalIssueEffect(ctx, c, owner, name, oe.Installation, e)
+	case rules.EffectGoalNotice:
+		applyErr = x.goalNotice(ctx, c, owner, name, oe, leftover)
+	case rules.EffectCloseMilestone, rules.EffectReopenMilestone:
+		applyErr = x.milestoneState(ctx, c, owner, name, e)
+	default:
+		return fault.Permanent(fmt.Errorf("unknown effect %q", e.Kind))
+	}
+	return applyErr
+}

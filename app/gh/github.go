@@ -1,0 +1,221 @@
+// Package gh is countersign's GitHub client: the App's and each installation's
+// go-github clients, their transports (retries, metrics, ETag caching, rate
+// limit readings), the pacing of writes, and the few cached reads (the bot's
+// login, accounts by login).
+package gh
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/countersign/countersign/app/authors"
+	"github.com/countersign/countersign/app/fault"
+	"github.com/countersign/countersign/app/metrics"
+	"github.com/countersign/countersign/app/pace"
+	"github.com/countersign/countersign/rules"
+	"github.com/shurcooL/githubv4"
+
+	"github.com/bradleyfalzon/ghinstallation/v2"
+	"github.com/google/go-github/v60/github"
+)
+
+// publicAPI is github.com's API; any other GITHUB_API_URL is treated as GitHub
+// Enterprise Server (go-github then adds the /api/v3/ prefix if it is missing).
+const publicAPI = "https://api.github.com/"
+
+// GitHub hands out go-github clients: one authenticated as the App (a JWT) and
+// one per installation (installation tokens, cached by ghinstallation until near
+// expiry). Every request goes through the retrying, instrumented transport,
+// each installation's GETs through its own ETag cache, and its writes through
+// its own pacing (PaceWrites).
+type GitHub struct {
+	apiURL string
+	appID  int64
+	base   http.RoundTripper
+	apps   *ghinstallation.AppsTransport
+	app    *github.Client
+	m      *metrics.Metrics
+
+	mu       sync.Mutex
+	clients  map[int64]*github.Client
+	itrs     map[int64]*ghinstallation.Transport // each installation's token source, shared by its clients
+	graphql  map[int64]*githubv4.Client
+	botLogin string
+	accounts map[string]account // lower(login) -> the account, as last read
+	pace     *pace.Limits       // nil: writes are not paced (PaceWrites)
+	buckets  map[int64]*pace.Bucket
+}
+
+// account is an account read from GET /users/{login}, and when.
+type account struct {
+	user rules.User
+	at   time.Time
+}
+
+// accountTTL is how long a login's account is trusted to be the same: a
+// rename frees a login for someone else to take.
+const accountTTL = time.Hour
+
+// Account is the account that login names now (its id), read with c and
+// cached for accountTTL. A login GitHub does not know is returned without an
+// id (it can match no one by id).
+func (g *GitHub) Account(ctx context.Context, c *github.Client, login string) (rules.User, error) {
+	key := strings.ToLower(login)
+	g.mu.Lock()
+	a, ok := g.accounts[key]
+	g.mu.Unlock()
+	if ok && time.Since(a.at) < accountTTL {
+		return a.user, nil
+	}
+	u, _, err := c.Users.Get(ctx, login)
+	switch {
+	case fault.IsStatus(err, http.StatusNotFound):
+		a = account{user: rules.User{Login: login}, at: time.Now()}
+	case err != nil:
+		return rules.User{}, fmt.Errorf("read account %s: %w", login, err)
+	default:
+		a = account{user: rules.User{ID: u.GetID(), Login: u.GetLogin()}, at: time.Now()}
+	}
+	g.mu.Lock()
+	if g.accounts == nil {
+		g.accounts = map[string]account{}
+	}
+	g.accounts[key] = a
+	g.mu.Unlock()
+	return a.user, nil
+}
+
+// New builds the client factory for the App appID with its PEM key.
+func New(apiURL string, appID int64, key []byte, m *metrics.Metrics) (*GitHub, error) {
+	base := newRetryTransport(&metricsTransport{next: http.DefaultTransport, m: m}, m)
+	apps, err := ghinstallation.NewAppsTransport(base, appID, key)
+	if err != nil {
+		return nil, fmt.Errorf("github app key: %w", err)
+	}
+	g := &GitHub{apiURL: apiURL, appID: appID, base: base, apps: apps, m: m, clients: map[int64]*github.Client{}}
+	if g.app, err = g.newClient(&rateTransport{next: apps, g: m.RateLimitRemain.WithLabelValues("app")}); err != nil {
+		return nil, err
+	}
+	apps.BaseURL = strings.TrimRight(g.app.BaseURL.String(), "/")
+	if err := m.Registry.Register(newBucketCollector(g)); err != nil {
+		return nil, fmt.Errorf("register the write pacing metric: %w", err)
+	}
+	return g, nil
+}
+
+func (g *GitHub) newClient(rt http.RoundTripper) (*github.Client, error) {
+	c := github.NewClient(&http.Client{Transport: rt})
+	if g.apiURL == publicAPI {
+		return c, nil
+	}
+	c, err := c.WithEnterpriseURLs(g.apiURL, g.apiURL)
+	if err != nil {
+		return nil, fmt.Errorf("GITHUB_API_URL %q: %w", g.apiURL, err)
+	}
+	return c, nil
+}
+
+// Installation returns the client acting as installation id.
+func (g *GitHub) Installation(id int64) (*github.Client, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if c, ok := g.clients[id]; ok {
+		return c, nil
+	}
+	rt := &rateTransport{next: g.itr(id), g: g.m.RateLimitRemain.WithLabelValues(strconv.FormatInt(id, 10))}
+	c, err := g.newClient(newETagTransport(g.paced(id, rt), 4096))
+	if err != nil {
+		return nil, err
+	}
+	g.clients[id] = c
+	return c, nil
+}
+
+// App is the client acting as the App itself (its JWT): /app routes such as
+// the webhook delivery log.
+func (g *GitHub) App() *github.Client { return g.app }
+
+// AppID is the App's id (0 when unknown): its check runs carry it.
+func (g *GitHub) AppID() int64 { return g.appID }
+
+// itr is installation id's token transport. Call with g.mu held.
+func (g *GitHub) itr(id int64) *ghinstallation.Transport {
+	if t, ok := g.itrs[id]; ok {
+		return t
+	}
+	// Each installation gets its own copy of the App transport: ghinstallation
+	// writes to it on every token refresh, so sharing one would race. Its
+	// REST and GraphQL clients share the installation's token transport.
+	apps := *g.apps
+	t := ghinstallation.NewFromAppsTransport(&apps, id)
+	t.BaseURL = g.apps.BaseURL
+	if g.itrs == nil {
+		g.itrs = map[int64]*ghinstallation.Transport{}
+	}
+	g.itrs[id] = t
+	return t
+}
+
+// GraphQL returns the GraphQL client acting as installation id (GitHub's
+// GraphQL endpoint for GITHUB_API_URL, see authors.Endpoint).
+func (g *GitHub) GraphQL(id int64) *githubv4.Client {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if c, ok := g.graphql[id]; ok {
+		return c
+	}
+	c := githubv4.NewEnterpriseClient(authors.Endpoint(g.apiURL), &http.Client{Transport: graphqlAnswers{g.itr(id)}})
+	if g.graphql == nil {
+		g.graphql = map[int64]*githubv4.Client{}
+	}
+	g.graphql[id] = c
+	return c
+}
+
+// BotLogin is the login under which the App's own writes appear ("slug[bot]"),
+// read once from GET /app.
+func (g *GitHub) BotLogin(ctx context.Context) (string, error) {
+	g.mu.Lock()
+	login := g.botLogin
+	g.mu.Unlock()
+	if login != "" {
+		return login, nil
+	}
+	a, _, err := g.app.Apps.Get(ctx, "")
+	if err != nil {
+		return "", fmt.Errorf("get the app's own identity: %w", err)
+	}
+	if a.GetSlug() == "" {
+		return "", fmt.Errorf("get the app's own identity: GitHub returned no slug")
+	}
+	login = a.GetSlug() + "[bot]"
+	g.mu.Lock()
+	g.botLogin = login
+	g.mu.Unlock()
+	return login, nil
+}
+
+// graphqlAnswers makes a GraphQL answer other than 200 an error that says
+// what GitHub answered (status, Retry-After, rate-limit headers), as
+// go-github's REST errors do: the GraphQL client would only say
+// "non-200 OK status code", and a 502 or a rate limit must be waited out
+// like the REST API's (waiting.go), not count against a delivery.
+type graphqlAnswers struct{ next http.RoundTripper }
+
+func (t graphqlAnswers) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(req)
+	if err != nil || resp.StatusCode == http.StatusOK {
+		return resp, err
+	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	return nil, &github.ErrorResponse{Response: resp, Message: fmt.Sprintf("GraphQL answered %s: %.200s", resp.Status, body)}
+}

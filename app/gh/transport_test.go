@@ -1,0 +1,140 @@
+package gh
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/countersign/countersign/app/metrics"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+func fastRetry(m *metrics.Metrics) *retryTransport {
+	rt := newRetryTransport(&metricsTransport{next: http.DefaultTransport, m: m}, m)
+	rt.baseDelay, rt.maxDelay, rt.maxWait = time.Millisecond, 5*time.Millisecond, 3*time.Second
+	return rt
+}
+
+func TestRetryTransport(t *testing.T) {
+	tests := []struct {
+		name      string
+		method    string
+		fail      int // answers that fail before success
+		status    int
+		headers   map[string]string
+		wantCalls int32
+		wantCode  int
+		reason    string
+	}{
+		{name: "GET retried after 502", method: "GET", fail: 2, status: 502, wantCalls: 3, wantCode: 200, reason: "server_error"},
+		{name: "PATCH retried after 500", method: "PATCH", fail: 1, status: 500, wantCalls: 2, wantCode: 200, reason: "server_error"},
+		{name: "POST not retried after 502", method: "POST", fail: 1, status: 502, wantCalls: 1, wantCode: 502},
+		{name: "POST not retried after 503 even with Retry-After", method: "POST", fail: 1, status: 503, headers: map[string]string{"Retry-After": "0"}, wantCalls: 1, wantCode: 503},
+		{name: "GET retried after 503 Retry-After", method: "GET", fail: 1, status: 503, headers: map[string]string{"Retry-After": "0"}, wantCalls: 2, wantCode: 200, reason: "rate_limited"},
+		{name: "POST retried after 429 Retry-After", method: "POST", fail: 1, status: 429, headers: map[string]string{"Retry-After": "0"}, wantCalls: 2, wantCode: 200, reason: "rate_limited"},
+		{name: "403 rate limit waits for reset", method: "GET", fail: 1, status: 403,
+			headers: map[string]string{"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "RESET"}, wantCalls: 2, wantCode: 200, reason: "rate_limited"},
+		{name: "403 forbidden is final", method: "GET", fail: 1, status: 403, wantCalls: 1, wantCode: 403},
+		{name: "404 is final", method: "GET", fail: 1, status: 404, wantCalls: 1, wantCode: 404},
+		{name: "gives up after max attempts", method: "GET", fail: 10, status: 503, wantCalls: 5, wantCode: 503, reason: "server_error"},
+		{name: "rate-limit wait too long goes back up", method: "GET", fail: 1, status: 429,
+			headers: map[string]string{"Retry-After": "3600"}, wantCalls: 1, wantCode: 429},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var calls atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				n := calls.Add(1)
+				body, _ := io.ReadAll(r.Body)
+				if r.Method == "POST" && string(body) != "payload" {
+					t.Errorf("attempt %d lost the body: %q", n, body)
+				}
+				if int(n) <= tc.fail {
+					for k, v := range tc.headers {
+						if v == "RESET" {
+							v = strconv.FormatInt(time.Now().Unix(), 10)
+						}
+						w.Header().Set(k, v)
+					}
+					w.WriteHeader(tc.status)
+					return
+				}
+				fmt.Fprint(w, "ok")
+			}))
+			defer srv.Close()
+			m := metrics.New(func() (int, int) { return 0, 0 })
+			c := &http.Client{Transport: fastRetry(m)}
+			req, _ := http.NewRequest(tc.method, srv.URL, strings.NewReader("payload"))
+			resp, err := c.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != tc.wantCode || calls.Load() != tc.wantCalls {
+				t.Fatalf("status %d after %d calls, want %d after %d", resp.StatusCode, calls.Load(), tc.wantCode, tc.wantCalls)
+			}
+			if tc.reason != "" && testutil.ToFloat64(m.APIRetries.WithLabelValues(tc.reason)) == 0 {
+				t.Errorf("retry reason %q not counted", tc.reason)
+			}
+		})
+	}
+}
+
+func TestETagTransport(t *testing.T) {
+	var full, notModified atomic.Int32
+	version := "v1"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		etag := `"` + version + `"`
+		if r.Header.Get("If-None-Match") == etag {
+			notModified.Add(1)
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		full.Add(1)
+		w.Header().Set("ETag", etag)
+		fmt.Fprint(w, "body-"+version)
+	}))
+	defer srv.Close()
+	c := &http.Client{Transport: newETagTransport(http.DefaultTransport, 10)}
+	get := func() string {
+		resp, err := c.Get(srv.URL + "/x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+		return string(b)
+	}
+	if got := get(); got != "body-v1" {
+		t.Fatalf("first GET = %q", got)
+	}
+	if got := get(); got != "body-v1" {
+		t.Fatalf("cached GET = %q", got)
+	}
+	if full.Load() != 1 || notModified.Load() != 1 {
+		t.Fatalf("full=%d notModified=%d, want 1 and 1", full.Load(), notModified.Load())
+	}
+	version = "v2"
+	if got := get(); got != "body-v2" {
+		t.Fatalf("changed resource = %q", got)
+	}
+}
+
+func TestETagTransportEvicts(t *testing.T) {
+	et := newETagTransport(http.DefaultTransport, 2)
+	for i := 0; i < 5; i++ {
+		et.store(&etagEntry{url: fmt.Sprint(i), etag: "x"})
+	}
+	if et.lru.Len() != 2 || len(et.byURL) != 2 {
+		t.Fatalf("cache holds %d/%d entries, want 2", et.lru.Len(), len(et.byURL))
+	}
+}

@@ -1,0 +1,246 @@
+// Package lookup is what several decisions read of a repository: its
+// configuration (cached in the store for a while), the CI results on a
+// commit, and the files a pull request changes. It reads GitHub and writes
+// only its cache of the configuration.
+package lookup
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/countersign/countersign/app/fault"
+	"github.com/countersign/countersign/app/gh"
+	"github.com/countersign/countersign/app/records"
+	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/rules"
+	"github.com/google/go-github/v60/github"
+)
+
+// Lookup reads repositories through GitHub, and caches their configuration in
+// the store.
+type Lookup struct {
+	store store.Store
+	gh    *gh.GitHub
+}
+
+// New is the lookup reading GitHub through g and caching in st.
+func New(st store.Store, g *gh.GitHub) *Lookup { return &Lookup{store: st, gh: g} }
+
+// configTTL is how long a repository's configuration is used before it is
+// read again (a push to the default branch that changes it re-reads it at once).
+const configTTL = 10 * time.Minute
+
+// Limits on what is read of a pull request.
+const (
+	maxFilePages = 3 // 300 changed files
+	maxRunPages  = 3 // 300 check runs
+)
+
+// Config is repo's configuration: the cached one while fresh, else read again.
+func (p *Lookup) Config(ctx context.Context, c *github.Client, repo string, log *slog.Logger) (rules.Config, error) {
+	var rec records.Config
+	ok, err := records.Load(ctx, p.store, records.ConfigKey(repo), &rec)
+	if err != nil {
+		return rules.Config{}, err
+	}
+	if ok && time.Since(rec.ReadAt) < configTTL {
+		return rec.Config, nil
+	}
+	var prev *records.Config
+	if ok {
+		prev = &rec
+	}
+	fresh, err := p.ReadConfig(ctx, c, repo, prev, log)
+	if err != nil {
+		if prev != nil {
+			log.Warn("configuration not re-read; using the last one", "repo", repo, "error", err)
+			return prev.Config, nil
+		}
+		return rules.Config{}, err
+	}
+	return fresh.Config, nil
+}
+
+// ReadConfig reads .github/countersign.yml from the default branch and caches
+// it. An invalid file keeps the last good configuration (or the defaults)
+// and records the error.
+func (p *Lookup) ReadConfig(ctx context.Context, c *github.Client, repo string, prev *records.Config, log *slog.Logger) (records.Config, error) {
+	rec := records.Config{Config: rules.DefaultConfig(), ReadAt: time.Now().UTC()}
+	if prev != nil && prev.Error == "" {
+		rec.Config = prev.Config
+	}
+	file, _, _, err := c.Repositories.GetContents(ctx, gh.OwnerOf(repo), gh.NameOf(repo), rules.ConfigPath, nil)
+	switch {
+	case fault.IsStatus(err, http.StatusNotFound):
+		rec.Config = rules.DefaultConfig()
+	case err != nil:
+		return rec, fmt.Errorf("read %s: %w", rules.ConfigPath, err)
+	case file == nil: // a directory: GitHub lists it
+		rec.Error = rules.ConfigPath + " is a directory, not a file"
+		if prev != nil {
+			rec.Config = prev.Config
+		}
+		log.Warn("invalid repository configuration; keeping the last good one", "repo", repo, "error", rec.Error)
+	default:
+		text, err := file.GetContent()
+		if err != nil {
+			return rec, fmt.Errorf("decode %s: %w", rules.ConfigPath, err)
+		}
+		cfg, err := rules.ParseConfig([]byte(text))
+		var ce *rules.ConfigError
+		switch {
+		case errors.As(err, &ce):
+			rec.Error, rec.Line = err.Error(), ce.Line // every mistake, one a line; the first's line
+			if prev != nil {
+				rec.Config = prev.Config
+			}
+			log.Warn("invalid repository configuration; keeping the last good one", "repo", repo, "mistakes", len(rules.Problems(err)), "first", ce.Error())
+		case err != nil:
+			rec.Error = err.Error()
+		default:
+			rec.Config = cfg
+		}
+	}
+	var prevPins map[string]int64
+	if prev != nil {
+		prevPins = prev.Config.Pins
+	}
+	if rec.Config.Pins, err = p.pins(ctx, c, rec.Config, prevPins); err != nil {
+		return rec, err
+	}
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return rec, fmt.Errorf("encode configuration: %w", err)
+	}
+	if err := p.store.Put(ctx, records.ConfigKey(repo), b); err != nil {
+		return rec, fmt.Errorf("cache configuration: %w", err)
+	}
+	return rec, nil
+}
+
+// pins are the accounts of the logins cfg names (rules.Config.Pins): the pin
+// a login already had is kept, whoever holds the login now; a login named for
+// the first time is pinned to the account that holds it now (GET
+// /users/{login}, one request per new login). A login GitHub does not know is
+// not pinned (it matches no account anyway).
+func (p *Lookup) pins(ctx context.Context, c *github.Client, cfg rules.Config, prev map[string]int64) (map[string]int64, error) {
+	out := map[string]int64{}
+	for _, login := range cfg.NamedLogins() {
+		if id := prev[login]; id != 0 {
+			out[login] = id
+			continue
+		}
+		u, err := p.gh.Account(ctx, c, login)
+		if err != nil {
+			return nil, err
+		}
+		if u.ID != 0 {
+			out[login] = u.ID
+		}
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	return out, nil
+}
+
+// CIRuns reads the CI results on sha: the latest check run of each name (but
+// this App's own) and the latest status of each context.
+func (p *Lookup) CIRuns(ctx context.Context, c *github.Client, repo, sha string) ([]rules.CIRun, []int64, error) {
+	owner, name := gh.OwnerOf(repo), gh.NameOf(repo)
+	var runs []rules.CIRun
+	complete := map[int64]bool{} // check suite -> every run of it read is completed
+	opt := &github.ListCheckRunsOptions{Filter: github.String("latest"), ListOptions: github.ListOptions{PerPage: 100}}
+	for page := 0; page < maxRunPages; page++ {
+		res, resp, err := c.Checks.ListCheckRunsForRef(ctx, owner, name, sha, opt)
+		if err != nil {
+			return nil, nil, fmt.Errorf("list check runs on %s: %w", sha, err)
+		}
+		for _, cr := range res.CheckRuns {
+			if !p.gh.OwnApp(cr.GetApp()) {
+				runs, _ = rules.MergeRun(runs, CheckRunOf(cr))
+				if id := cr.GetCheckSuite().GetID(); id != 0 {
+					done, seen := complete[id]
+					complete[id] = (done || !seen) && cr.GetStatus() == "completed"
+				}
+			}
+		}
+		if resp.NextPage == 0 {
+			break
+		}
+		opt.Page = resp.NextPage
+	}
+	// The statuses list, unlike the combined status, names each status's
+	// creator (a builder's own statuses count for nothing); newest first, so
+	// the first page holds the latest of each context.
+	sopt := &github.ListOptions{PerPage: 100}
+	for page := 0; page < maxRunPages; page++ {
+		sts, resp, err := c.Repositories.ListStatuses(ctx, owner, name, sha, sopt)
+		if err != nil {
+			return nil, nil, fmt.Errorf("list statuses of %s: %w", sha, err)
+		}
+		for _, s := range sts {
+			runs, _ = rules.MergeRun(runs, rules.CIRun{Name: s.GetContext(), Status: true, ID: s.GetID(), State: s.GetState(),
+				URL: s.GetTargetURL(), At: s.GetUpdatedAt().UTC(), Creator: gh.User(s.GetCreator())})
+		}
+		if resp.NextPage == 0 {
+			break
+		}
+		sopt.Page = resp.NextPage
+	}
+	var suites []int64
+	for id, done := range complete {
+		if done {
+			suites = append(suites, id)
+		}
+	}
+	slices.Sort(suites)
+	return runs, suites, nil
+}
+
+// CheckRunOf is a check run as rules sees it: a result, and the App that
+// created it.
+func CheckRunOf(cr *github.CheckRun) rules.CIRun {
+	return rules.CIRun{Name: cr.GetName(), ID: cr.GetID(), State: cr.GetStatus(), Conclusion: cr.GetConclusion(),
+		URL: firstOf(cr.GetHTMLURL(), cr.GetDetailsURL()), At: cr.GetStartedAt().UTC(), App: cr.GetApp().GetSlug()}
+}
+
+func firstOf(s ...string) string {
+	for _, v := range s {
+		if strings.TrimSpace(v) != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// ChangedFiles are the paths pull request n changes (at most 300: GitHub
+// lists up to 3,000, and the first 300 say well enough what it touches).
+func ChangedFiles(ctx context.Context, c *github.Client, repo string, n int) ([]string, error) {
+	out := []string{}
+	opt := &github.ListOptions{PerPage: 100}
+	for page := 0; page < maxFilePages; page++ {
+		files, resp, err := c.PullRequests.ListFiles(ctx, gh.OwnerOf(repo), gh.NameOf(repo), n, opt)
+		if err != nil {
+			return nil, fmt.Errorf("list files of #%d: %w", n, err)
+		}
+		for _, f := range files {
+			out = append(out, f.GetFilename())
+			if prev := f.GetPreviousFilename(); prev != "" { // renamed: the old name is changed too
+				out = append(out, prev)
+			}
+		}
+		if resp.NextPage == 0 {
+			break
+		}
+		opt.Page = resp.NextPage
+	}
+	return out, nil
+}

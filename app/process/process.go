@@ -1,0 +1,155 @@
+// Package process handles one claim, in order: the effects left over from an
+// earlier attempt, then the decision on the claimed delivery, its commit
+// (record and effects in one atomic write: the transactional outbox), then
+// the application of those effects.
+package process
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+
+	"github.com/countersign/countersign/app/fault"
+	"github.com/countersign/countersign/app/records"
+	"github.com/countersign/countersign/app/store"
+)
+
+// Decider asks rules what a delivery means. It reads GitHub and the store but
+// writes nothing: what it decides is the commit it returns. Before names the
+// effects a decision presumes already applied (a new repository's labels
+// before its first resync): they are applied before Decide, and a failure
+// to apply them fails the delivery.
+type Decider interface {
+	Before(ctx context.Context, d *store.Delivery, log *slog.Logger) ([]records.OutboxEffect, error)
+	Decide(ctx context.Context, d *store.Delivery, log *slog.Logger) (store.Commit, error)
+}
+
+// Applier applies one committed effect to GitHub (Apply; leftover says it may
+// have been applied before), or one effect a decision presumes (Prepare: its
+// failure is the delivery's, so GitHub's answer is not classified as for a
+// committed effect).
+type Applier interface {
+	Apply(ctx context.Context, oe records.OutboxEffect, leftover bool) error
+	Prepare(ctx context.Context, oe records.OutboxEffect) error
+}
+
+// Processor turns one claimed delivery into a decision (rules), records it with
+// its effects in one atomic commit, then applies the effects to GitHub.
+type Processor struct {
+	store  store.Store
+	decide Decider
+	exec   Applier
+	// buckets paces each group of writes (nil: not paced); tickets are the
+	// turns reserved for keys waiting for them (turns.go).
+	buckets  Buckets
+	deferred func()
+	tickets  tickets
+}
+
+// New is the processor deciding with d and applying with x, over st.
+func New(st store.Store, d Decider, x Applier) *Processor {
+	return &Processor{store: st, decide: d, exec: x}
+}
+
+// Handle processes claim c. Effects left over from an earlier attempt are applied
+// first, so a task's effects always go out in order. Once the delivery is
+// committed c.Delivery is set to nil: what may remain are its effects.
+func (p *Processor) Handle(ctx context.Context, c *store.Claim, log *slog.Logger) error {
+	if err := p.drain(ctx, c, log, true); err != nil {
+		return fault.Outbox(err) // not the queued delivery's fault
+	}
+	if c.Delivery == nil {
+		return nil
+	}
+	w, err := p.prepareAndDecide(ctx, c.Delivery, log)
+	if fault.InstallationGone(err) {
+		log.Warn("delivery skipped: the App is no longer installed there", "error", err)
+		w, err = store.Commit{}, nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := p.store.Commit(ctx, c, w); err != nil {
+		return fmt.Errorf("commit decision: %w", err)
+	}
+	c.Delivery = nil
+	if err := p.drain(ctx, c, log, false); err != nil {
+		return fault.Outbox(err)
+	}
+	return nil
+}
+
+// prepareAndDecide applies the effects the decision on d presumes, then
+// decides it.
+func (p *Processor) prepareAndDecide(ctx context.Context, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
+	before, err := p.decide.Before(ctx, d, log)
+	if err != nil {
+		return store.Commit{}, err
+	}
+	for _, oe := range before {
+		if err := p.exec.Prepare(ctx, oe); err != nil {
+			return store.Commit{}, err
+		}
+	}
+	return p.decide.Decide(ctx, d, log)
+}
+
+// drain applies the claimed key's outbox, oldest first, popping each effect once
+// applied. leftover says the effects may have been tried before (a crash or a
+// failure): effects that cannot be made idempotent by looking (a new comment)
+// then look for their earlier application first. An effect GitHub refuses for
+// good (the issue is gone, the App lacks a permission) is logged and dropped;
+// any other failure stops the drain.
+func (p *Processor) drain(ctx context.Context, c *store.Claim, log *slog.Logger, leftover bool) error {
+	raws, err := p.store.Outbox(ctx, c)
+	if err != nil {
+		return fmt.Errorf("read outbox: %w", err)
+	}
+	effects := make([]records.OutboxEffect, len(raws))
+	for i, raw := range raws {
+		if err := json.Unmarshal(raw, &effects[i]); err != nil {
+			log.Error("dropping an unreadable outbox effect", "error", err)
+			effects[i] = records.OutboxEffect{}
+		}
+	}
+	for start := 0; start < len(effects); {
+		end := start + 1 // one decision's effects go together
+		for end < len(effects) && effects[end].Delivery == effects[start].Delivery {
+			end++
+		}
+		group := effects[start:end]
+		gctx, done := ctx, func() {}
+		if group[0].Installation != 0 {
+			if gctx, done, err = p.groupTurns(ctx, c.Key, group); err != nil {
+				return err
+			}
+		}
+		err := p.applyGroup(ctx, gctx, c, group, log, leftover)
+		done()
+		if err != nil {
+			return err
+		}
+		start = end
+	}
+	return nil
+}
+
+// applyGroup applies one decision's effects under gctx, popping each once
+// applied.
+func (p *Processor) applyGroup(ctx, gctx context.Context, c *store.Claim, group []records.OutboxEffect, log *slog.Logger, leftover bool) error {
+	for _, oe := range group {
+		if oe.Installation != 0 { // else unreadable: dropped
+			if err := p.exec.Apply(gctx, oe, leftover); err != nil {
+				if !fault.IsPermanent(err) {
+					return fmt.Errorf("apply %s on %s#%d: %w", oe.Effect.Kind, oe.Effect.Repo, oe.Effect.Number, err)
+				}
+				log.Error("effect refused by GitHub; dropped", "effect", oe.Effect.Kind, "error", err)
+			}
+		}
+		if err := p.store.PopEffect(ctx, c); err != nil {
+			return fmt.Errorf("pop applied effect: %w", err)
+		}
+	}
+	return nil
+}

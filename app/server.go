@@ -132,6 +132,7 @@ func New(st Settings, s store.Store, log *slog.Logger) (*Server, error) {
 	})
 
 	srv.intake = intake.New(intake.Config{WebhookSecret: st.WebhookSecret, BodyTimeout: st.BodyTimeout}, s, srv.worker, srv.metrics, log)
+	srv.intake.RecogniseEchoes(gh, s)
 	return srv, nil
 }
 

@@ -51,6 +51,7 @@ type GitHub struct {
 	accounts map[string]account // lower(login) -> the account, as last read
 	pace     *pace.Limits       // nil: writes are not paced (PaceWrites)
 	buckets  map[int64]*pace.Bucket
+	expected map[labelWrite]time.Time // label writes about to be made (ExpectLabel)
 }
 
 // account is an account read from GET /users/{login}, and when.

@@ -50,6 +50,10 @@ type Intake struct {
 	stopping atomic.Bool
 	// readyErrors rate-limits the log of failed readiness probes.
 	readyErrors *worker.LogLimiter
+	// self and records recognise echoes (echo.go); nil: every delivery is
+	// queued.
+	self    Self
+	records Records
 }
 
 // New builds the routes over the queue; notify is told of each delivery queued.

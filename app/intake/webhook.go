@@ -169,6 +169,12 @@ func (in *Intake) serveWebhook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	if in.echo(r.Context(), event, &env, payload) {
+		in.metrics.Echoes.WithLabelValues(deliveries.MetricEvent(event)).Inc()
+		log.Debug("delivery is countersign's own write coming back: not queued")
+		reply(http.StatusAccepted, "echo", "countersign's own write")
+		return
+	}
 	accepted, err := in.queue.Accept(r.Context(), store.Delivery{
 		ID: id, Event: event, Key: env.key(), Action: env.Action, Payload: payload, ReceivedAt: time.Now().UTC(),
 	})

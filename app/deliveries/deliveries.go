@@ -95,10 +95,13 @@ type DashboardPayload struct {
 	Apply bool `json:"apply,omitempty"`
 }
 
-// Derived is an internal delivery.
+// Derived is an internal delivery, interactive when a person waits for it
+// (see Background).
 func Derived(id, event, key string, payload any) store.Delivery {
 	b, _ := json.Marshal(payload) // plain structs of strings and numbers: cannot fail
-	return store.Delivery{ID: id, Event: event, Key: key, Payload: b, ReceivedAt: time.Now().UTC()}
+	d := store.Delivery{ID: id, Event: event, Key: key, Payload: b, ReceivedAt: time.Now().UTC()}
+	d.Interactive = !Background(&d)
+	return d
 }
 
 // handled is every event countersign decides on, with its actions ("": the

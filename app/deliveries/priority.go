@@ -43,7 +43,7 @@ func Background(d *store.Delivery) bool {
 		// waits for it when a person changed the task.
 		var cd CheckPayload
 		return json.Unmarshal(d.Payload, &cd) != nil || !cd.Interactive
-	case Regate, CI, "check_run", "check_suite", "status":
+	case Regate, CI:
 		// A task's assignment re-gating its pull requests, and CI results:
 		// someone who pushed waits for the gate.
 		return false
@@ -54,12 +54,23 @@ func Background(d *store.Delivery) bool {
 			Type string `json:"type"`
 		} `json:"sender"`
 	}
-	if json.Unmarshal(d.Payload, &head) != nil || head.Sender.Type == "Bot" {
+	if json.Unmarshal(d.Payload, &head) != nil {
 		return true
 	}
 	action := d.Action
 	if action == "" {
 		action = head.Action
 	}
-	return !personEvents[d.Event+"."+action]
+	return !WebhookInteractive(d.Event, action, head.Sender.Type)
+}
+
+// WebhookInteractive reports whether a person waits for what answers a
+// webhook event with action sent by an account of senderType: a person's
+// action (a bot's is background), or a CI result.
+func WebhookInteractive(event, action, senderType string) bool {
+	switch event {
+	case "check_run", "check_suite", "status":
+		return true
+	}
+	return senderType != "Bot" && personEvents[event+"."+action]
 }

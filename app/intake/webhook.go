@@ -52,6 +52,13 @@ func (e *envelope) repo() string {
 	return e.Repository.FullName
 }
 
+func (e *envelope) senderType() string {
+	if e.Sender == nil {
+		return ""
+	}
+	return e.Sender.Type
+}
+
 func (e *envelope) number() int {
 	switch {
 	case e.Issue != nil:
@@ -177,6 +184,7 @@ func (in *Intake) serveWebhook(w http.ResponseWriter, r *http.Request) {
 	}
 	accepted, err := in.queue.Accept(r.Context(), store.Delivery{
 		ID: id, Event: event, Key: env.key(), Action: env.Action, Payload: payload, ReceivedAt: time.Now().UTC(),
+		Interactive: deliveries.WebhookInteractive(event, env.Action, env.senderType()),
 	})
 	if errors.Is(err, store.ErrInvalid) {
 		// Asking again cannot help: GitHub must not be told to redeliver it.

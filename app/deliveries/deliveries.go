@@ -36,6 +36,9 @@ const (
 	// Dashboard writes a goal's dashboard once its coalescing window has
 	// passed.
 	Dashboard = "countersign.dashboard"
+	// Card writes a task card that waited while the installation's writes
+	// were saturated (see app/process).
+	Card = "countersign.card"
 	// Resync and Repair are reconciliation's (package reconcile).
 	Resync = reconcile.ResyncEvent
 	Repair = reconcile.RepairEvent
@@ -54,6 +57,13 @@ type CheckPayload struct {
 	Number       int    `json:"number"`
 	// Interactive: the refresh follows a person's action (see Background).
 	Interactive bool `json:"interactive,omitempty"`
+}
+
+// CardPayload is the payload of a Card delivery.
+type CardPayload struct {
+	Installation int64  `json:"installation"`
+	Repo         string `json:"repo"`
+	Number       int    `json:"number"`
 }
 
 // GoalPayload is the payload of a Goal delivery.
@@ -130,7 +140,7 @@ var handled = []struct {
 }
 
 // internal are the internal events; none has an action.
-var internal = []string{Task, Check, Goal, CI, Regate, Dashboard, Resync, Repair}
+var internal = []string{Task, Check, Goal, CI, Regate, Dashboard, Card, Resync, Repair}
 
 var (
 	webhookEvents  = map[string]bool{}

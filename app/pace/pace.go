@@ -481,6 +481,18 @@ func (b *Bucket) Wait(ctx context.Context, c Class, maxWait time.Duration) (time
 	return w, err
 }
 
+// Backlog is how far ahead of now the latest turn given to class c lies (0:
+// none is ahead): how long a new group of the class would wait, roughly.
+func (b *Bucket) Backlog(c Class) time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	last := b.lastBg
+	if c == Interactive {
+		last = b.lastIn
+	}
+	return max(last.Sub(b.clock.Now()), 0)
+}
+
 // Tokens is how many writes of class c could go at once now.
 func (b *Bucket) Tokens(c Class) int {
 	b.mu.Lock()

@@ -68,20 +68,17 @@ type tickets struct {
 
 // groupTurns reserves the turns of group (one delivery's effects, the first
 // of them next in the key's outbox), or takes back the ticket the key held
-// for it, and returns the context to apply the group under. When the group's
+// for it, and returns the context to apply the group (n writes) under. When the group's
 // last turn is further away than a write may wait inside a delivery, the
 // ticket is kept and a fault.WaitError says how long the key waits. done
 // hands back the turns left unused.
-func (p *Processor) groupTurns(ctx context.Context, key string, group []records.OutboxEffect) (_ context.Context, done func(), _ error) {
+func (p *Processor) groupTurns(ctx context.Context, key string, group []records.OutboxEffect, n int) (_ context.Context, done func(), _ error) {
 	class := pace.Interactive
 	if group[0].Background {
 		class = pace.Background
 	}
 	ctx = pace.WithClass(ctx, class)
-	var b *pace.Bucket
-	if p.buckets != nil {
-		b = p.buckets.Bucket(group[0].Installation)
-	}
+	b := p.bucket(group[0].Installation)
 	if b == nil {
 		return ctx, func() {}, nil
 	}
@@ -107,7 +104,7 @@ func (p *Processor) groupTurns(ctx context.Context, key string, group []records.
 	if ok {
 		t.Renew() // the key came back late: its turns move, keeping its place
 	} else {
-		t = b.Reserve(class, groupWrites(group))
+		t = b.Reserve(class, n)
 	}
 	if wait := t.Last().Sub(now); wait > b.Limits().Minute/blockDivisor { // the group goes when all its turns are near
 		p.tickets.mu.Lock()

@@ -24,7 +24,8 @@ func CommitFor(inst int64, d *store.Delivery, task *rules.Task, effects []rules.
 	bg := deliveries.Background(d)
 	for i, e := range effects {
 		b, err := json.Marshal(OutboxEffect{Installation: inst, Delivery: d.ID, Key: fmt.Sprintf("%s/%d", d.ID, i), At: now, Effect: e,
-			Background: bg})
+			Background: bg, MayWait: bg && e.Kind == rules.EffectSyncCard && task != nil && task.State == rules.Pending &&
+				e.Repo == task.Repo && e.Number == task.Number})
 		if err != nil {
 			return w, fmt.Errorf("encode effect: %w", err)
 		}

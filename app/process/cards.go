@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/app/deliveries"
+	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/pace"
 	"github.com/countersign/countersign/app/records"
 	"github.com/countersign/countersign/app/store"
@@ -27,7 +28,9 @@ import (
 //     group of turns;
 //   - or by a countersign.card delivery under the task's key, which the
 //     processor queues for the installation's owed cards once its writes are
-//     no longer saturated.
+//     no longer saturated: after a group of writes, or by a sweep timer (a
+//     countersign.card delivery with no task, under the installation's own
+//     key, which waits while the writes are saturated).
 //
 // A task whose card waited and then changed (edited, assigned) therefore costs
 // one card write instead of two, and an import of B issues costs B label
@@ -118,7 +121,9 @@ func (p *Processor) owe(ctx context.Context, c *store.Claim, oe records.OutboxEf
 	if err != nil {
 		return fmt.Errorf("encode owed card: %w", err)
 	}
-	if err := p.store.Commit(ctx, keyOnly(c), store.Commit{Records: map[string][]byte{records.CardOwedKey(oe.Effect.Repo, oe.Effect.Number): b}}); err != nil {
+	w := store.Commit{Records: map[string][]byte{records.CardOwedKey(oe.Effect.Repo, oe.Effect.Number): b},
+		Enqueue: []store.Delivery{p.sweepTimer(oe.Installation)}}
+	if err := p.store.Commit(ctx, keyOnly(c), w); err != nil {
 		return fmt.Errorf("record owed card: %w", err)
 	}
 	p.owedMu.Lock()
@@ -144,9 +149,51 @@ func (p *Processor) paid(ctx context.Context, c *store.Claim, oe records.OutboxE
 	return nil
 }
 
+// sweepOf reports whether d is a sweep timer, and its installation.
+func sweepOf(d *store.Delivery) (int64, bool) {
+	if d.Event != deliveries.Card {
+		return 0, false
+	}
+	var cd deliveries.CardPayload
+	if json.Unmarshal(d.Payload, &cd) != nil || cd.Number != 0 || cd.Installation == 0 {
+		return 0, false
+	}
+	return cd.Installation, true
+}
+
+// sweepTimer is the countersign.card delivery (no task) that sweeps
+// installation inst's owed cards once its writes are no longer saturated:
+// one per installation and pacing minute (its id is de-duplicated).
+func (p *Processor) sweepTimer(inst int64) store.Delivery {
+	minute := time.Minute
+	if b := p.bucket(inst); b != nil {
+		minute = b.Limits().Minute
+	}
+	id := fmt.Sprintf("cards/%d/%d", inst, time.Now().UnixNano()/int64(minute))
+	return deliveries.Derived(id, deliveries.Card, fmt.Sprintf("countersign/cards/%d", inst), deliveries.CardPayload{Installation: inst})
+}
+
+// handleSweep handles a sweep timer: while the installation's writes are
+// saturated its key waits (no attempt used); then it queues the owed cards.
+func (p *Processor) handleSweep(ctx context.Context, c *store.Claim, inst int64) error {
+	if b := p.bucket(inst); b != nil && p.saturated(inst) {
+		wait := b.Backlog(pace.Background) - b.Limits().Minute/saturatedDivisor
+		return fault.WaitError{Wait: max(wait, b.Limits().Minute/blockDivisor), Why: "owed cards wait until the writes are no longer saturated"}
+	}
+	p.owedMu.Lock()
+	if p.owedDone == nil {
+		p.owedDone = map[int64]bool{}
+	}
+	p.owedDone[inst] = false
+	p.owedMu.Unlock()
+	return p.sweep(ctx, c, inst)
+}
+
 // sweep queues a countersign.card delivery for up to sweepBatch of
 // installation inst's owed cards, once after each saturation (and once
-// after a start, when none is known).
+// after a start, when none is known), and a sweep timer when more are
+// owed. A claim with a delivery (a sweep timer) is done with in the same
+// commit.
 func (p *Processor) sweep(ctx context.Context, c *store.Claim, inst int64) error {
 	p.owedMu.Lock()
 	if p.owedDone == nil {
@@ -157,6 +204,9 @@ func (p *Processor) sweep(ctx context.Context, c *store.Claim, inst int64) error
 	queued := maps.Clone(p.owedQueued)
 	p.owedMu.Unlock()
 	if done {
+		if c.Delivery != nil {
+			return p.store.Commit(ctx, c, store.Commit{})
+		}
 		return nil
 	}
 	keys, err := p.store.Scan(ctx, records.CardOwedPrefix)
@@ -184,15 +234,17 @@ func (p *Processor) sweep(ctx context.Context, c *store.Claim, inst int64) error
 		w.Enqueue = append(w.Enqueue, deliveries.Derived(fmt.Sprintf("card/%s/%d", rules.TaskKey(e.Repo, e.Number), time.Now().UnixNano()),
 			deliveries.Card, rules.TaskKey(e.Repo, e.Number), deliveries.CardPayload{Installation: inst, Repo: e.Repo, Number: e.Number}))
 	}
+	cards := len(w.Enqueue)
 	if more {
 		p.owedMu.Lock()
 		p.owedDone[inst] = false
 		p.owedMu.Unlock()
+		w.Enqueue = append(w.Enqueue, p.sweepTimer(inst))
 	}
-	if len(w.Enqueue) == 0 {
+	if len(w.Enqueue) == 0 && c.Delivery == nil {
 		return nil
 	}
-	if err := p.store.Commit(ctx, keyOnly(c), w); err != nil {
+	if err := p.store.Commit(ctx, c, w); err != nil {
 		return fmt.Errorf("queue owed cards: %w", err)
 	}
 	p.owedMu.Lock()
@@ -205,7 +257,7 @@ func (p *Processor) sweep(ctx context.Context, c *store.Claim, inst int64) error
 			delete(p.owedQueued, k)
 		}
 	}
-	for _, d := range w.Enqueue {
+	for _, d := range w.Enqueue[:cards] {
 		var cd deliveries.CardPayload
 		if json.Unmarshal(d.Payload, &cd) == nil {
 			p.owedQueued[records.CardOwedKey(cd.Repo, cd.Number)] = time.Now()

@@ -70,6 +70,9 @@ func (p *Processor) Handle(ctx context.Context, c *store.Claim, log *slog.Logger
 	if c.Delivery == nil {
 		return nil
 	}
+	if inst, ok := sweepOf(c.Delivery); ok {
+		return p.handleSweep(ctx, c, inst)
+	}
 	w, err := p.prepareAndDecide(ctx, c.Delivery, log)
 	if fault.InstallationGone(err) {
 		log.Warn("delivery skipped: the App is no longer installed there", "error", err)
@@ -157,7 +160,7 @@ func (p *Processor) drainGroup(ctx context.Context, c *store.Claim, group []reco
 	err = p.applyGroup(ctx, gctx, c, steps, log, leftover)
 	done()
 	if err == nil && !saturated && p.buckets != nil {
-		err = p.sweep(ctx, c, inst)
+		err = p.sweep(ctx, keyOnly(c), inst)
 	}
 	return err
 }

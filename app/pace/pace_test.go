@@ -124,14 +124,7 @@ func TestBackgroundBurstThenOneEveryRefill(t *testing.T) {
 	if got := b.Tokens(Interactive); got != 72-7 {
 		t.Fatalf("after the burst %d interactive writes may go at once, want 65", got)
 	}
-	done := make(chan time.Duration)
-	go func() {
-		w, err := b.Wait(ctx, Background, forever)
-		if err != nil {
-			t.Error(err)
-		}
-		done <- w
-	}()
+	done := waitAsync(ctx, t, b, Background)
 	waitPending(t, clock, 1)
 	clock.Advance(time.Minute / 72)
 	if w := <-done; w != time.Minute/72 {
@@ -325,14 +318,7 @@ func TestTicketTurnsAndRelease(t *testing.T) {
 		t.Fatalf("after the release an interactive turn comes in %v, want at once", got.Sub(clock.Now()))
 	}
 	// A background turn waits for the token bucket's refill after the group.
-	done := make(chan time.Duration)
-	go func() {
-		w, err := b.Wait(ctx, Background, forever)
-		if err != nil {
-			t.Error(err)
-		}
-		done <- w
-	}()
+	done := waitAsync(ctx, t, b, Background)
 	waitPending(t, clock, 1)
 	clock.Advance(61 * time.Second)
 	if w := <-done; w != 61*time.Second {
@@ -452,4 +438,19 @@ func waitPending(t *testing.T, c *fakeClock, n int) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// waitAsync waits for a turn of class c in a goroutine; the channel gets how
+// long it waited.
+func waitAsync(ctx context.Context, t *testing.T, b *Bucket, c Class) <-chan time.Duration {
+	t.Helper()
+	done := make(chan time.Duration, 1)
+	go func() {
+		w, err := b.Wait(ctx, c, forever)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- w
+	}()
+	return done
 }

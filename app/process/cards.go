@@ -205,7 +205,10 @@ func (p *Processor) sweep(ctx context.Context, c *store.Claim, inst int64) error
 	p.owedMu.Unlock()
 	if done {
 		if c.Delivery != nil {
-			return p.store.Commit(ctx, c, store.Commit{})
+			if err := p.store.Commit(ctx, c, store.Commit{}); err != nil {
+				return fmt.Errorf("commit sweep: %w", err)
+			}
+			c.Delivery = nil
 		}
 		return nil
 	}
@@ -247,6 +250,7 @@ func (p *Processor) sweep(ctx context.Context, c *store.Claim, inst int64) error
 	if err := p.store.Commit(ctx, c, w); err != nil {
 		return fmt.Errorf("queue owed cards: %w", err)
 	}
+	c.Delivery = nil
 	p.owedMu.Lock()
 	defer p.owedMu.Unlock()
 	if p.owedQueued == nil {

@@ -112,7 +112,7 @@ func TestBurstOfIssuesIsPaced(t *testing.T) {
 				t.Fatalf("%d writes in a second, limit %d", most, limit.Writes)
 			}
 			_, metrics := h.get("/metrics")
-			for _, want := range []string{"countersign_github_write_wait_seconds_count ", `countersign_github_write_tokens{installation="7"} `} {
+			for _, want := range []string{"countersign_github_write_wait_seconds_count ", `countersign_github_write_tokens{class="background",installation="7"} `, "countersign_github_write_headroom_ratio "} {
 				if !strings.Contains(metrics, want) {
 					t.Errorf("/metrics has no %s", want)
 				}

@@ -104,7 +104,8 @@ func New(st Settings, s store.Store, log *slog.Logger) (*Server, error) {
 	}
 	srv.gh = g
 	if st.WritesPerMinute > 0 {
-		if err := g.PaceWrites(pace.Limits{PerMinute: st.WritesPerMinute, PerHour: st.WritesPerHour, Minute: st.PaceMinute}); err != nil {
+		if err := g.PaceWrites(pace.Limits{PerMinute: st.WritesPerMinute, PerHour: st.WritesPerHour, Minute: st.PaceMinute,
+			Margin: st.WriteMargin, Headroom: st.WriteHeadroom}); err != nil {
 			return nil, fmt.Errorf("write pacing: %w", err)
 		}
 	}
@@ -117,6 +118,7 @@ func New(st Settings, s store.Store, log *slog.Logger) (*Server, error) {
 	gd := goals.New(s, g, clientsAs(g, func(c *gh.Client) goals.Client { return c }), look, keys)
 	dd := decide.New(s, g, clientsAs(g, func(c *gh.Client) decide.Client { return c }), look, gd, keys, log, reconcile.NewMetrics(srv.metrics.Registry), mergequeue.NewMetrics(srv.metrics.Registry))
 	proc := process.New(s, dd, exec)
+	proc.Pace(g, srv.metrics.WritesDeferred.Inc)
 	srv.owner = instanceName(st) // takeOver (in Run) confirms it
 	g.OnBack(s.Wake)
 	srv.worker = worker.New(s, proc, log, srv.metrics, srv.owner, st.MaxAttempts, st.GitHubWaitMax)
@@ -138,6 +140,7 @@ func New(st Settings, s store.Store, log *slog.Logger) (*Server, error) {
 	})
 
 	srv.intake = intake.New(intake.Config{WebhookSecret: st.WebhookSecret, BodyTimeout: st.BodyTimeout}, s, srv.worker, srv.metrics, log)
+	srv.intake.RecogniseEchoes(g, s)
 	return srv, nil
 }
 

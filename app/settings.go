@@ -68,6 +68,12 @@ type Settings struct {
 	WritesPerMinute int
 	WritesPerHour   int
 	PaceMinute      time.Duration
+	// WriteMargin is the share of WritesPerMinute and WritesPerHour the
+	// pacing uses (0: all of it); WriteHeadroom the share of every paced
+	// minute and hour that background writes leave free for writes that
+	// answer a person (DESIGN §9).
+	WriteMargin   float64
+	WriteHeadroom float64
 }
 
 // minRecordKey is the shortest record key accepted.
@@ -100,6 +106,8 @@ var settingsTable = []setting{
 	{"COUNTERSIGN_GOAL_COALESCE", "goal-coalesce", "5s", "a goal's dashboard edits within this window are written as one edit (0: each at once)"},
 	{"COUNTERSIGN_WRITES_PER_MINUTE", "writes-per-minute", "80", "writes (POST, PATCH, PUT, DELETE) per installation in any minute: more wait their turn (GitHub's secondary limit is 80; 0: not paced)"},
 	{"COUNTERSIGN_WRITES_PER_HOUR", "writes-per-hour", "500", "writes per installation in any hour (GitHub's secondary limit is 500; 0: no hourly cap)"},
+	{"COUNTERSIGN_WRITE_MARGIN", "write-margin", "0.9", "share of the writes per minute and per hour actually used, a margin under GitHub's count (from 0.1 to 1)"},
+	{"COUNTERSIGN_WRITE_HEADROOM", "write-headroom", "0.2", "share of every minute's and hour's writes that background work leaves free for writes answering a person (from 0 to 0.9)"},
 }
 
 // SettingsHelp lists every setting, for usage text and the README.
@@ -279,6 +287,19 @@ func ResolveSettings(values map[string]string) (Settings, error) {
 		v := get(n.env)
 		if *n.to, err = strconv.Atoi(v); err != nil || *n.to < 0 || *n.to > n.max {
 			return st, fmt.Errorf("%s: %q is not a number from 0 (off) to %d", name(n.env), v, n.max)
+		}
+	}
+	for _, f := range []struct {
+		env      string
+		to       *float64
+		min, max float64
+	}{
+		{"COUNTERSIGN_WRITE_MARGIN", &st.WriteMargin, 0.1, 1},
+		{"COUNTERSIGN_WRITE_HEADROOM", &st.WriteHeadroom, 0, 0.9},
+	} {
+		v := get(f.env)
+		if *f.to, err = strconv.ParseFloat(v, 64); err != nil || !(*f.to >= f.min && *f.to <= f.max) {
+			return st, fmt.Errorf("%s: %q is not a number from %v to %v", name(f.env), v, f.min, f.max)
 		}
 	}
 	if err := st.LogLevel.UnmarshalText([]byte(get("COUNTERSIGN_LOG_LEVEL"))); err != nil {

@@ -91,8 +91,8 @@ func TestLoadSettings(t *testing.T) {
 		{name: "short record key", env: with("COUNTERSIGN_RECORD_KEY", "short"), wantErr: "COUNTERSIGN_RECORD_KEY (--record-key): shorter than 16"},
 		{name: "short previous record key", env: with("COUNTERSIGN_RECORD_KEY_PREVIOUS", "short"), wantErr: "COUNTERSIGN_RECORD_KEY_PREVIOUS (--record-key-previous)"},
 		{name: "write pacing defaults to GitHub's secondary limits", env: good, check: func(t *testing.T, s Settings) {
-			if s.WritesPerMinute != 80 || s.WritesPerHour != 500 {
-				t.Errorf("writes per minute %d, per hour %d; want 80, 500", s.WritesPerMinute, s.WritesPerHour)
+			if s.WritesPerMinute != 80 || s.WritesPerHour != 500 || s.WriteMargin != 0.9 || s.WriteHeadroom != 0.2 {
+				t.Errorf("writes per minute %d, per hour %d, margin %v, headroom %v; want 80, 500, 0.9, 0.2", s.WritesPerMinute, s.WritesPerHour, s.WriteMargin, s.WriteHeadroom)
 			}
 		}},
 		{name: "write pacing set", env: with("COUNTERSIGN_WRITES_PER_MINUTE", "40"), args: []string{"--writes-per-hour", "0"},
@@ -104,6 +104,15 @@ func TestLoadSettings(t *testing.T) {
 		{name: "bad writes per minute", env: with("COUNTERSIGN_WRITES_PER_MINUTE", "-1"), wantErr: `COUNTERSIGN_WRITES_PER_MINUTE (--writes-per-minute): "-1" is not a number from 0 (off)`},
 		{name: "writes per minute not a number", env: with("COUNTERSIGN_WRITES_PER_MINUTE", "80/min"), wantErr: "COUNTERSIGN_WRITES_PER_MINUTE"},
 		{name: "bad writes per hour", env: with("COUNTERSIGN_WRITES_PER_HOUR", "1e9"), wantErr: "COUNTERSIGN_WRITES_PER_HOUR (--writes-per-hour)"},
+		{name: "write margin and headroom set", env: with("COUNTERSIGN_WRITE_MARGIN", "1"), args: []string{"--write-headroom", "0"},
+			check: func(t *testing.T, s Settings) {
+				if s.WriteMargin != 1 || s.WriteHeadroom != 0 {
+					t.Errorf("margin %v, headroom %v; want 1, 0", s.WriteMargin, s.WriteHeadroom)
+				}
+			}},
+		{name: "bad write margin", env: with("COUNTERSIGN_WRITE_MARGIN", "0"), wantErr: `COUNTERSIGN_WRITE_MARGIN (--write-margin): "0" is not a number from 0.1 to 1`},
+		{name: "bad write headroom", env: with("COUNTERSIGN_WRITE_HEADROOM", "1"), wantErr: "COUNTERSIGN_WRITE_HEADROOM (--write-headroom)"},
+		{name: "write headroom not a number", env: with("COUNTERSIGN_WRITE_HEADROOM", "NaN"), wantErr: "COUNTERSIGN_WRITE_HEADROOM"},
 		{name: "bad log level", env: with("COUNTERSIGN_LOG_LEVEL", "loud"), wantErr: "COUNTERSIGN_LOG_LEVEL"},
 		{name: "stray argument", env: good, args: []string{"extra"}, wantErr: "unexpected argument"},
 	}

@@ -188,6 +188,9 @@ func NoticeMarker(key string) string {
 	return noticeMarker + strings.ReplaceAll(key, "--", "- -") + " -->"
 }
 
+// IsNotice reports whether body is a notice: it carries a notice's marker.
+func IsNotice(body string) bool { return strings.Contains(body, noticeMarker) }
+
 // noMention keeps quoted text from @-mentioning anyone (a zero-width space
 // after each "@"): a command or reason quoted back must not notify a team.
 func noMention(s string) string { return strings.ReplaceAll(s, "@", "@\u200b") }

@@ -144,6 +144,12 @@ func (p *Decider) Decide(ctx context.Context, d *store.Delivery, log *slog.Logge
 		return p.decideRegate(ctx, rd, d, log)
 	case deliveries.Dashboard:
 		return p.goals.DecideDashboard(ctx, d, log)
+	case deliveries.Card:
+		var cd deliveries.CardPayload
+		if err := json.Unmarshal(d.Payload, &cd); err != nil {
+			return store.Commit{}, fault.Permanent(fmt.Errorf("parse %s: %w", d.Event, err))
+		}
+		return decideCard(cd, d)
 	case "label":
 		return p.onLabel(ctx, d, log)
 	case "merge_group":

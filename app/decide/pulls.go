@@ -117,7 +117,8 @@ func (p *Decider) pullEvent(ctx context.Context, inst int64, repo string, d *sto
 		if e.effect == nil {
 			continue
 		}
-		b, err := json.Marshal(records.OutboxEffect{Installation: inst, Delivery: d.ID, Key: d.ID + e.key, At: time.Now().UTC(), Effect: *e.effect})
+		b, err := json.Marshal(records.OutboxEffect{Installation: inst, Delivery: d.ID, Key: d.ID + e.key, At: time.Now().UTC(), Effect: *e.effect,
+			Background: deliveries.Background(d)})
 		if err != nil {
 			return w, fmt.Errorf("encode effect: %w", err)
 		}

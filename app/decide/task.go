@@ -87,7 +87,7 @@ func (p *Decider) decideTaskWith(ctx context.Context, inst int64, d *store.Deliv
 	}
 	for _, pr := range dec.Refresh {
 		w.Enqueue = append(w.Enqueue, deliveries.Derived(fmt.Sprintf("%s/check/%d", d.ID, pr), deliveries.Check, rules.TaskKey(repo, pr),
-			deliveries.CheckPayload{Installation: inst, Repo: repo, Number: pr}))
+			deliveries.CheckPayload{Installation: inst, Repo: repo, Number: pr, Interactive: !deliveries.Background(d)}))
 	}
 	return w, nil
 }

@@ -41,6 +41,9 @@ const (
 	// under its pull request's key, in order with the pull request's own
 	// events.
 	MergeGroup = "countersign.merge-group"
+	// Card writes a task card that waited while the installation's writes
+	// were saturated (see app/process).
+	Card = "countersign.card"
 	// Resync and Repair are reconciliation's (package reconcile).
 	Resync = reconcile.ResyncEvent
 	Repair = reconcile.RepairEvent
@@ -54,6 +57,15 @@ type TaskPayload struct {
 
 // CheckPayload is the payload of a Check delivery.
 type CheckPayload struct {
+	Installation int64  `json:"installation"`
+	Repo         string `json:"repo"`
+	Number       int    `json:"number"`
+	// Interactive: the refresh follows a person's action (see Background).
+	Interactive bool `json:"interactive,omitempty"`
+}
+
+// CardPayload is the payload of a Card delivery.
+type CardPayload struct {
 	Installation int64  `json:"installation"`
 	Repo         string `json:"repo"`
 	Number       int    `json:"number"`
@@ -116,10 +128,13 @@ type DashboardPayload struct {
 	Apply bool `json:"apply,omitempty"`
 }
 
-// Derived is an internal delivery.
+// Derived is an internal delivery, interactive when a person waits for it
+// (see Background).
 func Derived(id, event, key string, payload any) store.Delivery {
 	b, _ := json.Marshal(payload) // plain structs of strings and numbers: cannot fail
-	return store.Delivery{ID: id, Event: event, Key: key, Payload: b, ReceivedAt: time.Now().UTC()}
+	d := store.Delivery{ID: id, Event: event, Key: key, Payload: b, ReceivedAt: time.Now().UTC()}
+	d.Interactive = !Background(&d)
+	return d
 }
 
 // handled is every event countersign decides on, with its actions ("": the
@@ -151,7 +166,7 @@ var handled = []struct {
 }
 
 // internal are the internal events; none has an action.
-var internal = []string{Task, Check, Goal, CI, Regate, Dashboard, MergeGroup, Resync, Repair}
+var internal = []string{Task, Check, Goal, CI, Regate, Dashboard, MergeGroup, Card, Resync, Repair}
 
 var (
 	webhookEvents  = map[string]bool{}

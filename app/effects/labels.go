@@ -123,6 +123,7 @@ func (x *Executor) syncOwnedLabelsFrom(ctx context.Context, c Client, owner, nam
 		}
 	}
 	if len(add) > 0 {
+		x.expectLabels(owner, name, n, add, true)
 		got, _, err := c.AddLabelsToIssue(ctx, owner, name, n, add)
 		if err != nil {
 			return fmt.Errorf("add labels %v: %w", add, err)
@@ -142,6 +143,7 @@ func (x *Executor) syncOwnedLabelsFrom(ctx context.Context, c Client, owner, nam
 					return err
 				}
 			}
+			x.expectLabels(owner, name, n, missing, true)
 			got, _, err := c.AddLabelsToIssue(ctx, owner, name, n, missing)
 			if err != nil {
 				return fmt.Errorf("add labels %v: %w", missing, err)
@@ -155,12 +157,21 @@ func (x *Executor) syncOwnedLabelsFrom(ctx context.Context, c Client, owner, nam
 			remove = append(remove, l)
 		}
 	}
+	x.expectLabels(owner, name, n, remove, false)
 	for _, l := range remove {
 		if _, err := c.RemoveLabelForIssue(ctx, owner, name, n, url.PathEscape(l)); err != nil && !fault.IsStatus(err, http.StatusNotFound) {
 			return fmt.Errorf("remove label %s: %w", l, err)
 		}
 	}
 	return nil
+}
+
+// expectLabels tells intake that the labels' additions (or removals) on
+// issue n are countersign's own when they come back as webhooks.
+func (x *Executor) expectLabels(owner, name string, n int, labels []string, added bool) {
+	for _, l := range labels {
+		x.gh.ExpectLabel(owner+"/"+name, n, l, added)
+	}
 }
 
 func (x *Executor) issueLabels(ctx context.Context, c Client, owner, name string, n int) ([]string, error) {

@@ -25,7 +25,6 @@ import (
 
 	"github.com/bradleyfalzon/ghinstallation/v2"
 	"github.com/google/go-github/v60/github"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // publicAPI is github.com's API; any other GITHUB_API_URL is treated as GitHub
@@ -55,8 +54,9 @@ type GitHub struct {
 	buckets  map[int64]*pace.Bucket
 	// health knows whom GitHub is away for (away.go); wake wakes the
 	// keys that waited when it is back.
-	health *ghhealth.Health
-	wake   func(ctx context.Context, keys ...string) error
+	health   *ghhealth.Health
+	wake     func(ctx context.Context, keys ...string) error
+	expected map[labelWrite]time.Time // label writes about to be made (ExpectLabel)
 }
 
 // account is an account read from GET /users/{login}, and when.
@@ -113,9 +113,7 @@ func New(apiURL string, appID int64, key []byte, m *metrics.Metrics) (*GitHub, e
 		return nil, err
 	}
 	apps.BaseURL = strings.TrimRight(g.app.BaseURL.String(), "/")
-	if err := m.Registry.Register(bucketCollector{g: g, desc: prometheus.NewDesc("countersign_github_write_tokens",
-		"Writes an installation may send at once now under its write pacing (COUNTERSIGN_WRITES_PER_MINUTE); no series until it wrote.",
-		[]string{"installation"}, nil)}); err != nil {
+	if err := m.Registry.Register(newBucketCollector(g)); err != nil {
 		return nil, fmt.Errorf("register the write pacing metric: %w", err)
 	}
 	return g, nil

@@ -51,15 +51,10 @@ func (t *paceTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !isContentWrite(req.Method) {
 		return t.next.RoundTrip(req)
 	}
-	waited, err := t.bucket.Wait(req.Context(), t.maxBlock)
+	waited, err := t.turn(req.Context(), t.maxBlock)
 	if err != nil {
 		if req.Body != nil {
 			req.Body.Close() // a RoundTripper closes the body, even on error
-		}
-		var tl *pace.TooLongError
-		if errors.As(err, &tl) {
-			t.m.WritesDeferred.Inc()
-			return nil, fault.WaitError{Wait: tl.Wait, Why: tl.Error()}
 		}
 		return nil, err
 	}
@@ -67,6 +62,25 @@ func (t *paceTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// The retry transport below takes another turn for each write it replays.
 	paced := pacedWrite{t: t, method: req.Method, url: req.URL.String()}
 	return t.next.RoundTrip(req.WithContext(context.WithValue(req.Context(), bucketKey{}, paced)))
+}
+
+// turn waits for a write's turn: the next one of the group's ticket that ctx
+// carries (see package process), else one of ctx's class, if it comes within
+// maxWait; a turn further away is a waitError.
+func (t *paceTransport) turn(ctx context.Context, maxWait time.Duration) (time.Duration, error) {
+	var waited time.Duration
+	var err error
+	if tk := pace.TicketOf(ctx); tk != nil && tk.Bucket() == t.bucket && tk.Left() > 0 {
+		waited, err = tk.Wait(ctx, maxWait)
+	} else {
+		waited, err = t.bucket.Wait(ctx, pace.ClassOf(ctx), maxWait)
+	}
+	var tl *pace.TooLongError
+	if errors.As(err, &tl) {
+		t.m.WritesDeferred.Inc()
+		return 0, fault.WaitError{Wait: tl.Wait, Why: tl.Error()}
+	}
+	return waited, err
 }
 
 // bucketKey carries a pacedWrite to the retry transport.
@@ -86,15 +100,9 @@ func retryTurn(req *http.Request, maxWait time.Duration) error {
 	if !ok || w.method != req.Method || w.url != req.URL.String() {
 		return nil
 	}
-	t := w.t
-	waited, err := t.bucket.Wait(req.Context(), min(maxWait, t.maxBlock))
-	var tl *pace.TooLongError
-	if errors.As(err, &tl) {
-		t.m.WritesDeferred.Inc()
-		return fault.WaitError{Wait: tl.Wait, Why: tl.Error()}
-	}
+	waited, err := w.t.turn(req.Context(), min(maxWait, w.t.maxBlock))
 	if err == nil {
-		t.m.WriteWait.Observe(waited.Seconds())
+		w.t.m.WriteWait.Observe(waited.Seconds())
 	}
 	return err
 }
@@ -115,8 +123,23 @@ func (g *GitHub) PaceWrites(l pace.Limits) error {
 // paced wraps rt in installation id's pacing, when writes are paced. Call
 // with g.mu held.
 func (g *GitHub) paced(id int64, rt http.RoundTripper) http.RoundTripper {
-	if g.pace == nil {
+	b := g.bucketLocked(id)
+	if b == nil {
 		return rt
+	}
+	return &paceTransport{next: rt, bucket: b, maxBlock: b.Limits().Minute / paceBlockDivisor, m: g.m}
+}
+
+// Bucket is installation id's write pacing (nil: writes are not paced).
+func (g *GitHub) Bucket(id int64) *pace.Bucket {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.bucketLocked(id)
+}
+
+func (g *GitHub) bucketLocked(id int64) *pace.Bucket {
+	if g.pace == nil {
+		return nil
 	}
 	b, ok := g.buckets[id]
 	if !ok {
@@ -126,16 +149,28 @@ func (g *GitHub) paced(id int64, rt http.RoundTripper) http.RoundTripper {
 		}
 		g.buckets[id] = b
 	}
-	return &paceTransport{next: rt, bucket: b, maxBlock: b.Limits().Minute / paceBlockDivisor, m: g.m}
+	return b
 }
 
-// bucketCollector exports each installation's write tokens at scrape time.
+// bucketCollector exports each installation's write tokens (by class) and
+// the pacing's headroom at scrape time.
 type bucketCollector struct {
-	g    *GitHub
-	desc *prometheus.Desc
+	g        *GitHub
+	desc     *prometheus.Desc // tokens: installation, class
+	headroom *prometheus.Desc
 }
 
-func (c bucketCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+func newBucketCollector(g *GitHub) bucketCollector {
+	return bucketCollector{g: g,
+		desc: prometheus.NewDesc("countersign_github_write_tokens",
+			"Writes an installation could send at once now, by class (interactive: answering a person; background: the rest).",
+			[]string{"installation", "class"}, nil),
+		headroom: prometheus.NewDesc("countersign_github_write_headroom_ratio",
+			"Share of each minute's and hour's paced writes that background work leaves free for interactive writes (COUNTERSIGN_WRITE_HEADROOM).",
+			nil, nil)}
+}
+
+func (c bucketCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc; ch <- c.headroom }
 
 func (c bucketCollector) Collect(ch chan<- prometheus.Metric) {
 	c.g.mu.Lock()
@@ -143,8 +178,15 @@ func (c bucketCollector) Collect(ch chan<- prometheus.Metric) {
 	for id, b := range c.g.buckets {
 		buckets[id] = b
 	}
+	var headroom float64
+	if c.g.pace != nil {
+		headroom = c.g.pace.Headroom
+	}
 	c.g.mu.Unlock()
+	ch <- prometheus.MustNewConstMetric(c.headroom, prometheus.GaugeValue, headroom)
 	for id, b := range buckets {
-		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(b.Tokens()), strconv.FormatInt(id, 10))
+		for _, class := range []pace.Class{pace.Interactive, pace.Background} {
+			ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(b.Tokens(class)), strconv.FormatInt(id, 10), class.String())
+		}
 	}
 }

@@ -148,7 +148,7 @@ func TestRetriedWriteTakesATurn(t *testing.T) {
 			if calls.Load() != tc.wantCalls || waiting != tc.wantWait || (!tc.wantWait && (err != nil || resp.StatusCode != 200)) {
 				t.Fatalf("%d calls, error %v (waiting %v); want %d calls, waiting %v", calls.Load(), err, waiting, tc.wantCalls, tc.wantWait)
 			}
-			if got, want := b.Tokens(), tc.perMinute-2; tc.perMinute > 1 && got != want {
+			if got, want := b.Tokens(pace.Background), tc.perMinute-2; tc.perMinute > 1 && got != want {
 				t.Fatalf("%d tokens left, want %d: the replay took no turn", got, want)
 			}
 		})

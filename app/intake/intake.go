@@ -51,6 +51,10 @@ type Intake struct {
 	// readyErrors rate-limits the log of failed readiness probes,
 	// queueErrors that of deliveries the store could not queue.
 	readyErrors, queueErrors *worker.LogLimiter
+	// self and records recognise echoes (echo.go); nil: every delivery is
+	// queued.
+	self    Self
+	records Records
 }
 
 // New builds the routes over the queue; notify is told of each delivery queued.

@@ -52,6 +52,13 @@ func (e *envelope) repo() string {
 	return e.Repository.FullName
 }
 
+func (e *envelope) senderType() string {
+	if e.Sender == nil {
+		return ""
+	}
+	return e.Sender.Type
+}
+
 func (e *envelope) number() int {
 	switch {
 	case e.Issue != nil:
@@ -169,8 +176,15 @@ func (in *Intake) serveWebhook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	if in.echo(r.Context(), event, &env, payload) {
+		in.metrics.Echoes.WithLabelValues(deliveries.MetricEvent(event)).Inc()
+		log.Debug("delivery is countersign's own write coming back: not queued")
+		reply(http.StatusAccepted, "echo", "countersign's own write")
+		return
+	}
 	accepted, err := in.queue.Accept(r.Context(), store.Delivery{
 		ID: id, Event: event, Key: env.key(), Action: env.Action, Payload: payload, ReceivedAt: time.Now().UTC(),
+		Interactive: deliveries.WebhookInteractive(event, env.Action, env.senderType()),
 	})
 	if errors.Is(err, store.ErrInvalid) {
 		// Asking again cannot help: GitHub must not be told to redeliver it.

@@ -24,6 +24,9 @@ type Metrics struct {
 	QueueDepth      prometheus.GaugeFunc
 	DeadLetters     prometheus.GaugeFunc
 	BuildInfo       *prometheus.GaugeVec // 1, labeled with the binary's version and commit
+	// Echoes counts webhooks recognised at intake as countersign's own
+	// writes coming back (answered 202, not queued), by event.
+	Echoes *prometheus.CounterVec
 	// RepliesHeld counts replies not posted because their person had had
 	// their share (DESIGN §5), by notice kind.
 	RepliesHeld *prometheus.CounterVec
@@ -35,7 +38,7 @@ func New(stats func() (queued, dead int)) *Metrics {
 		Registry: prometheus.NewRegistry(),
 		Deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "countersign_webhook_deliveries_total",
-			Help: "Webhook deliveries received, by event and intake outcome (accepted, duplicate, ignored, ping, bad_signature, too_large, timeout, malformed, unqueueable, error).",
+			Help: "Webhook deliveries received, by event and intake outcome (accepted, duplicate, ignored, ping, bad_signature, too_large, timeout, malformed, unqueueable, error, echo).",
 		}, []string{"event", "outcome"}),
 		Processed: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "countersign_deliveries_processed_total",
@@ -59,6 +62,10 @@ func New(stats func() (queued, dead int)) *Metrics {
 			Name: "countersign_github_api_retries_total",
 			Help: "GitHub API requests retried, by reason (server_error, rate_limited, network).",
 		}, []string{"reason"}),
+		Echoes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "countersign_webhooks_echo_total",
+			Help: "Webhooks recognised as countersign's own writes coming back (its bot's label, card, notice, goal issue or check run, as recorded): answered 202 and not queued, by event.",
+		}, []string{"event"}),
 		RepliesHeld: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "countersign_replies_held_total",
 			Help: "Replies not posted because their person already had 3 on that issue or pull request within the hour, by notice kind.",
@@ -92,7 +99,7 @@ func New(stats func() (queued, dead int)) *Metrics {
 	bi := buildinfo.Read()
 	m.BuildInfo.WithLabelValues(bi.Version, bi.Commit, bi.GoVersion).Set(1)
 	m.Registry.MustRegister(m.BuildInfo, m.Deliveries, m.Processed, m.ProcessLatency, m.IntakeLatency, m.APICalls,
-		m.APIRetries, m.RateLimitRemain, m.WriteWait, m.WritesDeferred, m.QueueDepth, m.DeadLetters, m.RepliesHeld,
+		m.APIRetries, m.RateLimitRemain, m.WriteWait, m.WritesDeferred, m.QueueDepth, m.DeadLetters, m.RepliesHeld, m.Echoes,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

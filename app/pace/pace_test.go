@@ -3,6 +3,7 @@ package pace
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -60,122 +61,318 @@ func (c *fakeClock) pending() int {
 
 const forever = 1000 * time.Hour
 
-func TestBurstThenOneEveryInterval(t *testing.T) {
+func newBucket(t *testing.T, l Limits) (*Bucket, *fakeClock) {
+	t.Helper()
 	clock := newFakeClock()
-	b, err := New(Default, clock)
+	b, err := New(l, clock)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := b.Tokens(); got != 10 {
-		t.Fatalf("a fresh bucket holds %d tokens, want 10 (80/8)", got)
+	return b, clock
+}
+
+func TestPacedLimitsAndShares(t *testing.T) {
+	for _, tc := range []struct {
+		l                      Limits
+		perMinute, perHour     int
+		bgPerMinute, bgPerHour int
+	}{
+		{Default, 72, 450, 57, 360},
+		{Limits{PerMinute: 80, PerHour: 500}, 80, 500, 80, 500},
+		{Limits{PerMinute: 80, PerHour: 500, Margin: 1, Headroom: 0.5}, 80, 500, 40, 250},
+		{Limits{PerMinute: 1, PerHour: 1, Margin: 0.5, Headroom: 0.9}, 1, 1, 1, 1},
+		{Limits{PerMinute: 30, Margin: 0.9}, 27, 0, 27, 0},
+	} {
+		pm, ph := tc.l.Paced()
+		if pm != tc.perMinute || ph != tc.perHour {
+			t.Errorf("%+v paces %d a minute and %d an hour, want %d and %d", tc.l, pm, ph, tc.perMinute, tc.perHour)
+		}
+		if got := tc.l.BackgroundShare(pm); got != tc.bgPerMinute {
+			t.Errorf("%+v: background share of a minute %d, want %d", tc.l, got, tc.bgPerMinute)
+		}
+		if ph > 0 {
+			if got := tc.l.BackgroundShare(ph); got != tc.bgPerHour {
+				t.Errorf("%+v: background share of an hour %d, want %d", tc.l, got, tc.bgPerHour)
+			}
+		}
+	}
+}
+
+func TestNewRejectsBadLimits(t *testing.T) {
+	for _, l := range []Limits{{}, {PerMinute: -1}, {PerMinute: 10, PerHour: -1}, {PerMinute: 10, Margin: 1.5},
+		{PerMinute: 10, Margin: -0.1}, {PerMinute: 10, Headroom: 1}, {PerMinute: 10, Headroom: -0.2}, {PerMinute: 10, Burst: -1}} {
+		if _, err := New(l, nil); err == nil {
+			t.Errorf("New(%+v) accepted", l)
+		}
+	}
+}
+
+func TestBackgroundBurstThenOneEveryRefill(t *testing.T) {
+	b, clock := newBucket(t, Default) // 72 a minute: a burst of 7, then one every 833ms
+	if got := b.Tokens(Background); got != 7 {
+		t.Fatalf("a fresh bucket holds %d background tokens, want 7", got)
 	}
 	ctx := context.Background()
-	for i := range 10 {
-		if w, err := b.Wait(ctx, forever); err != nil || w != 0 {
+	for i := range 7 {
+		if w, err := b.Wait(ctx, Background, forever); err != nil || w != 0 {
 			t.Fatalf("write %d of the burst waited %v (%v)", i, w, err)
 		}
 	}
-	if got := b.Tokens(); got != 0 {
-		t.Fatalf("after the burst the bucket holds %d tokens, want 0", got)
+	if got := b.Tokens(Background); got != 0 {
+		t.Fatalf("after the burst the bucket holds %d background tokens, want 0", got)
 	}
-	// The 11th write waits one refill: a minute / 80.
-	done := make(chan time.Duration)
-	go func() {
-		w, err := b.Wait(ctx, forever)
-		if err != nil {
-			t.Error(err)
-		}
-		done <- w
-	}()
+	if got := b.Tokens(Interactive); got != 72-7 {
+		t.Fatalf("after the burst %d interactive writes may go at once, want 65", got)
+	}
+	done := waitAsync(ctx, t, b, Background)
 	waitPending(t, clock, 1)
-	clock.Advance(750 * time.Millisecond)
-	if w := <-done; w != 750*time.Millisecond {
-		t.Fatalf("the 11th write waited %v, want 750ms", w)
+	clock.Advance(time.Minute / 72)
+	if w := <-done; w != time.Minute/72 {
+		t.Fatalf("the 8th background write waited %v, want %v", w, time.Minute/72)
 	}
-	clock.Advance(time.Hour)
-	if got := b.Tokens(); got != 10 {
-		t.Fatalf("after an idle hour the bucket holds %d tokens, want 10", got)
+	clock.Advance(2 * time.Hour)
+	if got := b.Tokens(Background); got != 7 {
+		t.Fatalf("after an idle hour the bucket holds %d tokens, want 7", got)
 	}
-	clock.Advance(2 * time.Second) // past the hour window's slack
-	if _, err := b.Wait(ctx, 0); err != nil {
+	if _, err := b.Wait(ctx, Background, 0); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(b.grant); n != 1 {
+	if n := len(b.grants); n != 1 {
 		t.Fatalf("after an idle hour the bucket remembers %d grants, want 1 (the new one)", n)
 	}
 }
 
-// TestWindowsAreNeverExceeded drives writers that write as soon as they may
-// for three hours and counts the grants in every sliding minute and hour.
+// maxIn is the most grants in any span of length w.
+func maxIn(grants []time.Time, w time.Duration) int {
+	slices.SortFunc(grants, func(a, b time.Time) int { return a.Compare(b) })
+	most, j := 0, 0
+	for i := range grants {
+		for grants[i].Sub(grants[j]) >= w {
+			j++
+		}
+		most = max(most, i-j+1)
+	}
+	return most
+}
+
+// TestWindowsAreNeverExceeded reserves turns of both classes, in bursts and
+// one by one, for hours, and counts the grants in every sliding minute and
+// hour: all of them within the paced limits, background ones within their
+// share, and the hourly cap reached rather than undershot.
 func TestWindowsAreNeverExceeded(t *testing.T) {
-	for _, l := range []Limits{Default, {PerMinute: 80, PerHour: 500, Burst: 80}, {PerMinute: 30, PerHour: 0, Burst: 5}} {
-		clock := newFakeClock()
-		b, err := New(l, clock)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, tc := range []struct {
+		l     Limits
+		every int // one interactive reservation every so many background ones (0: none)
+	}{
+		{Default, 0}, {Default, 5}, {Default, 1},
+		{Limits{PerMinute: 80, PerHour: 500, Burst: 80}, 3},
+		{Limits{PerMinute: 30, Burst: 5, Headroom: 0.5}, 2},
+	} {
+		b, clock := newBucket(t, tc.l)
+		pm, ph := tc.l.Paced()
+		var all, bg []time.Time
 		start := clock.Now()
-		var grants []time.Time
-		var idle time.Duration
-		for len(grants) < 2000 {
-			b.mu.Lock()
-			r, err := b.reserve(clock.Now(), forever)
-			b.mu.Unlock()
-			if err != nil {
-				t.Fatal(err)
+		for round := 0; len(all) < 1500; round++ {
+			class := Background
+			if tc.every > 0 && round%(tc.every+1) == tc.every {
+				class = Interactive
 			}
-			if n := len(grants); n > 0 && r.at.Before(grants[n-1]) {
-				t.Fatalf("%+v: grant %d at %v is before the previous one", l, n, r.at)
-			}
-			grants = append(grants, r.at)
-			clock.Advance(r.at.Sub(clock.Now()))
-			if len(grants)%97 == 0 { // now and then an idle spell, for the bucket to refill
-				d := time.Duration(len(grants)%7) * 5 * time.Second
-				clock.Advance(d)
-				idle += d
-			}
-		}
-		maxIn := func(w time.Duration) int {
-			most, j := 0, 0
-			for i := range grants {
-				for grants[i].Sub(grants[j]) >= w {
-					j++
+			tk := b.Reserve(class, 1+round%3)
+			for _, g := range tk.grants {
+				all = append(all, g.at)
+				if class == Background {
+					bg = append(bg, g.at)
 				}
-				most = max(most, i-j+1)
 			}
-			return most
+			if round%4 == 0 { // the holders of earlier tickets come back now and then
+				clock.Advance(max(tk.At().Sub(clock.Now()), 0))
+			}
 		}
-		if got := maxIn(time.Minute + time.Second); got > l.PerMinute {
-			t.Errorf("%+v: %d writes in one minute, want at most %d", l, got, l.PerMinute)
+		span := func(w time.Duration) time.Duration { return w + time.Second } // the bucket's slack: a minute/60
+		if got := maxIn(all, span(time.Minute)); got > pm {
+			t.Errorf("%+v/%d: %d writes in one minute, want at most %d", tc.l, tc.every, got, pm)
 		}
-		if l.PerHour > 0 {
-			if got := maxIn(time.Hour + time.Second); got > l.PerHour {
-				t.Errorf("%+v: %d writes in one hour, want at most %d", l, got, l.PerHour)
+		if got, share := maxIn(bg, span(time.Minute)), tc.l.BackgroundShare(pm); got > share {
+			t.Errorf("%+v/%d: %d background writes in one minute, want at most %d", tc.l, tc.every, got, share)
+		}
+		if ph > 0 {
+			if got := maxIn(all, span(time.Hour)); got > ph {
+				t.Errorf("%+v/%d: %d writes in one hour, want at most %d", tc.l, tc.every, got, ph)
 			}
-			// ... and the hourly cap is reached, not undershot: 2000 writes in about 4 hours.
-			if took := grants[len(grants)-1].Sub(start) - idle; took > 4*time.Hour+time.Minute {
-				t.Errorf("%+v: 2000 writes took %v, want about 4h", l, took)
+			if got, share := maxIn(bg, span(time.Hour)), tc.l.BackgroundShare(ph); got > share {
+				t.Errorf("%+v/%d: %d background writes in one hour, want at most %d", tc.l, tc.every, got, share)
 			}
-		} else if took, want := grants[len(grants)-1].Sub(start)-idle, time.Duration(2000/l.PerMinute)*time.Minute; took > want+want/30 { // the windows' slack costs 1/60
-			t.Errorf("%+v: 2000 writes took %v, want about %v", l, took, want)
+			if tc.every == 0 { // background alone reaches its share of every hour
+				last := slices.MaxFunc(all, func(a, b time.Time) int { return a.Compare(b) })
+				hours := float64(len(all)) / float64(tc.l.BackgroundShare(ph))
+				if took := last.Sub(start); took > time.Duration((hours+0.05)*float64(time.Hour)) {
+					t.Errorf("%+v: %d background writes took %v, want about %.1fh", tc.l, len(all), took, hours)
+				}
+			}
 		}
 	}
 }
 
-func TestWaitersAreServedInOrder(t *testing.T) {
-	clock := newFakeClock()
-	b, err := New(Limits{PerMinute: 60, Burst: 1}, clock)
-	if err != nil {
-		t.Fatal(err)
+// People first: however much background work is queued, and after it has
+// used its share of the hour, an interactive turn is free at once.
+func TestInteractiveGoesAheadOfQueuedBackground(t *testing.T) {
+	b, clock := newBucket(t, Default)
+	var tickets []*Ticket
+	for range 200 { // a burst of new issues: far more than an hour's share
+		tickets = append(tickets, b.Reserve(Background, 2))
 	}
+	for i := 1; i < len(tickets); i++ {
+		if tickets[i].At().Before(tickets[i-1].Last()) {
+			t.Fatalf("background ticket %d starts at %v, before ticket %d's last turn (%v): not in turn order",
+				i, tickets[i].At(), i-1, tickets[i-1].Last())
+		}
+	}
+	if last := tickets[len(tickets)-1].Last(); last.Sub(clock.Now()) < time.Hour {
+		t.Fatalf("400 background turns all within %v: the hour's share is 360", last.Sub(clock.Now()))
+	}
+	for i := range 5 { // 15 turns: the minute's headroom
+		clock.Advance(time.Second)
+		tk := b.Reserve(Interactive, 3) // label, card, check
+		if !tk.At().Equal(clock.Now()) || tk.Last().Sub(tk.At()) > 0 {
+			t.Fatalf("interactive group %d waits from %v to %v behind queued background work", i, tk.At().Sub(clock.Now()), tk.Last().Sub(clock.Now()))
+		}
+	}
+	// Spend the hour: holders of background tickets take their turns; then a
+	// person still finds turns at once.
+	clock.Advance(tickets[179].Last().Sub(clock.Now()) + time.Second) // 360 background turns gone by
+	tk := b.Reserve(Interactive, 4)
+	if wait := tk.Last().Sub(clock.Now()); wait != 0 {
+		t.Fatalf("after background used its share of the hour, an interactive group waits %v", wait)
+	}
+}
+
+func TestHeadroomIsKeptForInteractiveWrites(t *testing.T) {
+	for _, headroom := range []float64{0, 0.2, 0.5} {
+		l := Limits{PerMinute: 80, PerHour: 500, Margin: 0.9, Headroom: headroom}
+		b, clock := newBucket(t, l)
+		_, ph := l.Paced()
+		share := l.BackgroundShare(ph)
+		var bg []*Ticket
+		for range share + 10 {
+			bg = append(bg, b.Reserve(Background, 1))
+		}
+		// The last share of them fit in the hour; the 10 more wait for the next one.
+		within := 0
+		for _, tk := range bg {
+			if tk.At().Sub(clock.Now()) < time.Hour {
+				within++
+			}
+		}
+		if within != share {
+			t.Errorf("headroom %v: %d background turns within the hour, want %d", headroom, within, share)
+		}
+		start := clock.Now()
+		clock.Advance(bg[share-1].At().Sub(clock.Now()))
+		free := 0
+		for free <= ph && b.Reserve(Interactive, 1).At().Before(start.Add(time.Hour)) {
+			free++
+		}
+		if want := ph - share; free != want {
+			t.Errorf("headroom %v: %d interactive turns left in the hour once background used its share, want %d", headroom, free, want)
+		}
+	}
+}
+
+func TestTicketTurnsAndRelease(t *testing.T) {
+	b, clock := newBucket(t, Limits{PerMinute: 3, Burst: 1}) // one background group every 20 s
 	ctx := context.Background()
-	if _, err := b.Wait(ctx, forever); err != nil { // empties the bucket
+	first := b.Reserve(Background, 3) // a decision's label, card and check: together
+	if !first.At().Equal(clock.Now()) || !first.Last().Equal(clock.Now()) {
+		t.Fatalf("a group of 3 goes from %v to %v, want all at once", first.At().Sub(clock.Now()), first.Last().Sub(clock.Now()))
+	}
+	second := b.Reserve(Background, 1) // the minute is full: after the first group leaves it
+	if got := second.At().Sub(clock.Now()); got != 61*time.Second {
+		t.Fatalf("the next group comes in %v, want 61s (a minute and its slack)", got)
+	}
+	var tl *TooLongError
+	if _, err := second.Wait(ctx, time.Second); !errors.As(err, &tl) || tl.Wait != 61*time.Second || second.Left() != 1 {
+		t.Fatalf("waiting a second at most for a turn 61s away: %v, %d turns left; want a TooLongError of 61s, the turn kept", err, second.Left())
+	}
+	second.Release()
+	for i := range 2 {
+		if w, err := first.Wait(ctx, forever); err != nil || w != 0 {
+			t.Fatalf("turn %d waited %v (%v)", i, w, err)
+		}
+	}
+	if first.Left() != 1 {
+		t.Fatalf("the ticket holds %d turns, want 1", first.Left())
+	}
+	held := b.Reserve(Interactive, 1)
+	if got := held.At().Sub(clock.Now()); got != 61*time.Second {
+		t.Fatalf("with the minute full an interactive turn comes in %v, want 61s", got)
+	}
+	held.Release()
+	first.Release() // the third turn was not needed (the check said the same)
+	if first.Left() != 0 {
+		t.Fatal("a released ticket still holds turns")
+	}
+	if _, err := first.Wait(ctx, forever); !errors.Is(err, ErrSpent) {
+		t.Fatalf("a spent ticket's Wait returned %v", err)
+	}
+	if got := b.Reserve(Interactive, 1).At(); !got.Equal(clock.Now()) {
+		t.Fatalf("after the release an interactive turn comes in %v, want at once", got.Sub(clock.Now()))
+	}
+	// A background turn waits for the token bucket's refill after the group.
+	done := waitAsync(ctx, t, b, Background)
+	waitPending(t, clock, 1)
+	clock.Advance(61 * time.Second)
+	if w := <-done; w != 61*time.Second {
+		t.Fatalf("the next background turn waited %v, want 61s (the minute holds 3)", w)
+	}
+}
+
+// A holder that comes back later than its turn has its turns renewed: the
+// windows counted them where they were, not when the writes go. It keeps its
+// place ahead of tickets taken after it.
+func TestLateTicketIsRenewedInPlace(t *testing.T) {
+	b, clock := newBucket(t, Limits{PerMinute: 2, Burst: 1})
+	late := b.Reserve(Background, 1) // now
+	clock.Advance(10 * time.Second)
+	on := b.Reserve(Background, 1) // one refill (30 s) after the first
+	if got := on.At().Sub(clock.Now()); got != 20*time.Second {
+		t.Fatalf("the second turn comes in %v, want 20s", got)
+	}
+	late.Renew()
+	if !late.At().Equal(clock.Now()) {
+		t.Fatalf("the late holder's turn moved to %v, want now (the minute holds one other turn)", late.At().Sub(clock.Now()))
+	}
+	if n := len(b.grants); n != 2 {
+		t.Fatalf("the bucket holds %d grants, want 2 (the late one's old turn handed back)", n)
+	}
+	if w, err := late.Wait(context.Background(), forever); err != nil || w != 0 {
+		t.Fatalf("the renewed turn waited %v (%v)", w, err)
+	}
+	// The minute is full (the renewed turn and the second ticket's): a
+	// person's turn comes when the renewed one leaves it. A turn not yet
+	// come, or gone by within the slack, stays where it is.
+	third := b.Reserve(Interactive, 1)
+	if got := third.At().Sub(clock.Now()); got != 61*time.Second {
+		t.Fatalf("an interactive turn in a full minute comes in %v, want 61s", got)
+	}
+	at := third.At()
+	third.Renew()
+	clock.Advance(61*time.Second + b.slack)
+	third.Renew()
+	if !third.At().Equal(at) {
+		t.Fatalf("a turn gone by within the slack moved by %v", third.At().Sub(at))
+	}
+}
+
+func TestWaitersAreServedInOrder(t *testing.T) {
+	b, clock := newBucket(t, Limits{PerMinute: 60, Burst: 1})
+	ctx := context.Background()
+	if _, err := b.Wait(ctx, Background, forever); err != nil { // empties the bucket
 		t.Fatal(err)
 	}
 	order := make(chan int, 5)
 	for i := range 5 {
 		go func() {
-			if _, err := b.Wait(ctx, forever); err != nil {
+			if _, err := b.Wait(ctx, Background, forever); err != nil {
 				t.Error(err)
 			}
 			order <- i
@@ -191,18 +388,14 @@ func TestWaitersAreServedInOrder(t *testing.T) {
 }
 
 func TestCancelledWaitHandsItsTurnBack(t *testing.T) {
-	clock := newFakeClock()
-	b, err := New(Limits{PerMinute: 60, Burst: 1}, clock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.Wait(context.Background(), forever); err != nil {
+	b, clock := newBucket(t, Limits{PerMinute: 60, Burst: 1})
+	if _, err := b.Wait(context.Background(), Background, forever); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error)
 	go func() {
-		_, err := b.Wait(ctx, forever)
+		_, err := b.Wait(ctx, Background, forever)
 		errc <- err
 	}()
 	waitPending(t, clock, 1)
@@ -210,52 +403,29 @@ func TestCancelledWaitHandsItsTurnBack(t *testing.T) {
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Fatalf("a cancelled wait returned %v, want context.Canceled", err)
 	}
-	// The next writer gets the turn the cancelled one gave back: in 1s, not 2s.
-	done := make(chan time.Duration)
-	go func() {
-		w, err := b.Wait(context.Background(), forever)
-		if err != nil {
-			t.Error(err)
-		}
-		done <- w
-	}()
-	waitPending(t, clock, 2) // the cancelled waiter's timer is still in the fake clock
-	clock.Advance(time.Second)
-	if w := <-done; w != time.Second {
-		t.Fatalf("the next writer waited %v, want 1s", w)
+	if n := len(b.grants); n != 1 {
+		t.Fatalf("the bucket holds %d grants after a cancelled wait, want 1", n)
 	}
-	if _, err := b.Wait(ctx, forever); !errors.Is(err, context.Canceled) {
+	if _, err := b.Wait(ctx, Background, forever); !errors.Is(err, context.Canceled) {
 		t.Fatalf("a wait with an ended context returned %v", err)
 	}
 }
 
 func TestTooLongReservesNothing(t *testing.T) {
-	clock := newFakeClock()
-	b, err := New(Limits{PerMinute: 60, Burst: 1}, clock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.Wait(context.Background(), 0); err != nil {
+	b, clock := newBucket(t, Limits{PerMinute: 60, Burst: 1})
+	if _, err := b.Wait(context.Background(), Background, 0); err != nil {
 		t.Fatal(err)
 	}
 	for range 3 {
-		_, err := b.Wait(context.Background(), 500*time.Millisecond)
+		_, err := b.Wait(context.Background(), Background, 500*time.Millisecond)
 		var tl *TooLongError
 		if !errors.As(err, &tl) || tl.Wait != time.Second {
 			t.Fatalf("got %v, want a TooLongError of 1s", err)
 		}
 	}
 	clock.Advance(time.Second)
-	if w, err := b.Wait(context.Background(), 0); err != nil || w != 0 {
-		t.Fatalf("after the refill a write waited %v (%v): refused writes took tokens", w, err)
-	}
-}
-
-func TestNewRejectsBadLimits(t *testing.T) {
-	for _, l := range []Limits{{}, {PerMinute: -1}, {PerMinute: 10, PerHour: -1}} {
-		if _, err := New(l, nil); err == nil {
-			t.Errorf("New(%+v) accepted", l)
-		}
+	if w, err := b.Wait(context.Background(), Background, 0); err != nil || w != 0 {
+		t.Fatalf("after the refill a write waited %v (%v): refused writes took turns", w, err)
 	}
 }
 
@@ -268,4 +438,19 @@ func waitPending(t *testing.T, c *fakeClock, n int) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// waitAsync waits for a turn of class c in a goroutine; the channel gets how
+// long it waited.
+func waitAsync(ctx context.Context, t *testing.T, b *Bucket, c Class) <-chan time.Duration {
+	t.Helper()
+	done := make(chan time.Duration, 1)
+	go func() {
+		w, err := b.Wait(ctx, c, forever)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- w
+	}()
+	return done
 }

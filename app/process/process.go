@@ -9,10 +9,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"sync"
+	"time"
 
 	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/records"
 	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/rules"
 )
 
 // Decider asks rules what a delivery means. It reads GitHub and the store but
@@ -40,6 +43,16 @@ type Processor struct {
 	store  store.Store
 	decide Decider
 	exec   Applier
+	// buckets paces each group of writes (nil: not paced); tickets are the
+	// turns reserved for keys waiting for them (turns.go).
+	buckets  Buckets
+	deferred func()
+	tickets  tickets
+	// owedDone: installation -> its owed cards are all queued (cards.go);
+	// owedQueued: owed card key -> when a sweep queued it.
+	owedMu     sync.Mutex
+	owedDone   map[int64]bool
+	owedQueued map[string]time.Time
 }
 
 // New is the processor deciding with d and applying with x, over st.
@@ -56,6 +69,9 @@ func (p *Processor) Handle(ctx context.Context, c *store.Claim, log *slog.Logger
 	}
 	if c.Delivery == nil {
 		return nil
+	}
+	if inst, ok := sweepOf(c.Delivery); ok {
+		return p.handleSweep(ctx, c, inst)
 	}
 	w, err := p.prepareAndDecide(ctx, c.Delivery, log)
 	if fault.InstallationGone(err) {
@@ -97,19 +113,83 @@ func (p *Processor) prepareAndDecide(ctx context.Context, d *store.Delivery, log
 // good (the issue is gone, the App lacks a permission) is logged and dropped;
 // any other failure stops the drain.
 func (p *Processor) drain(ctx context.Context, c *store.Claim, log *slog.Logger, leftover bool) error {
-	effects, err := p.store.Outbox(ctx, c)
+	raws, err := p.store.Outbox(ctx, c)
 	if err != nil {
 		return fmt.Errorf("read outbox: %w", err)
 	}
-	for _, raw := range effects {
-		var oe records.OutboxEffect
-		if err := json.Unmarshal(raw, &oe); err != nil {
+	effects := make([]records.OutboxEffect, len(raws))
+	for i, raw := range raws {
+		if err := json.Unmarshal(raw, &effects[i]); err != nil {
 			log.Error("dropping an unreadable outbox effect", "error", err)
-		} else if err := p.exec.Apply(ctx, oe, leftover); err != nil {
-			if !fault.IsPermanent(err) {
-				return fmt.Errorf("apply %s on %s#%d: %w", oe.Effect.Kind, oe.Effect.Repo, oe.Effect.Number, err)
+			effects[i] = records.OutboxEffect{}
+		}
+	}
+	for start := 0; start < len(effects); {
+		end := start + 1 // one decision's effects go together
+		for end < len(effects) && effects[end].Delivery == effects[start].Delivery {
+			end++
+		}
+		if err := p.drainGroup(ctx, c, effects[start:end], log, leftover); err != nil {
+			return err
+		}
+		start = end
+	}
+	return nil
+}
+
+// drainGroup applies one decision's effects under their turns (turns.go),
+// with the cards owed for their tasks, or leaves a card owed (cards.go).
+func (p *Processor) drainGroup(ctx context.Context, c *store.Claim, group []records.OutboxEffect, log *slog.Logger, leftover bool) error {
+	inst := group[0].Installation
+	if inst == 0 { // unreadable: dropped
+		steps := make([]step, len(group))
+		for i, oe := range group {
+			steps[i] = step{oe: oe}
+		}
+		return p.applyGroup(ctx, ctx, c, steps, log, leftover)
+	}
+	saturated := p.saturated(inst)
+	steps, err := p.plan(ctx, group, saturated)
+	if err != nil {
+		return err
+	}
+	gctx, done, err := p.groupTurns(ctx, c.Key, group, writes(steps))
+	if err != nil {
+		return err
+	}
+	err = p.applyGroup(ctx, gctx, c, steps, log, leftover)
+	done()
+	if err == nil && !saturated && p.buckets != nil {
+		err = p.sweep(ctx, keyOnly(c), inst)
+	}
+	return err
+}
+
+// applyGroup applies one decision's steps under gctx, popping each outbox
+// effect once applied (or owed).
+func (p *Processor) applyGroup(ctx, gctx context.Context, c *store.Claim, steps []step, log *slog.Logger, leftover bool) error {
+	for _, s := range steps {
+		oe := s.oe
+		switch {
+		case s.skip:
+			if err := p.owe(ctx, c, oe); err != nil {
+				return err
 			}
-			log.Error("effect refused by GitHub; dropped", "effect", oe.Effect.Kind, "error", err)
+		case oe.Installation != 0: // else unreadable: dropped
+			if err := p.exec.Apply(gctx, oe, leftover && !s.owed); err != nil {
+				if !fault.IsPermanent(err) {
+					return fmt.Errorf("apply %s on %s#%d: %w", oe.Effect.Kind, oe.Effect.Repo, oe.Effect.Number, err)
+				}
+				log.Error("effect refused by GitHub; dropped", "effect", oe.Effect.Kind, "error", err)
+			}
+			if oe.Effect.Kind == rules.EffectSyncCard {
+				if err := p.paid(ctx, c, oe); err != nil {
+					return err
+				}
+			}
+		}
+		if s.owed {
+			continue
 		}
 		if err := p.store.PopEffect(ctx, c); err != nil {
 			return fmt.Errorf("pop applied effect: %w", err)

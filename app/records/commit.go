@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/countersign/countersign/app/deliveries"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
 )
@@ -20,8 +21,11 @@ func CommitFor(inst int64, d *store.Delivery, task *rules.Task, effects []rules.
 		w.Records = map[string][]byte{TaskKey(task.Repo, task.Number): b}
 	}
 	now := time.Now().UTC()
+	bg := deliveries.Background(d)
 	for i, e := range effects {
-		b, err := json.Marshal(OutboxEffect{Installation: inst, Delivery: d.ID, Key: fmt.Sprintf("%s/%d", d.ID, i), At: now, Effect: e})
+		b, err := json.Marshal(OutboxEffect{Installation: inst, Delivery: d.ID, Key: fmt.Sprintf("%s/%d", d.ID, i), At: now, Effect: e,
+			Background: bg, MayWait: bg && e.Kind == rules.EffectSyncCard && task != nil && task.State == rules.Pending &&
+				e.Repo == task.Repo && e.Number == task.Number})
 		if err != nil {
 			return w, fmt.Errorf("encode effect: %w", err)
 		}

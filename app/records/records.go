@@ -25,6 +25,12 @@ type OutboxEffect struct {
 	Key          string       `json:"key"`      // unique: marks a notice so a retry finds it
 	At           time.Time    `json:"at"`       // when it was decided
 	Effect       rules.Effect `json:"effect"`
+	// Background: no person waits for it (deliveries.Background); its
+	// writes go after interactive ones.
+	Background bool `json:"background,omitempty"`
+	// MayWait: the card of a task still pending, which may wait while the
+	// installation's writes are saturated (app/process).
+	MayWait bool `json:"may_wait,omitempty"`
 }
 
 // TaskKey is the key of task n's record.
@@ -105,6 +111,13 @@ func DashboardTimerKey(repo string, m int) string { return "dashboard/" + rules.
 
 // DashboardDueKey records when a goal's pending dashboard edit is due.
 func DashboardDueKey(repo string, m int) string { return "dashboard-due/" + rules.GoalKey(repo, m) }
+
+// CardOwedKey records the card of task n that waits to be written (its
+// records.OutboxEffect).
+func CardOwedKey(repo string, n int) string { return "card-owed/" + rules.TaskKey(repo, n) }
+
+// CardOwedPrefix is the prefix of every CardOwedKey.
+const CardOwedPrefix = "card-owed/"
 
 // LabelViewKey records the owned labels countersign last set on issue n.
 func LabelViewKey(repo string, n int) string { return "labels/" + rules.TaskKey(repo, n) }

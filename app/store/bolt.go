@@ -300,6 +300,7 @@ type keyMeta struct {
 	// Parked is the owner whose Nack without a delivery (a wait) delays the
 	// key, until it is claimed again (ReleaseOwned ends such waits).
 	Parked string `json:"park,omitempty"`
+	Urgent bool   `json:"urg,omitempty"` // an interactive delivery is queued (InteractiveLead)
 
 	key        string
 	wasIndexed bool
@@ -380,6 +381,9 @@ func (t *btx) index(m *keyMeta, at int64) error {
 func (t *btx) flush() error {
 	var dKeys int64
 	for _, m := range t.order {
+		if m.QTail <= m.QHead {
+			m.Urgent = false
+		}
 		if !m.hasWork() {
 			if err := t.unindex(m); err != nil {
 				return err
@@ -388,6 +392,8 @@ func (t *btx) flush() error {
 			at := t.now
 			if m.leased(t.now) {
 				at = m.LeaseExp
+			} else if m.Urgent {
+				at -= int64(InteractiveLead)
 			}
 			if err := t.index(m, at); err != nil {
 				return err
@@ -511,15 +517,32 @@ func (t *btx) push(key string, raw []byte) error {
 	return nil
 }
 
-// enqueue is push with de-duplication; it reports whether d was queued.
-func (t *btx) enqueue(id, key string, raw []byte) (bool, error) {
+// enqueue is push with de-duplication; it reports whether d was queued. An
+// interactive delivery makes its key urgent: claimable InteractiveLead
+// earlier than now, unless it is leased or delayed.
+func (t *btx) enqueue(id, key string, raw []byte, interactive bool) (bool, error) {
 	if t.isSeen(id) {
 		return false, nil
 	}
 	if err := t.markSeen(id); err != nil {
 		return false, err
 	}
-	return true, t.push(key, raw)
+	if err := t.push(key, raw); err != nil {
+		return false, err
+	}
+	if !interactive {
+		return true, nil
+	}
+	m, err := t.meta(key)
+	if err != nil {
+		return false, err
+	}
+	m.Urgent = true
+	if at := t.now - int64(InteractiveLead); m.Ready != nil && len(m.Ready) >= 16 && !m.leased(t.now) &&
+		int64(binary.BigEndian.Uint64(m.Ready)) <= t.now && int64(binary.BigEndian.Uint64(m.Ready)) > at {
+		return true, t.index(m, at)
+	}
+	return true, nil
 }
 
 func (t *btx) head(m *keyMeta) []byte {
@@ -594,7 +617,7 @@ func (b *Bolt) Accept(ctx context.Context, d Delivery) (bool, error) {
 	var accepted bool
 	err = b.write(ctx, func(t *btx) error {
 		var err error
-		if accepted, err = t.enqueue(d.ID, d.Key, raw); err != nil {
+		if accepted, err = t.enqueue(d.ID, d.Key, raw, d.Interactive); err != nil {
 			return err
 		}
 		return t.purgeSeen(seenPurgeBatch)
@@ -749,7 +772,7 @@ func (b *Bolt) Commit(ctx context.Context, c *Claim, w Commit) error {
 			}
 		}
 		for i, d := range w.Enqueue {
-			if _, err := t.enqueue(d.ID, d.Key, enc[i]); err != nil {
+			if _, err := t.enqueue(d.ID, d.Key, enc[i], d.Interactive); err != nil {
 				return err
 			}
 		}

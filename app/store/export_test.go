@@ -53,12 +53,12 @@ func AcceptLegacy(ctx context.Context, s Store, d Delivery) (bool, error) {
 	case *Bolt:
 		err = v.write(ctx, func(t *btx) error {
 			var err error
-			accepted, err = t.enqueue(d.ID, d.Key, raw)
+			accepted, err = t.enqueue(d.ID, d.Key, raw, d.Interactive)
 			return err
 		})
 	case *Redis:
 		var n int64
-		n, err = v.run(ctx, luaAccept, v.seenMS(), d.Key, d.ID, raw).Int64()
+		n, err = v.run(ctx, luaAccept, v.seenMS(), d.Key, d.ID, raw, urgentArg(d)).Int64()
 		accepted = n == 1
 	default:
 		err = fmt.Errorf("AcceptLegacy: unknown store %T", s)

@@ -27,8 +27,10 @@ const DefaultRedisPrefix = "countersign:"
 //
 //	P ready          ZSET  ordering key -> when it becomes claimable: keys with
 //	                       queued deliveries or outbox effects, scored by the time
-//	                       they became ready, the lease expiry while leased, or
-//	                       the end of a Nack delay
+//	                       they became ready (InteractiveLead earlier for an
+//	                       urgent key), the lease expiry while leased, or the
+//	                       end of a Nack delay
+//	P urgent         SET   ordering keys with an interactive delivery queued
 //	P lease:<key>    HASH  tok, exp, owner (expires by itself shortly after exp)
 //	P q:<key>        LIST  encoded deliveries (common.go), head first
 //	P out:<key>      LIST  outbox effects, oldest first
@@ -109,11 +111,13 @@ func NewRedis(client redis.UniversalClient, prefix string) *Redis {
 }
 
 // luaHeader is shared by all scripts. Integers are formatted with %d when
-// passed to commands: numbers are 16-digit microsecond timestamps.
-const luaHeader = `
+// passed to commands: numbers are 16-digit microsecond timestamps. LEAD is
+// InteractiveLead in microseconds.
+var luaHeader = "\nlocal LEAD = " + strconv.FormatInt(InteractiveLead.Microseconds(), 10) + `
 if redis.replicate_commands then redis.replicate_commands() end
 local P = KEYS[1]
 local READY = P .. 'ready'
+local URGENT = P .. 'urgent'
 local QUEUED = P .. 'queued'
 local REC = P .. 'rec'
 local RECIDX = P .. 'recidx'
@@ -160,30 +164,55 @@ local function set_lease(k, tok, owner, exp)
   redis.call('PEXPIREAT', lk(k), int(math.floor(exp / 1000) + 1000))
   redis.call('SADD', owned(owner), k)
 end
+-- when k, neither leased nor delayed, is claimable: now, or LEAD earlier
+-- while it is urgent (an interactive delivery is queued); a key whose queue
+-- is empty is urgent no more
+local function ready_at(k)
+  if redis.call('LLEN', qk(k)) == 0 then
+    redis.call('SREM', URGENT, k)
+  elseif redis.call('SISMEMBER', URGENT, k) == 1 then
+    return now - LEAD
+  end
+  return now
+end
 -- keep READY in step with k: a member iff k has work; a new member is
--- claimable when its live lease expires, else now.
+-- claimable when its live lease expires, else now (ready_at).
 local function sync(k)
   if has_work(k) then
     if not redis.call('ZSCORE', READY, k) then
-      redis.call('ZADD', READY, int(lease_exp(k) or now), k)
+      redis.call('ZADD', READY, int(lease_exp(k) or ready_at(k)), k)
+    elseif redis.call('LLEN', qk(k)) == 0 then
+      redis.call('SREM', URGENT, k)
     end
   else
     redis.call('ZREM', READY, k)
+    redis.call('SREM', URGENT, k)
   end
 end
--- release k's lease; it becomes claimable at 'at' if it has work
+-- release k's lease; it becomes claimable at 'at' (nil: ready_at) if it
+-- has work
 local function release(k, at)
   drop_lease(k)
   if has_work(k) then
-    redis.call('ZADD', READY, int(at), k)
+    redis.call('ZADD', READY, int(at or ready_at(k)), k)
   else
     redis.call('ZREM', READY, k)
+    redis.call('SREM', URGENT, k)
   end
 end
-local function enqueue(k, id, js, seen_ms)
+-- queue js under k unless id was seen; urgent ('1'): the delivery is
+-- interactive, and k, if claimable now, moves LEAD ahead
+local function enqueue(k, id, js, seen_ms, urgent)
   if not redis.call('SET', P .. 'seen:' .. id, '1', 'NX', 'PX', seen_ms) then return 0 end
   redis.call('RPUSH', qk(k), js)
   redis.call('INCR', QUEUED)
+  if urgent == '1' then
+    redis.call('SADD', URGENT, k)
+    local at = tonumber(redis.call('ZSCORE', READY, k) or '')
+    if at and at <= now and at > now - LEAD and not lease_exp(k) then
+      redis.call('ZADD', READY, int(now - LEAD), k)
+    end
+  end
   sync(k)
   return 1
 end
@@ -192,8 +221,9 @@ end
 func script(body string) *redis.Script { return redis.NewScript(luaHeader + body) }
 
 var (
-	// ARGV: seen_ms, key, id, encoded delivery. Returns 1 if queued, 0 if a duplicate.
-	luaAccept = script(`return enqueue(ARGV[2], ARGV[3], ARGV[4], ARGV[1])`)
+	// ARGV: seen_ms, key, id, encoded delivery, urgent ('1' or '0'). Returns
+	// 1 if queued, 0 if a duplicate.
+	luaAccept = script(`return enqueue(ARGV[2], ARGV[3], ARGV[4], ARGV[1], ARGV[5])`)
 
 	// ARGV: token, owner, ttl_us. Returns {key, encoded head or nil} or nil.
 	luaClaim = script(`
@@ -233,7 +263,7 @@ return 1`)
 	//   of the same delivery stored as JSON by an earlier version,
 	//   n, n × (record key, '1' to delete / '0', value),
 	//   n, n × effect,
-	//   n, n × (key, id, encoded delivery).
+	//   n, n × (key, id, encoded delivery, urgent).
 	// Returns 0, 1 if the lease is lost, 2 if the delivery is not at the head.
 	luaCommit = script(`
 local k, tok, hp, lhp = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
@@ -266,8 +296,8 @@ if hp ~= '' then
 end
 n = tonumber(ARGV[i]); i = i + 1
 for j = 1, n do
-  enqueue(ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[1])
-  i = i + 3
+  enqueue(ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[1], ARGV[i + 3])
+  i = i + 4
 end
 sync(k)
 return 0`)
@@ -288,7 +318,7 @@ return 1`)
 	// ARGV: key, token. Returns 1, or 0 if the lease is lost.
 	luaRelease = script(`
 if not holds(ARGV[1], ARGV[2]) then return 0 end
-release(ARGV[1], now)
+release(ARGV[1], nil)
 return 1`)
 
 	// ARGV: key, token, mode, the current encoded head, its new encoding, delay_us.
@@ -326,7 +356,7 @@ if ARGV[3] == '1' then
   redis.call('ZADD', DLQ, seq, ARGV[6])
   redis.call('HSET', DLQDATA, ARGV[6], ARGV[5])
 end
-release(k, now)
+release(k, nil)
 return 0`)
 
 	luaDeadLetters = script(`
@@ -463,11 +493,19 @@ func (r *Redis) Accept(ctx context.Context, d Delivery) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	n, err := r.run(ctx, luaAccept, r.seenMS(), d.Key, d.ID, raw).Int64()
+	n, err := r.run(ctx, luaAccept, r.seenMS(), d.Key, d.ID, raw, urgentArg(d)).Int64()
 	if err != nil {
 		return false, wrapRedis(fmt.Sprintf("accept %q", d.ID), err)
 	}
 	return n == 1, nil
+}
+
+// urgentArg is d.Interactive as the scripts read it.
+func urgentArg(d Delivery) string {
+	if d.Interactive {
+		return "1"
+	}
+	return "0"
 }
 
 // Claim implements Store.
@@ -529,7 +567,7 @@ func (r *Redis) Commit(ctx context.Context, c *Claim, w Commit) error {
 	if err != nil {
 		return err
 	}
-	args := make([]any, 0, 8+3*len(w.Records)+len(w.Effects)+3*len(w.Enqueue))
+	args := make([]any, 0, 8+3*len(w.Records)+len(w.Effects)+4*len(w.Enqueue))
 	hp, lhp := "", ""
 	if c.Delivery != nil {
 		hp, lhp = string(headPrefix(c.Delivery.ID)), string(legacyHeadPrefix(c.Delivery.ID))
@@ -548,7 +586,7 @@ func (r *Redis) Commit(ctx context.Context, c *Claim, w Commit) error {
 	}
 	args = append(args, len(w.Enqueue))
 	for i, d := range w.Enqueue {
-		args = append(args, d.Key, d.ID, enc[i])
+		args = append(args, d.Key, d.ID, enc[i], urgentArg(d))
 	}
 	code, err := r.run(ctx, luaCommit, args...).Int64()
 	return leaseResult("commit", c, code, err)

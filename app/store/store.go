@@ -48,7 +48,19 @@ type Delivery struct {
 	ReceivedAt time.Time `json:"received_at"`
 	Attempts   int       `json:"attempts"` // failed processing attempts so far
 	LastError  string    `json:"last_error,omitempty"`
+	// Interactive: a person waits for it. Queuing it makes its key urgent
+	// until the key's queue is empty (see InteractiveLead); it is not kept
+	// with the delivery.
+	Interactive bool `json:"-"`
 }
+
+// InteractiveLead is how far ahead of the others an urgent key (one that
+// holds an interactive delivery) is claimed: as if it had become claimable
+// that much earlier. Urgent keys therefore go before the keys that became
+// claimable less than InteractiveLead before them, and a key that has waited
+// longer than that still goes first: background work is delayed, never
+// starved. A key delayed by Nack keeps its delay.
+const InteractiveLead = 30 * time.Second
 
 // Claim is a lease on one key. Delivery is the head of the key's queue, or nil
 // when the key was claimable only because its outbox holds effects still to apply.
@@ -79,7 +91,8 @@ type Store interface {
 	Accept(ctx context.Context, d Delivery) (accepted bool, err error)
 
 	// Claim leases the key that has waited longest among the keys that have queued
-	// deliveries or outbox effects, are not leased, and are not delayed by Nack. It
+	// deliveries or outbox effects, are not leased, and are not delayed by Nack;
+	// an urgent key counts as waiting InteractiveLead longer. It
 	// returns (nil, nil) when there is nothing to do. owner names the claimant (for
 	// logs and debugging only).
 	Claim(ctx context.Context, owner string, ttl time.Duration) (*Claim, error)

@@ -74,7 +74,11 @@ func (w *Worker) wait(ctx context.Context, c *store.Claim, err error, hint time.
 		if perr := w.health.Park(ctx, park, c.Key); perr != nil {
 			log.Error("store error: could not wake the key GitHub is back for", "error", perr)
 		}
+		return
 	}
+	// A key waiting for its write turn (or backing off) wakes on time, not
+	// at the next poll.
+	time.AfterFunc(wait, w.Notify)
 }
 
 func (w *Worker) logLimit(storeDown bool) *LogLimiter {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -44,13 +45,15 @@ const (
 // Each round opens cpuIssues issues on the fake GitHub with its webhooks
 // dropped, then posts their signed issues.opened deliveries to the bot at
 // cpuRate a second (open loop: the i-th falls due i/cpuRate s after the
-// first) and waits until every issue carries state:pending and a card. The
-// bot's own label and comment events are not fed back: one delivery per
-// issue. Reported:
+// first) and waits until every issue carries state:pending and a card. In
+// the bolt and redis cases the bot's own label and comment events are not
+// fed back: one delivery per issue. In the -echoes cases they are, as GitHub
+// sends them (about two per issue), and the round ends once every one was
+// answered and the bot's queue is empty. Reported:
 //
 //	cpu-µs/delivery  the serve process's CPU (user + system, from
 //	                 /proc/PID/stat) from the first post until every issue is
-//	                 done, per delivery
+//	                 done, per issues.opened delivery (its echoes included)
 //	p50-µs, p99-µs   time from posting a delivery to its 202
 //	processed/s      deliveries processed a second over the round
 //
@@ -58,11 +61,13 @@ const (
 //
 //	go test -run '^$' -bench ServeCPU -benchtime 3x ./cmd/countersign/
 func BenchmarkServeCPU(b *testing.B) {
-	b.Run("bolt", func(b *testing.B) { serveCPU(b) })
-	b.Run("redis", func(b *testing.B) { serveCPU(b, "REDIS_URL="+redistest.Start(b)) })
+	b.Run("bolt", func(b *testing.B) { serveCPU(b, false) })
+	b.Run("redis", func(b *testing.B) { serveCPU(b, false, "REDIS_URL="+redistest.Start(b)) })
+	b.Run("bolt-echoes", func(b *testing.B) { serveCPU(b, true) })
+	b.Run("redis-echoes", func(b *testing.B) { serveCPU(b, true, "REDIS_URL="+redistest.Start(b)) })
 }
 
-func serveCPU(b *testing.B, env ...string) {
+func serveCPU(b *testing.B, echoes bool, env ...string) {
 	gh := githubtest.New(githubtest.Options{})
 	b.Cleanup(gh.Close)
 	gh.AddRepo(cpuRepo, 7)
@@ -105,6 +110,9 @@ func serveCPU(b *testing.B, env ...string) {
 		if len(payloads) != cpuIssues {
 			b.Fatalf("recorded %d issues.opened deliveries, want %d", len(payloads), cpuIssues)
 		}
+		if echoes {
+			gh.DropWebhooks(false)
+		}
 		b.StartTimer()
 		start, cpu0 := time.Now(), procCPU(b, bot.cmd.Process.Pid)
 		l, err := cpuPostPaced(client, url, payloads, fmt.Sprintf("cpu-%d-%d", time.Now().UnixNano(), round))
@@ -112,6 +120,9 @@ func serveCPU(b *testing.B, env ...string) {
 			b.Fatal(err)
 		}
 		cpuWaitDone(b, gh, issues)
+		if echoes {
+			cpuWaitEchoes(b, gh, "http://"+addr+"/metrics")
+		}
 		cpu += procCPU(b, bot.cmd.Process.Pid) - cpu0
 		elapsed += time.Since(start)
 		b.StopTimer()
@@ -199,6 +210,35 @@ func cpuWaitDone(tb testing.TB, gh *githubtest.Server, issues []int) {
 		}
 		if time.Now().After(deadline) {
 			tb.Fatalf("%d issues not done after 2 minutes, #%d first", len(issues), n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// cpuWaitEchoes waits until the fake GitHub has sent every webhook (the
+// bot's echoes) and the bot's queue is empty.
+func cpuWaitEchoes(tb testing.TB, gh *githubtest.Server, metricsURL string) {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := gh.WaitWebhooks(ctx); err != nil {
+		tb.Fatalf("echoes not sent: %v", err)
+	}
+	for {
+		resp, err := http.Get(metricsURL)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if strings.Contains(string(body), "\ncountersign_queue_depth 0\n") {
+			return
+		}
+		if ctx.Err() != nil {
+			tb.Fatal("the bot's queue did not empty in 2 minutes")
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -71,8 +71,13 @@ func TestTwoReplicasOnRedis(t *testing.T) {
 	settleBot(t, gh, bots[0])
 	settleBot(t, gh, bots[1])
 
-	// What GitHub sent, per task, in order.
+	// What GitHub sent, per task, in order: people's events. The echoes of
+	// countersign's own writes (its label and card) are answered without
+	// being queued once a replica knows its bot's login, so they are left
+	// out of the comparison (their order is checked with the rest, when
+	// processed).
 	sent := map[string][]string{}
+	echoes := map[string]bool{}
 	for _, d := range gh.Deliveries() {
 		var p struct {
 			Issue struct {
@@ -85,6 +90,10 @@ func TestTwoReplicasOnRedis(t *testing.T) {
 		}
 		if d.Status != http.StatusAccepted {
 			t.Fatalf("delivery %s %s.%s answered %d", d.ID, d.Event, d.Action, d.Status)
+		}
+		if d.Sender == gh.BotLogin() {
+			echoes[d.ID] = true
+			continue
 		}
 		key := fmt.Sprintf("acme/widgets#%d", p.Issue.Number)
 		sent[key] = append(sent[key], d.ID)
@@ -130,7 +139,9 @@ func TestTwoReplicasOnRedis(t *testing.T) {
 		sort.Slice(spans, func(i, j int) bool { return spans[i].start < spans[j].start })
 		var got []string
 		for i, s := range spans {
-			got = append(got, s.id)
+			if !echoes[s.id] {
+				got = append(got, s.id)
+			}
 			if i > 0 && s.start < spans[i-1].end {
 				t.Errorf("%s: %s (replica %d) started before %s (replica %d) ended", key, s.id, s.replica, spans[i-1].id, spans[i-1].replica)
 			}

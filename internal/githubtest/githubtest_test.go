@@ -1139,6 +1139,41 @@ func TestSecondaryWriteLimit(t *testing.T) {
 	}
 }
 
+// Both of GitHub's windows bind: a write must fit in the minute and in the
+// hour, and Retry-After names the later of the two.
+func TestSecondaryWriteLimitsMinuteAndHour(t *testing.T) {
+	limits := SecondaryLimits(40 * time.Millisecond) // an "hour" of 2.4 s
+	if len(limits) != 2 || limits[0].Writes != 80 || limits[1].Writes != 500 || limits[1].Window != 2400*time.Millisecond {
+		t.Fatalf("SecondaryLimits = %+v", limits)
+	}
+	e := newEnvWith(t, Options{WriteLimits: []WriteLimit{{Writes: 2, Window: 300 * time.Millisecond}, {Writes: 3, Window: 3 * time.Second}}})
+	n := e.s.OpenIssue(repoName, "alice", "Busy", "")
+	post := func() *http.Response {
+		resp, _ := e.raw("POST", fmt.Sprintf("/repos/acme/widgets/issues/%d/comments", n), "token "+e.token(), map[string]string{"body": "y"}, nil)
+		return resp
+	}
+	for i, want := range []int{201, 201, 403} { // the "minute" is full
+		if resp := post(); resp.StatusCode != want {
+			t.Fatalf("write %d: %d, want %d", i, resp.StatusCode, want)
+		}
+	}
+	time.Sleep(300 * time.Millisecond)
+	if resp := post(); resp.StatusCode != 201 { // a new minute: the hour's third
+		t.Fatalf("a write in the next minute: %d", resp.StatusCode)
+	}
+	time.Sleep(300 * time.Millisecond)
+	resp := post() // the minute has room, the hour has none
+	if resp.StatusCode != 403 || resp.Header.Get("Retry-After") != "3" {
+		t.Fatalf("a write past the hour's limit: %d, Retry-After %q, want 403 and 3", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	if got := e.s.WritesRefused(); got != 2 {
+		t.Fatalf("WritesRefused = %d, want 2", got)
+	}
+	if got := len(e.s.Comments(repoName, n)); got != 3 {
+		t.Fatalf("%d comments, want 3", got)
+	}
+}
+
 func TestWithoutPrefix(t *testing.T) {
 	e := newEnv(t)
 	n := e.s.OpenIssue(repoName, "alice", "Plain", "")

@@ -62,6 +62,17 @@ type Options struct {
 	// content-generating requests, as GitHub enforces one (about 80 a
 	// minute and 500 an hour per installation).
 	WriteLimit WriteLimit
+	// WriteLimits are more such limits, each enforced as WriteLimit is: a
+	// write must fit in every one of them (SecondaryLimits: GitHub's).
+	WriteLimits []WriteLimit
+}
+
+// SecondaryLimits are GitHub's documented secondary limits on
+// content-generating requests per installation: 80 in any minute and 500 in
+// any hour, minute long (time.Minute for GitHub's own; tests shorten it, an
+// hour being 60 of them). Refusals answer 403 with Retry-After.
+func SecondaryLimits(minute time.Duration) []WriteLimit {
+	return []WriteLimit{{Writes: 80, Window: minute}, {Writes: 500, Window: 60 * minute}}
 }
 
 // WriteLimit is a secondary rate limit: at most Writes content-generating
@@ -123,7 +134,7 @@ type Server struct {
 	tokens        map[string]*tokenState
 	pats          map[string]string // personal access token -> login (AddToken)
 	rate          map[int64]*rateState
-	writeTimes    map[int64][]time.Time // each installation's accepted writes within WriteLimit.Window
+	writeTimes    map[int64][]time.Time // each installation's accepted writes within the longest write limit's window
 	writeRefused  int                   // writes refused by WriteLimit
 	faults        []*fault
 	outage        *fault // every call fails so while set (SetOutage)
@@ -835,32 +846,51 @@ func (s *Server) wrap(auth authKind, fn func(*apiCall)) http.Handler {
 // allowWrite applies Options.WriteLimit to an installation's call, answering
 // it when the limit refuses it. Call with s.mu held.
 func (s *Server) allowWrite(c *apiCall) bool {
-	l := s.opts.WriteLimit
 	switch c.r.Method {
 	case http.MethodPost, http.MethodPatch, http.MethodPut, http.MethodDelete:
 	default:
 		return true
 	}
-	if l.Writes <= 0 || l.Window <= 0 || (strings.HasSuffix(c.r.URL.Path, "/graphql") && !isMutation(c.info.body)) {
+	var limits []WriteLimit
+	longest := time.Duration(0)
+	for _, l := range append([]WriteLimit{s.opts.WriteLimit}, s.opts.WriteLimits...) {
+		if l.Writes > 0 && l.Window > 0 {
+			limits = append(limits, l)
+			longest = max(longest, l.Window)
+		}
+	}
+	if len(limits) == 0 || (strings.HasSuffix(c.r.URL.Path, "/graphql") && !isMutation(c.info.body)) {
 		return true
 	}
 	now := time.Now()
 	times := s.writeTimes[c.inst]
 	i := 0
-	for i < len(times) && !times[i].After(now.Add(-l.Window)) {
+	for i < len(times) && !times[i].After(now.Add(-longest)) {
 		i++
 	}
 	times = times[i:]
-	if len(times) < l.Writes {
+	s.writeTimes[c.inst] = times
+	var wait time.Duration
+	status := 0
+	for _, l := range limits {
+		n := 0 // accepted writes within l's window
+		for j := len(times) - 1; j >= 0 && times[j].After(now.Add(-l.Window)); j-- {
+			n++
+		}
+		if n >= l.Writes {
+			wait = max(wait, times[len(times)-l.Writes].Add(l.Window).Sub(now))
+			if status == 0 {
+				status = l.Status
+			}
+		}
+	}
+	if wait <= 0 {
 		s.writeTimes[c.inst] = append(times, now)
 		return true
 	}
-	s.writeTimes[c.inst] = times
 	s.writeRefused++
-	wait := times[len(times)-l.Writes].Add(l.Window).Sub(now)
 	secs := max(int64((wait+time.Second-1)/time.Second), 1)
 	c.w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
-	status := l.Status
 	if status == 0 {
 		status = http.StatusForbidden
 	}
@@ -883,7 +913,7 @@ func isMutation(body []byte) bool {
 	return strings.HasPrefix(strings.TrimSpace(q.Query), "mutation")
 }
 
-// WritesRefused is how many writes WriteLimit refused so far.
+// WritesRefused is how many writes WriteLimit and WriteLimits refused so far.
 func (s *Server) WritesRefused() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -62,6 +62,7 @@ func Run(t *testing.T, open Opener, opts ...Option) {
 		{"ClaimEmpty", testClaimEmpty},
 		{"FIFOPerKey", testFIFOPerKey},
 		{"OldestReadyKeyFirst", testOldestReadyKeyFirst},
+		{"InteractiveKeysFirst", testInteractiveFirst},
 		{"OneHolderPerKey", testOneHolderPerKey},
 		{"LeaseExpiryAndReclaim", testLeaseExpiry},
 		{"RenewKeepsLease", testRenewKeepsLease},
@@ -422,6 +423,64 @@ func testOldestReadyKeyFirst(t *testing.T, s store.Store) {
 	claimKey(t, s, longTTL, "k1", "a-k1")
 	claimKey(t, s, longTTL, "k2", "a-k2")
 	claimKey(t, s, longTTL, "k3", "b-k3")
+	claimNone(t, s)
+}
+
+// interactive is del for a delivery a person waits for.
+func interactive(id, key string) store.Delivery {
+	d := del(id, key)
+	d.Interactive = true
+	return d
+}
+
+// testInteractiveFirst: a key holding an interactive delivery (accepted, or
+// enqueued by a commit) is claimed before keys that became ready a moment
+// earlier, until its queue is empty; a delay (Nack) stays a delay.
+func testInteractiveFirst(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	for _, k := range []string{"bg1", "bg2", "bg3"} {
+		accept(t, s, del("a-"+k, k))
+		time.Sleep(2 * time.Millisecond)
+	}
+	accept(t, s, interactive("verify", "person"))
+	c := claimKey(t, s, longTTL, "person", "verify")
+	must(t, "Commit", s.Commit(ctx, c, store.Commit{}))
+	must(t, "Release", s.Release(ctx, c))
+
+	// An interactive delivery joining a key's queue moves the key ahead; the
+	// key stays ahead until its queue is empty.
+	accept(t, s, interactive("verify-bg3", "bg3"))
+	c = claimKey(t, s, longTTL, "bg3", "a-bg3")
+	must(t, "Commit", s.Commit(ctx, c, store.Commit{}))
+	must(t, "Release", s.Release(ctx, c))
+	c = claimKey(t, s, longTTL, "bg3", "verify-bg3")
+	// A delivery a commit enqueues for a person is ahead too.
+	must(t, "Commit", s.Commit(ctx, c, store.Commit{Enqueue: []store.Delivery{del("later-bg3", "bg3"), interactive("fanned", "pr")}}))
+	must(t, "Release", s.Release(ctx, c))
+	claimKey(t, s, longTTL, "pr", "fanned")
+	// bg3 is urgent until its queue is empty, so later-bg3 goes ahead too.
+	c = claimKey(t, s, longTTL, "bg3", "later-bg3")
+	must(t, "Commit", s.Commit(ctx, c, store.Commit{Enqueue: []store.Delivery{del("last-bg3", "bg3")}}))
+	must(t, "Release", s.Release(ctx, c))
+	c = claimKey(t, s, longTTL, "bg3", "last-bg3") // its queue was not empty
+	claimKey(t, s, longTTL, "bg1", "a-bg1")
+	claimKey(t, s, longTTL, "bg2", "a-bg2")
+	claimNone(t, s)
+	// Its queue empty, bg3 is urgent no more.
+	must(t, "Commit", s.Commit(ctx, c, store.Commit{}))
+	must(t, "Release", s.Release(ctx, c))
+	accept(t, s, del("a-bg4", "bg4"))
+	time.Sleep(2 * time.Millisecond)
+	accept(t, s, del("again-bg3", "bg3"))
+	claimKey(t, s, longTTL, "bg4", "a-bg4")
+	claimKey(t, s, longTTL, "bg3", "again-bg3")
+	claimNone(t, s)
+
+	// A delayed key keeps its delay, urgent or not.
+	accept(t, s, interactive("retry", "nacked"))
+	c = claimKey(t, s, longTTL, "nacked", "retry")
+	must(t, "Nack", s.Nack(ctx, c, "wait", time.Minute))
+	accept(t, s, interactive("retry-2", "nacked"))
 	claimNone(t, s)
 }
 

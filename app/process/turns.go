@@ -1,0 +1,120 @@
+package process
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/countersign/countersign/app/fault"
+	"github.com/countersign/countersign/app/pace"
+	"github.com/countersign/countersign/app/records"
+	"github.com/countersign/countersign/rules"
+)
+
+// One decision's effects (the outbox effects of one delivery) are applied as
+// a group: before the first is applied, the group's writes are reserved at
+// once (a pace.Ticket), with the class of the delivery that caused them
+// (records.OutboxEffect.Background). When the group's first turn is further
+// away than a write may wait inside a delivery, nothing is read or written:
+// the ticket is kept for the key, and the key waits until its turn (a
+// fault.WaitError, no attempt used). Keys therefore wake one by one in turn
+// order, and a deferral costs no request to GitHub: everything the effects
+// read (issue comments, check runs) is read only once their turns have come.
+
+// Buckets gives an installation's write pacing (nil: writes are not paced).
+type Buckets interface {
+	Bucket(inst int64) *pace.Bucket
+}
+
+// blockDivisor sets how long a group may wait for its turns inside a
+// delivery: the pacing's minute divided by it (1 s), as a single write may.
+const blockDivisor = 60
+
+// Pace makes p reserve each group's write turns from b; deferred counts the
+// groups that wait for them.
+func (p *Processor) Pace(b Buckets, deferred func()) {
+	p.buckets, p.deferred = b, deferred
+}
+
+// groupWrites estimates how many writes applying effects takes: a label
+// swap adds and removes, the rest write once (or not at all when nothing
+// changed; unused turns are handed back).
+func groupWrites(effects []records.OutboxEffect) int {
+	n := 0
+	for _, oe := range effects {
+		switch oe.Effect.Kind {
+		case rules.EffectSyncLabels:
+			n += 2
+		default:
+			n++
+		}
+	}
+	return n
+}
+
+// heldTicket is the ticket a waiting key holds for its next group: the
+// group's first effect, and the turns reserved for it.
+type heldTicket struct {
+	head   string // records.OutboxEffect.Key of the group's first effect
+	ticket *pace.Ticket
+}
+
+// tickets keeps the tickets of keys waiting for their turn.
+type tickets struct {
+	mu   sync.Mutex
+	held map[string]heldTicket // claim key -> ticket
+}
+
+// groupTurns reserves the turns of group (one delivery's effects, the first
+// of them next in the key's outbox), or takes back the ticket the key held
+// for it, and returns the context to apply the group (n writes) under. When the group's
+// last turn is further away than a write may wait inside a delivery, the
+// ticket is kept and a fault.WaitError says how long the key waits. done
+// hands back the turns left unused.
+func (p *Processor) groupTurns(ctx context.Context, key string, group []records.OutboxEffect, n int) (_ context.Context, done func(), _ error) {
+	class := pace.Interactive
+	if group[0].Background {
+		class = pace.Background
+	}
+	ctx = pace.WithClass(ctx, class)
+	b := p.bucket(group[0].Installation)
+	if b == nil {
+		return ctx, func() {}, nil
+	}
+	now := time.Now()
+	p.tickets.mu.Lock()
+	if p.tickets.held == nil {
+		p.tickets.held = map[string]heldTicket{}
+	}
+	h, ok := p.tickets.held[key]
+	delete(p.tickets.held, key)
+	for k, other := range p.tickets.held { // keys that never came back for their turn
+		if now.Sub(other.ticket.Last()) > other.ticket.Bucket().Limits().Minute {
+			other.ticket.Release()
+			delete(p.tickets.held, k)
+		}
+	}
+	p.tickets.mu.Unlock()
+	if ok && (h.head != group[0].Key || h.ticket.Bucket() != b) {
+		h.ticket.Release()
+		ok = false
+	}
+	t := h.ticket
+	if ok {
+		t.Renew() // the key came back late: its turns move, keeping its place
+	} else {
+		t = b.Reserve(class, n)
+	}
+	if wait := t.Last().Sub(now); wait > b.Limits().Minute/blockDivisor { // the group goes when all its turns are near
+		p.tickets.mu.Lock()
+		p.tickets.held[key] = heldTicket{head: group[0].Key, ticket: t}
+		p.tickets.mu.Unlock()
+		if p.deferred != nil {
+			p.deferred()
+		}
+		return nil, nil, fault.WaitError{Wait: wait, Why: fmt.Sprintf("write pacing: %s writes of %s wait for their turn in %v",
+			class, group[0].Delivery, wait.Round(time.Millisecond))}
+	}
+	return pace.WithTicket(ctx, t), t.Release, nil
+}

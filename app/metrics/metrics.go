@@ -81,7 +81,7 @@ func New(stats func() (queued, dead int)) *Metrics {
 		}),
 		WritesDeferred: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "countersign_github_writes_deferred_total",
-			Help: "GitHub writes whose turn under the write pacing was more than 15 s away: their delivery waits and tries again (no attempt used).",
+			Help: "Groups of GitHub writes whose turns under the write pacing were more than a second (a sixtieth of the pacing minute) away: their key keeps its turns and waits for them (no attempt used, nothing read again).",
 		}),
 	}
 	m.QueueDepth = prometheus.NewGaugeFunc(prometheus.GaugeOpts{

@@ -209,7 +209,8 @@ func TestOutsiderPullRequestMovesNothing(t *testing.T) {
 	}
 	wantState(t, h, pending, "pending")
 	wantState(t, h, review, "review")
-	wantCheck(t, h, evilSHA, "none")
+	// Every pull request gets an answer: one that links no task never passes.
+	wantContains(t, "the outsider's check", wantCheck(t, h, evilSHA, "failure").Summary, "may not build here")
 
 	ciPasses(h, sha)
 	h.gh.Review(testRepo, pr, "carol", "APPROVED", "")
@@ -254,7 +255,7 @@ func TestPullRequestNamingTooManyTasksLinksNone(t *testing.T) {
 	for _, n := range tasks {
 		wantState(t, h, n, "pending")
 	}
-	wantCheck(t, h, sha, "none")
+	wantContains(t, "the check", wantCheck(t, h, sha, "failure").Summary, "more than a pull request may")
 	if cs := h.gh.Comments(testRepo, pr); len(cs) != 1 || !strings.Contains(cs[0].Body, "max_per_pr") {
 		t.Fatalf("want one reply naming tasks.max_per_pr, got %v", cs)
 	}
@@ -405,7 +406,7 @@ func TestOutsiderAssignedAfterTheFactThenUnassigned(t *testing.T) {
 	mpr, msha := h.gh.OpenPR(testRepo, "mallory", githubtest.PROptions{Title: "Logout", Body: fmt.Sprintf("Fixes #%d", n)})
 	h.settle()
 	wantState(t, h, n, "pending")
-	wantCheck(t, h, msha, "none")
+	wantCheck(t, h, msha, "failure") // it links no task: its check does not pass
 
 	h.gh.Assign(testRepo, n, "carol", "mallory")
 	h.settle()

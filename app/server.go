@@ -5,8 +5,6 @@ package app
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -25,6 +23,7 @@ import (
 	"github.com/countersign/countersign/app/heal"
 	"github.com/countersign/countersign/app/intake"
 	"github.com/countersign/countersign/app/lookup"
+	"github.com/countersign/countersign/app/mergequeue"
 	"github.com/countersign/countersign/app/metrics"
 	"github.com/countersign/countersign/app/pace"
 	"github.com/countersign/countersign/app/process"
@@ -91,14 +90,13 @@ func New(st Settings, s store.Store, log *slog.Logger) (*Server, error) {
 		return nil, errors.New("GITHUB_WEBHOOK_SECRET is empty: deliveries could not be authenticated")
 	}
 	srv := &Server{settings: st, log: log, store: s}
+	stats := metrics.NewStatsCache(s)
 	srv.metrics = metrics.New(func() (int, int) {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		stats, err := s.Stats(ctx)
+		st, err := stats.Get()
 		if err != nil {
 			return -1, -1
 		}
-		return stats.Queued, stats.DeadLetters
+		return st.Queued, st.DeadLetters
 	})
 	g, err := gh.New(st.APIURL, st.AppID, st.PrivateKey, srv.metrics)
 	if err != nil {
@@ -117,10 +115,15 @@ func New(st Settings, s store.Store, log *slog.Logger) (*Server, error) {
 	exec := effects.New(s, g, clientsAs(g, func(c *gh.Client) effects.Client { return c }), log, srv.metrics, keys, st.GoalCoalesce)
 	look := lookup.New(s, g)
 	gd := goals.New(s, g, clientsAs(g, func(c *gh.Client) goals.Client { return c }), look, keys)
-	dd := decide.New(s, g, clientsAs(g, func(c *gh.Client) decide.Client { return c }), look, gd, keys, log, reconcile.NewMetrics(srv.metrics.Registry))
+	dd := decide.New(s, g, clientsAs(g, func(c *gh.Client) decide.Client { return c }), look, gd, keys, log, reconcile.NewMetrics(srv.metrics.Registry), mergequeue.NewMetrics(srv.metrics.Registry))
 	proc := process.New(s, dd, exec)
-	srv.owner = claimOwner()
+	srv.owner = instanceName(st) // takeOver (in Run) confirms it
+	g.OnBack(s.Wake)
 	srv.worker = worker.New(s, proc, log, srv.metrics, srv.owner, st.MaxAttempts, st.GitHubWaitMax)
+	srv.worker.WaitFor(g.Health())
+	if err := srv.metrics.RegisterPending(metrics.Pending{Stats: stats.Get, Away: g.Health().State, Deferred: srv.worker.Deferred}); err != nil {
+		return nil, err
+	}
 	hm := heal.NewMetrics(srv.metrics.Registry, func() time.Time {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
@@ -156,25 +159,47 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopWork()
+	defer s.gh.Close()
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		s.worker.Run(workCtx, s.settings.Workers)
-	}()
-
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- hs.Serve(ln) }()
 	s.log.Info("countersign serving", "addr", ln.Addr().String(), "github_api", RedactURL(s.settings.APIURL), "workers", s.settings.Workers)
-	// Healing and reconciliation start once deliveries can be taken in.
-	wg.Add(2)
+
+	// Deliveries are taken in meanwhile; the work starts under this
+	// process's identity, with what its predecessor held released.
+	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		s.healLoop(workCtx)
-	}()
-	go func() {
-		defer wg.Done()
-		s.reconcileLoop(workCtx)
+		owner, nonce, err := takeOver(workCtx, s.store, s.log, s.owner)
+		if err != nil {
+			if workCtx.Err() == nil {
+				s.log.Error("instance take-over failed; not processing", "error", err)
+			}
+			return
+		}
+		s.owner = owner
+		s.worker.SetOwner(owner)
+		if nonce != "" {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				keepPresence(workCtx, s.store, s.log, owner, nonce)
+			}()
+		}
+		wg.Add(3)
+		go func() {
+			defer wg.Done()
+			s.worker.Run(workCtx, s.settings.Workers)
+		}()
+		// Healing and reconciliation start once deliveries can be taken in.
+		go func() {
+			defer wg.Done()
+			s.healLoop(workCtx)
+		}()
+		go func() {
+			defer wg.Done()
+			s.reconcileLoop(workCtx)
+		}()
 	}()
 
 	var err error
@@ -268,11 +293,4 @@ func clientsAs[C any](g *gh.GitHub, as func(*gh.Client) C) func(inst int64) (C, 
 		}
 		return as(c), nil
 	}
-}
-
-func claimOwner() string {
-	host, _ := os.Hostname()
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(b))
 }

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -38,7 +39,12 @@ type Settings struct {
 	RedisURL          string
 	Workers           int
 	MaxAttempts       int // failed attempts at a delivery before it is dead-lettered
-	LogLevel          slog.Level
+	// Instance is this process's identity, stable across its restarts and
+	// unique among the live replicas ("": the host name): it owns the
+	// leases the process takes, and a process starting under it takes over
+	// what its dead predecessor held (docs/recovery.md).
+	Instance string
+	LogLevel slog.Level
 	// BodyTimeout bounds how long a delivery's body may take to arrive (0:
 	// intake.DefaultBodyTimeout); a body that stalls is answered 408. Not an
 	// environment setting: tests shorten it.
@@ -85,11 +91,12 @@ var settingsTable = []setting{
 	{"REDIS_URL", "redis-url", "", "Redis URL (redis://...); when set, Redis is the store and several replicas can run"},
 	{"COUNTERSIGN_WORKERS", "workers", "8", "how many tasks are processed in parallel"},
 	{"COUNTERSIGN_MAX_ATTEMPTS", "max-attempts", "8", "failed attempts at a delivery before it is dead-lettered"},
+	{"COUNTERSIGN_INSTANCE", "instance", "", "this process's identity, the same across its restarts and unique among live replicas (a pod name); a restart takes over what its predecessor held at once; default: the host name"},
 	{"COUNTERSIGN_LOG_LEVEL", "log-level", "info", "debug, info, warn or error"},
 	{"COUNTERSIGN_HEAL_INTERVAL", "heal-interval", "1m", "how often to read the App's delivery log and ask GitHub to redeliver what failed (0: never)"},
 	{"COUNTERSIGN_HEAL_HORIZON", "heal-horizon", "72h", "how far back healing looks (GitHub keeps 72h)"},
 	{"COUNTERSIGN_RECONCILE_INTERVAL", "reconcile-interval", "15m", "how often to compare tracked tasks' labels with their records and repair drift (0: only at start-up, on installation and by the resync command)"},
-	{"COUNTERSIGN_GITHUB_WAIT_MAX", "github-wait-max", "5m", "the longest wait between two tries while GitHub is unreachable or rate limiting (waiting uses no attempt)"},
+	{"COUNTERSIGN_GITHUB_WAIT_MAX", "github-wait-max", "5m", "the longest a task waiting for GitHub sleeps before it tries again by itself; normally the installation's probe wakes it within seconds of GitHub's return (waiting uses no attempt)"},
 	{"COUNTERSIGN_GOAL_COALESCE", "goal-coalesce", "5s", "a goal's dashboard edits within this window are written as one edit (0: each at once)"},
 	{"COUNTERSIGN_WRITES_PER_MINUTE", "writes-per-minute", "80", "writes (POST, PATCH, PUT, DELETE) per installation in any minute: more wait their turn (GitHub's secondary limit is 80; 0: not paced)"},
 	{"COUNTERSIGN_WRITES_PER_HOUR", "writes-per-hour", "500", "writes per installation in any hour (GitHub's secondary limit is 500; 0: no hourly cap)"},
@@ -253,6 +260,9 @@ func ResolveSettings(values map[string]string) (Settings, error) {
 	workers := get("COUNTERSIGN_WORKERS")
 	if st.Workers, err = strconv.Atoi(workers); err != nil || st.Workers < 1 || st.Workers > 1024 {
 		return st, fmt.Errorf("%s: %q is not a number from 1 to 1024", name("COUNTERSIGN_WORKERS"), workers)
+	}
+	if st.Instance = get("COUNTERSIGN_INSTANCE"); len(st.Instance) > 200 || !utf8.ValidString(st.Instance) {
+		return st, fmt.Errorf("%s: longer than 200 bytes or not UTF-8", name("COUNTERSIGN_INSTANCE"))
 	}
 	attempts := get("COUNTERSIGN_MAX_ATTEMPTS")
 	if st.MaxAttempts, err = strconv.Atoi(attempts); err != nil || st.MaxAttempts < 1 || st.MaxAttempts > 100 {

@@ -9,6 +9,23 @@ type Check struct {
 	Status     string      `json:"status"`               // "in_progress" or "completed"
 	Conclusion string      `json:"conclusion,omitempty"` // "success" or "failure" when completed
 	Tasks      []CheckTask `json:"tasks"`
+	// Untracked is set when the pull request closes no task: how
+	// gate.untracked answered it (UntrackedFails, UntrackedPasses,
+	// UntrackedExempts).
+	Untracked string `json:"untracked,omitempty"`
+	// Note says what decided the verdict beyond the tasks' states.
+	Note string `json:"note,omitempty"`
+	// Queue is set on the check of a merge-queue group: the entry it is for.
+	Queue *QueueEntry `json:"queue,omitempty"`
+}
+
+// QueueEntry is a merge-queue group as its check names it: GitHub's
+// temporary branch that merges pull request PR into Base.
+type QueueEntry struct {
+	PR   int    `json:"pr"`
+	Ref  string `json:"ref"`            // gh-readonly-queue/<base>/pr-<N>-<sha>
+	Base string `json:"base"`           // the branch it merges into
+	Head string `json:"head,omitempty"` // the pull request's head that was queued
 }
 
 // CheckTask is one task a pull request closes, as its check reports it.

@@ -60,6 +60,7 @@ type Config struct {
 	Escalation EscalationConfig  `yaml:"escalation" doc:"When a task is escalated to the leads."`
 	Contracts  ContractConfig    `yaml:"contracts" doc:"Verification contracts: what must pass before /verify."`
 	Goals      GoalConfig        `yaml:"goals" doc:"Goals (milestones)."`
+	Gate       GateConfig        `yaml:"gate" doc:"What the countersign/verification check answers a pull request that closes no task."`
 	// Pins are the accounts the logins named here (leads, verifiers, pilots,
 	// critics' reviewers) had when the configuration first named them: lower
 	// case login -> user id. Filled by the adapters, never by the file: a
@@ -142,6 +143,7 @@ func DefaultConfig() Config {
 		Separation: SeparationAuto,
 		Tasks:      TaskConfig{Track: "all", Label: "task", IgnoreLabels: []string{"question"}, MaxPerPR: DefaultMaxPerPR},
 		Escalation: EscalationConfig{Rejections: 2, FailedAttempts: 3},
+		Gate:       GateConfig{Untracked: UntrackedRequire},
 		Contracts: ContractConfig{
 			// Checks unset: the repository's CI counts as it is (WholeCI).
 			Contradictions: []string{
@@ -537,6 +539,7 @@ type rawConfig struct {
 	Goals *struct {
 		IntegrationCheck *string `yaml:"integration_check"`
 	} `yaml:"goals"`
+	Gate *rawGate `yaml:"gate"`
 }
 
 // apply overlays the keys r sets on c.
@@ -572,6 +575,7 @@ func (r *rawConfig) apply(c *Config, at locator) error {
 	if g := r.Goals; g != nil {
 		set(&c.Goals.IntegrationCheck, g.IntegrationCheck)
 	}
+	r.Gate.apply(&c.Gate)
 	return errs.err()
 }
 
@@ -648,6 +652,7 @@ func (c *Config) normalize(at locator) error {
 			errs.add(at.errorf(fmt.Sprintf("%s must be at most %d, not %d", dotted(f.path), r.max, f.n), f.path...))
 		}
 	}
+	errs.add(c.Gate.normalize(at))
 	errs.add(c.Contracts.normalize(at))
 	return errs.err()
 }

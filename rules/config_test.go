@@ -478,7 +478,9 @@ func TestParseConfigNearMisses(t *testing.T) {
 		{"contracts: {rules: [{files: [a], e2: deferred}]}\n", `did you mean "e2e"?`},
 		{"contracts: {rules: [{files: [a], critcs: [x]}]}\n", `did you mean "critics"?`},
 		{"goals: {integration: x}\n", `goals.integration: unknown key "integration" (goals has integration_check)`},
-		{"colour: red\n", `unknown key "colour" (the file has leads, verifiers, agents, separation, tasks, escalation, contracts, goals)`},
+		{"colour: red\n", `unknown key "colour" (the file has leads, verifiers, agents, separation, tasks, escalation, contracts, goals, gate)`},
+		{"gate: {untraked: allow}\n", `gate.untraked: unknown key "untraked"; did you mean "untracked"?`},
+		{"gate: {untracked: alow}\n", `gate.untracked must be require or allow, not "alow"; did you mean "allow"?`},
 		{"separation: tripel\n", `not "tripel"; did you mean "triple"?`},
 		{"tasks: {track: label}\n", `did you mean "labeled"?`},
 	}

@@ -35,6 +35,14 @@ func Tracked(cfg Config, is IssueFacts) bool {
 // t is not modified; the decision carries the new record.
 func DecideTask(t *Task, ev Event, f Facts) Decision {
 	d := &decider{ev: ev, f: f, old: t}
+	if ev.Kind == GateNoted {
+		if t == nil || strings.TrimSpace(ev.Text) == "" {
+			return Decision{}
+		}
+		d.t = t.Clone()
+		d.note(ev.Text)
+		return d.finish()
+	}
 	if ev.PR != nil && ev.Kind != Commented && !mayLink(t, ev, f) {
 		return Decision{} // an outsider's pull request is nothing to this task
 	}

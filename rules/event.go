@@ -27,6 +27,11 @@ const (
 	PRChecked  EventKind = "pr.checked" // CI results on its head changed
 
 	Commented EventKind = "commented" // a new comment with commands
+
+	// GateNoted: something about the gate of a pull request that closes the
+	// task (its merge-queue group's check turned, a forged check or status)
+	// that the card's history must say; Text says it.
+	GateNoted EventKind = "gate.noted"
 )
 
 // Event is one thing that happened to a task, with the facts about it that

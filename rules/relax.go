@@ -83,6 +83,7 @@ func Relaxations(was, next Config) []string {
 			add("agents: the pilot of %s changes from %s to %s (%s may then approve and verify its work)", a, was.Agents[a], q, was.Agents[a])
 		}
 	}
+	out = append(out, gateRelaxations(was.Gate, next.Gate)...)
 	slices.Sort(out)
 	return out
 }

@@ -143,7 +143,9 @@ func constraints(path string) map[string]any {
 		return map[string]any{"propertyNames": map[string]any{"pattern": notBlank}}
 	case "contracts.apps.*":
 		return map[string]any{"pattern": `^` + slugPattern + `$`}
-	case "contracts.status_creators[]":
+	case "gate.untracked":
+		return map[string]any{"enum": untrackedModes}
+	case "contracts.status_creators[]", "gate.exempt[]":
 		return map[string]any{"pattern": personPattern}
 	case "contracts.critics":
 		return map[string]any{"propertyNames": map[string]any{"pattern": `^` + criticPattern + `$`}}

@@ -38,9 +38,23 @@ func (p *Decider) decideCheck(ctx context.Context, cd deliveries.CheckPayload, d
 		}
 	}
 	check := rules.CheckFor(pr, tasks)
-	w, err := records.CommitFor(cd.Installation, d, nil, []rules.Effect{{Kind: rules.EffectCheck, Repo: cd.Repo, Number: cd.Number, SHA: pr.Head, Check: &check}})
+	effect := &rules.Effect{Kind: rules.EffectCheck, Repo: cd.Repo, Number: cd.Number, SHA: pr.Head, Check: &check}
+	if len(pr.Links) == 0 { // it closes no task (any more): gate.untracked answers (mergegroup.go)
+		c, err := p.clients(cd.Installation)
+		if err != nil {
+			return store.Commit{}, fault.Permanent(err)
+		}
+		if effect, err = p.untrackedGate(ctx, c, pr, p.log); err != nil || effect == nil {
+			return store.Commit{Records: recs}, err
+		}
+	}
+	w, err := records.CommitFor(cd.Installation, d, nil, []rules.Effect{*effect})
 	w.Records = recs
-	return w, err
+	if err != nil {
+		return w, err
+	}
+	// The checks of its merge-queue groups follow its tasks (mergegroup.go).
+	return w, p.regroup(ctx, &w, cd.Installation, d, pr, tasks, recs != nil, p.log)
 }
 
 // rebuildPR reads pull request cd.Number from GitHub and returns its record

@@ -12,6 +12,7 @@ import (
 	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/gh"
 	"github.com/countersign/countersign/app/lookup"
+	"github.com/countersign/countersign/app/mergequeue"
 	"github.com/countersign/countersign/app/records"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
@@ -36,6 +37,12 @@ func (p *Decider) onCheckRun(ctx context.Context, d *store.Delivery, e *github.C
 	inst, repo, cr := e.GetInstallation().GetID(), e.GetRepo().GetFullName(), e.GetCheckRun()
 	if inst == 0 || repo == "" || cr.GetHeadSHA() == "" || p.gh.OwnApp(cr.GetApp()) {
 		return store.Commit{}, nil
+	}
+	if cr.GetName() == rules.CheckName { // another App's: forged (mergegroup.go)
+		if e.GetAction() != "created" {
+			return store.Commit{}, nil
+		}
+		return p.forgedGate(ctx, inst, repo, cr.GetHeadSHA(), mergequeue.ForgedCheckRun, "the App "+cr.GetApp().GetSlug(), d, p.log)
 	}
 	run := lookup.CheckRunOf(cr)
 	var prs []int
@@ -67,6 +74,9 @@ func (p *Decider) onStatus(ctx context.Context, d *store.Delivery, e *github.Sta
 	inst, repo := e.GetInstallation().GetID(), e.GetRepo().GetFullName()
 	if inst == 0 || repo == "" || e.GetSHA() == "" || e.GetContext() == "" {
 		return store.Commit{}, nil
+	}
+	if e.GetContext() == rules.CheckName { // countersign posts no status: forged (mergegroup.go)
+		return p.forgedGate(ctx, inst, repo, e.GetSHA(), mergequeue.ForgedStatus, "@"+e.GetSender().GetLogin(), d, p.log)
 	}
 	// The status event's sender is the status's creator.
 	run := rules.CIRun{Name: e.GetContext(), Status: true, ID: e.GetID(), State: e.GetState(), URL: e.GetTargetURL(),

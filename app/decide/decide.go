@@ -5,8 +5,9 @@
 // reviews (reviews.go), the verification check (check.go), CI (ci.go),
 // configuration and pushes (config.go), labels (labels.go), installations and
 // resyncs (installation.go), linking and regates (linking.go), a task's
-// decision (task.go), and records rebuilt from GitHub (recover.go). Milestones,
-// goal issues and the goal dashboard are package goals' to decide.
+// decision (task.go), records rebuilt from GitHub (recover.go), and the merge
+// queue, pull requests that close no task and forged gates (mergegroup.go).
+// Milestones, goal issues and the goal dashboard are package goals' to decide.
 package decide
 
 import (
@@ -20,6 +21,7 @@ import (
 	"github.com/countersign/countersign/app/gh"
 	"github.com/countersign/countersign/app/goals"
 	"github.com/countersign/countersign/app/lookup"
+	"github.com/countersign/countersign/app/mergequeue"
 	"github.com/countersign/countersign/app/reconcile"
 	"github.com/countersign/countersign/app/records"
 	"github.com/countersign/countersign/app/seal"
@@ -37,6 +39,7 @@ type Client interface {
 	GetPullRequest(ctx context.Context, owner string, repo string, number int) (*github.PullRequest, *github.Response, error)
 	ListPullRequestCommits(ctx context.Context, owner string, repo string, number int, opts *github.ListOptions) ([]*github.RepositoryCommit, *github.Response, error)
 	ListInstallationRepos(ctx context.Context, opts *github.ListOptions) (*github.ListRepositories, *github.Response, error)
+	ListMatchingRefs(ctx context.Context, owner, repo string, opts *github.ReferenceListOptions) ([]*github.Reference, *github.Response, error)
 }
 
 // Decider turns a delivery into facts, asks rules what it means, and returns
@@ -50,15 +53,16 @@ type Decider struct {
 	keys    *seal.Keys // checks the records read back from GitHub
 	log     *slog.Logger
 	recon   *reconcile.Metrics
+	mq      *mergequeue.Metrics // what the gate sees: forged results
 }
 
 // New is the decider reading the store st and GitHub: clients is each
 // installation's, g the App's own; look reads configuration and CI, goals
 // decides what is handed to goals; keys check the records read back from
-// GitHub.
+// GitHub; recon and mq count what reconciliation and the gate see.
 func New(st store.Store, g *gh.GitHub, clients func(inst int64) (Client, error), look *lookup.Lookup, goals *goals.Decider,
-	keys *seal.Keys, log *slog.Logger, recon *reconcile.Metrics) *Decider {
-	return &Decider{store: st, gh: g, clients: clients, look: look, goals: goals, keys: keys, log: log, recon: recon}
+	keys *seal.Keys, log *slog.Logger, recon *reconcile.Metrics, mq *mergequeue.Metrics) *Decider {
+	return &Decider{store: st, gh: g, clients: clients, look: look, goals: goals, keys: keys, log: log, recon: recon, mq: mq}
 }
 
 // Before names the effects the decision on d presumes applied, which the
@@ -124,6 +128,14 @@ func (p *Decider) Decide(ctx context.Context, d *store.Delivery, log *slog.Logge
 		return p.goals.DecideDashboard(ctx, d, log)
 	case "label":
 		return p.onLabel(ctx, d, log)
+	case "merge_group":
+		return p.onMergeGroup(d, log)
+	case deliveries.MergeGroup:
+		var md deliveries.MergeGroupPayload
+		if err := json.Unmarshal(d.Payload, &md); err != nil {
+			return store.Commit{}, fault.Permanent(fmt.Errorf("parse %s: %w", d.Event, err))
+		}
+		return p.decideMergeGroup(ctx, md, d, log)
 	}
 	raw, err := github.ParseWebHook(d.Event, d.Payload)
 	if err != nil {

@@ -90,15 +90,29 @@ func (p *Decider) pullEvent(ctx context.Context, inst int64, repo string, d *sto
 	if err != nil {
 		return store.Commit{}, err
 	}
+	var untracked *rules.Effect // every pull request gets an answer (mergegroup.go)
+	if ev.Kind != rules.PRReviewed {
+		if untracked, err = p.untrackedGate(ctx, c, cur, log); err != nil {
+			return store.Commit{}, err
+		}
+	}
 	w, err := p.fanout(ctx, inst, d, old, cur, ev, gate)
-	if err != nil || check == nil {
+	if err != nil {
 		return w, err
 	}
-	b, err := json.Marshal(records.OutboxEffect{Installation: inst, Delivery: d.ID, Key: d.ID + "/config", At: time.Now().UTC(), Effect: *check})
-	if err != nil {
-		return w, fmt.Errorf("encode effect: %w", err)
+	for _, e := range []struct {
+		key    string
+		effect *rules.Effect
+	}{{"/config", check}, {"/untracked", untracked}} {
+		if e.effect == nil {
+			continue
+		}
+		b, err := json.Marshal(records.OutboxEffect{Installation: inst, Delivery: d.ID, Key: d.ID + e.key, At: time.Now().UTC(), Effect: *e.effect})
+		if err != nil {
+			return w, fmt.Errorf("encode effect: %w", err)
+		}
+		w.Effects = append(w.Effects, b)
 	}
-	w.Effects = append(w.Effects, b)
 	return w, nil
 }
 

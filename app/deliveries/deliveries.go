@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/countersign/countersign/app/mergequeue"
 	"github.com/countersign/countersign/app/reconcile"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
@@ -36,6 +37,10 @@ const (
 	// Dashboard writes a goal's dashboard once its coalescing window has
 	// passed.
 	Dashboard = "countersign.dashboard"
+	// MergeGroup is a merge-queue group (a merge_group webhook), decided
+	// under its pull request's key, in order with the pull request's own
+	// events.
+	MergeGroup = "countersign.merge-group"
 	// Resync and Repair are reconciliation's (package reconcile).
 	Resync = reconcile.ResyncEvent
 	Repair = reconcile.RepairEvent
@@ -82,6 +87,24 @@ type RegatePayload struct {
 	Number       int    `json:"number"` // the pull request
 }
 
+// MergeGroupPayload is the payload of a MergeGroup delivery.
+type MergeGroupPayload struct {
+	Installation int64  `json:"installation"`
+	Repo         string `json:"repo"`
+	// Action is the merge_group action (mergequeue.ChecksRequested or
+	// Destroyed). Its JSON name is not "action": that would name the
+	// internal event's action, and Handled would drop the delivery.
+	Action  string `json:"group_action"`
+	PR      int    `json:"pr"`
+	HeadSHA string `json:"head_sha"`
+	BaseSHA string `json:"base_sha,omitempty"`
+	Ref     string `json:"ref"`
+	Base    string `json:"base"`
+	// Invalid says why the group's head_ref or head_sha cannot be trusted
+	// (its check fails, saying so).
+	Invalid string `json:"invalid,omitempty"`
+}
+
 // DashboardPayload is the payload of a Dashboard delivery.
 type DashboardPayload struct {
 	Installation int64     `json:"installation"`
@@ -119,13 +142,15 @@ var handled = []struct {
 	{event: "milestone", actions: []string{"created", "edited", "closed", "opened"}},
 	{event: "push", actions: []string{""}},
 	{event: "label", actions: []string{"edited", "deleted"}},
+	// the merge queue (decide/mergegroup.go)
+	{event: "merge_group", actions: []string{mergequeue.ChecksRequested, mergequeue.Destroyed}},
 	// new repositories to track (reconciliation: decide/installation.go)
 	{event: "installation", actions: []string{"created", "new_permissions_accepted", "unsuspend"}, always: true},
 	{event: "installation_repositories", actions: []string{"added"}, always: true},
 }
 
 // internal are the internal events; none has an action.
-var internal = []string{Task, Check, Goal, CI, Regate, Dashboard, Resync, Repair}
+var internal = []string{Task, Check, Goal, CI, Regate, Dashboard, MergeGroup, Resync, Repair}
 
 var (
 	webhookEvents  = map[string]bool{}

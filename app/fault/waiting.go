@@ -6,8 +6,10 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"strconv"
 	"time"
+
+	"github.com/countersign/countersign/app/ghhealth"
+	"github.com/countersign/countersign/app/store"
 
 	"github.com/bradleyfalzon/ghinstallation/v2"
 	"github.com/google/go-github/v60/github"
@@ -22,16 +24,19 @@ import (
 
 // maxHintWait bounds a wait GitHub asks for (Retry-After, X-RateLimit-Reset):
 // the primary limit resets within the hour.
-const maxHintWait = time.Hour
+const maxHintWait = ghhealth.MaxHint
 
 // GitHubWait reports whether err is GitHub being away rather than the
 // delivery failing, and how long GitHub asked to wait (0: no hint).
 func GitHubWait(err error, now time.Time) (hint time.Duration, waiting bool) {
-	if err == nil || IsPermanent(err) {
-		return 0, false
+	if err == nil || IsPermanent(err) || store.Unavailable(err) {
+		return 0, false // a store that cannot be reached is not GitHub
 	}
 	if d, ok := IsWait(err); ok {
 		return d, true
+	}
+	if ghhealth.IsAway(err) {
+		return 0, true // not sent: GitHub is away for the installation
 	}
 	var rl *github.RateLimitError
 	if errors.As(err, &rl) {
@@ -66,43 +71,14 @@ func GitHubWait(err error, now time.Time) (hint time.Duration, waiting bool) {
 // answerWait classifies an HTTP answer: 5xx, 429 and a rate-limited 403 are
 // waits.
 func answerWait(resp *http.Response, now time.Time) (time.Duration, bool) {
-	switch {
-	case resp.StatusCode >= 500, resp.StatusCode == http.StatusTooManyRequests:
-	case RateLimited(resp):
-	default:
-		return 0, false
-	}
-	if d := retryAfterHint(resp, now); d > 0 {
-		return d, true
-	}
-	if resp.Header.Get("X-RateLimit-Remaining") == "0" {
-		if reset, err := strconv.ParseInt(resp.Header.Get("X-RateLimit-Reset"), 10, 64); err == nil {
-			return untilReset(time.Unix(reset, 0), now), true
-		}
-	}
-	return 0, true
+	return ghhealth.Answer(resp, now)
 }
 
 func retryAfterHint(resp *http.Response, now time.Time) time.Duration {
-	if resp == nil {
-		return 0
-	}
-	s := resp.Header.Get("Retry-After")
-	if secs, err := strconv.Atoi(s); err == nil && secs > 0 {
-		return min(time.Duration(secs)*time.Second, maxHintWait)
-	}
-	if at, err := http.ParseTime(s); err == nil {
-		return min(max(at.Sub(now), 0), maxHintWait)
-	}
-	return 0
+	return ghhealth.RetryAfter(resp, now)
 }
 
-func untilReset(reset, now time.Time) time.Duration {
-	if reset.IsZero() {
-		return 0
-	}
-	return min(max(reset.Sub(now), 0)+time.Second, maxHintWait)
-}
+func untilReset(reset, now time.Time) time.Duration { return ghhealth.UntilReset(reset, now) }
 
 // WaitDelay is how long a key waits for GitHub after its streak-th
 // consecutive wait: GitHub's hint when it gave one, else exponential from
@@ -117,7 +93,4 @@ func WaitDelay(streak int, hint, limit time.Duration) time.Duration {
 
 // RateLimited reports whether a 403 or 429 answer is rate limiting rather
 // than a refusal.
-func RateLimited(resp *http.Response) bool {
-	return resp.StatusCode == http.StatusTooManyRequests ||
-		(resp.StatusCode == http.StatusForbidden && (resp.Header.Get("X-RateLimit-Remaining") == "0" || resp.Header.Get("Retry-After") != ""))
-}
+func RateLimited(resp *http.Response) bool { return ghhealth.RateLimited(resp) }

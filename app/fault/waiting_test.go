@@ -7,12 +7,34 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/bradleyfalzon/ghinstallation/v2"
+	"github.com/countersign/countersign/app/ghhealth"
+	"github.com/countersign/countersign/app/store"
 	"github.com/google/go-github/v60/github"
+	"github.com/redis/go-redis/v9"
 )
+
+// storeDown is the error a Redis store gives when its server cannot be
+// reached.
+func storeDown(t *testing.T) error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+	defer c.Close()
+	_, err = store.NewRedis(c, "").Get(t.Context(), "k")
+	if err == nil || !store.Unavailable(err) || !strings.Contains(err.Error(), "connection refused") {
+		t.Fatalf("Get on a Redis that is down: %v; want an unavailable store", err)
+	}
+	return err
+}
 
 func TestGitHubWait(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -52,6 +74,8 @@ func TestGitHubWait(t *testing.T) {
 		{"token request 404 (uninstalled)", &url.Error{Op: "Get", URL: "http://x", Err: &ghinstallation.HTTPError{Message: "could not refresh", Response: answer(404, nil)}}, false, 0},
 		{"token request rate limited", &url.Error{Op: "Post", URL: "http://x", Err: &ghinstallation.HTTPError{Message: "could not refresh", Response: answer(403, map[string]string{"Retry-After": "5"})}}, true, 5 * time.Second},
 		{"pacing", fmt.Errorf("resync: %w", WaitError{Wait: time.Minute, Why: "low budget"}), true, time.Minute},
+		{"not sent: GitHub away", &url.Error{Op: "Get", URL: "http://x", Err: &ghhealth.AwayError{Scope: 7, Cause: "503"}}, true, 0},
+		{"store unreachable is not GitHub", fmt.Errorf("pop applied effect: %w", storeDown(t)), false, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			hint, waiting := GitHubWait(tc.err, now)

@@ -186,3 +186,8 @@ func (c *Client) ListTeamMembersBySlug(ctx context.Context, org, slug string, op
 func (c *Client) GetUser(ctx context.Context, user string) (*github.User, *github.Response, error) {
 	return c.c.Users.Get(ctx, user)
 }
+
+// ListMatchingRefs lists the git references whose names start with opts.Ref.
+func (c *Client) ListMatchingRefs(ctx context.Context, owner, repo string, opts *github.ReferenceListOptions) ([]*github.Reference, *github.Response, error) {
+	return c.c.Git.ListMatchingRefs(ctx, owner, repo, opts)
+}

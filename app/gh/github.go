@@ -17,6 +17,7 @@ import (
 
 	"github.com/countersign/countersign/app/authors"
 	"github.com/countersign/countersign/app/fault"
+	"github.com/countersign/countersign/app/ghhealth"
 	"github.com/countersign/countersign/app/metrics"
 	"github.com/countersign/countersign/app/pace"
 	"github.com/countersign/countersign/rules"
@@ -52,6 +53,10 @@ type GitHub struct {
 	accounts map[string]account // lower(login) -> the account, as last read
 	pace     *pace.Limits       // nil: writes are not paced (PaceWrites)
 	buckets  map[int64]*pace.Bucket
+	// health knows whom GitHub is away for (away.go); wake wakes the
+	// keys that waited when it is back.
+	health *ghhealth.Health
+	wake   func(ctx context.Context, keys ...string) error
 }
 
 // account is an account read from GET /users/{login}, and when.
@@ -95,13 +100,16 @@ func (g *GitHub) Account(ctx context.Context, c UserReader, login string) (rules
 
 // New builds the client factory for the App appID with its PEM key.
 func New(apiURL string, appID int64, key []byte, m *metrics.Metrics) (*GitHub, error) {
-	base := newRetryTransport(&metricsTransport{next: http.DefaultTransport, m: m}, m)
+	g := &GitHub{apiURL: apiURL, appID: appID, m: m, clients: map[int64]*github.Client{}}
+	g.health = g.newHealth()
+	base := newRetryTransport(&ghhealth.Transport{Next: &metricsTransport{next: http.DefaultTransport, m: m}, Health: g.health}, m)
+	base.stop = g.health.Stop
 	apps, err := ghinstallation.NewAppsTransport(base, appID, key)
 	if err != nil {
 		return nil, fmt.Errorf("github app key: %w", err)
 	}
-	g := &GitHub{apiURL: apiURL, appID: appID, base: base, apps: apps, m: m, clients: map[int64]*github.Client{}}
-	if g.app, err = g.newClient(&rateTransport{next: apps, g: m.RateLimitRemain.WithLabelValues("app")}); err != nil {
+	g.base, g.apps = base, apps
+	if g.app, err = g.newClient(ghhealth.ScopeTransport{Scope: ghhealth.App, Health: g.health, Next: &rateTransport{next: apps, g: m.RateLimitRemain.WithLabelValues("app")}}); err != nil {
 		return nil, err
 	}
 	apps.BaseURL = strings.TrimRight(g.app.BaseURL.String(), "/")
@@ -133,7 +141,7 @@ func (g *GitHub) Installation(id int64) (*github.Client, error) {
 		return c, nil
 	}
 	rt := &rateTransport{next: g.itr(id), g: g.m.RateLimitRemain.WithLabelValues(strconv.FormatInt(id, 10))}
-	c, err := g.newClient(newETagTransport(g.paced(id, rt), 4096))
+	c, err := g.newClient(ghhealth.ScopeTransport{Scope: ghhealth.Scope(id), Health: g.health, Next: newETagTransport(g.paced(id, rt), 4096)})
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +182,7 @@ func (g *GitHub) GraphQL(id int64) *githubv4.Client {
 	if c, ok := g.graphql[id]; ok {
 		return c
 	}
-	c := githubv4.NewEnterpriseClient(authors.Endpoint(g.apiURL), &http.Client{Transport: graphqlAnswers{g.itr(id)}})
+	c := githubv4.NewEnterpriseClient(authors.Endpoint(g.apiURL), &http.Client{Transport: ghhealth.ScopeTransport{Scope: ghhealth.Scope(id), Health: g.health, Next: graphqlAnswers{g.itr(id)}}})
 	if g.graphql == nil {
 		g.graphql = map[int64]*githubv4.Client{}
 	}
@@ -209,7 +217,7 @@ func (g *GitHub) BotLogin(ctx context.Context) (string, error) {
 // what GitHub answered (status, Retry-After, rate-limit headers), as
 // go-github's REST errors do: the GraphQL client would only say
 // "non-200 OK status code", and a 502 or a rate limit must be waited out
-// like the REST API's (waiting.go), not count against a delivery.
+// like the REST API's (fault.GitHubWait), not count against a delivery.
 type graphqlAnswers struct{ next http.RoundTripper }
 
 func (t graphqlAnswers) RoundTrip(req *http.Request) (*http.Response, error) {

@@ -64,6 +64,9 @@ type retryTransport struct {
 	maxDelay    time.Duration // the longest backoff between two attempts
 	maxWait     time.Duration // a longer rate-limit wait is not slept here: the answer goes back up
 	now         func() time.Time
+	// stop says not to retry a request: GitHub is away for its installation
+	// (its probe says when to try again), or it is the probe.
+	stop func(*http.Request) bool
 }
 
 func newRetryTransport(next http.RoundTripper, m *metrics.Metrics) *retryTransport {
@@ -87,7 +90,7 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		resp, err := t.next.RoundTrip(r)
 		wait, reason := t.retryAfter(req, resp, err, attempt)
-		if reason == "" || attempt >= t.maxAttempts || wait > t.maxWait {
+		if reason == "" || attempt >= t.maxAttempts || wait > t.maxWait || (t.stop != nil && t.stop(req)) {
 			return resp, err
 		}
 		if resp != nil {

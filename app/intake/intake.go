@@ -48,13 +48,14 @@ type Intake struct {
 	log      *slog.Logger
 	router   *mux.Router
 	stopping atomic.Bool
-	// readyErrors rate-limits the log of failed readiness probes.
-	readyErrors *worker.LogLimiter
+	// readyErrors rate-limits the log of failed readiness probes,
+	// queueErrors that of deliveries the store could not queue.
+	readyErrors, queueErrors *worker.LogLimiter
 }
 
 // New builds the routes over the queue; notify is told of each delivery queued.
 func New(cfg Config, q Queue, notify Notifier, m *metrics.Metrics, log *slog.Logger) *Intake {
-	in := &Intake{cfg: cfg, queue: q, notify: notify, metrics: m, log: log, readyErrors: worker.NewLogLimiter(10 * time.Second)}
+	in := &Intake{cfg: cfg, queue: q, notify: notify, metrics: m, log: log, readyErrors: worker.NewLogLimiter(10 * time.Second), queueErrors: worker.NewLogLimiter(10 * time.Second)}
 	r := mux.NewRouter()
 	r.HandleFunc("/webhook", in.serveWebhook).Methods(http.MethodPost)
 	r.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {

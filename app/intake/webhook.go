@@ -179,7 +179,9 @@ func (in *Intake) serveWebhook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		log.Error("delivery not queued", "error", err)
+		if ok, suppressed := in.queueErrors.Allow(); ok {
+			log.Error("store error: delivery not queued", "error", err, "suppressed", suppressed)
+		}
 		reply(http.StatusServiceUnavailable, "error", "could not queue the delivery; redeliver it later")
 		return
 	}

@@ -161,7 +161,8 @@ func (p *Lookup) pins(ctx context.Context, c Client, cfg rules.Config, prev map[
 }
 
 // CIRuns reads the CI results on sha: the latest check run of each name (but
-// this App's own) and the latest status of each context.
+// this App's own) and the latest status of each context. A result named
+// countersign/verification that is not this App's is forged: no CI result.
 func (p *Lookup) CIRuns(ctx context.Context, c Client, repo, sha string) ([]rules.CIRun, []int64, error) {
 	owner, name := gh.OwnerOf(repo), gh.NameOf(repo)
 	var runs []rules.CIRun
@@ -173,7 +174,7 @@ func (p *Lookup) CIRuns(ctx context.Context, c Client, repo, sha string) ([]rule
 			return nil, nil, fmt.Errorf("list check runs on %s: %w", sha, err)
 		}
 		for _, cr := range res.CheckRuns {
-			if !p.gh.OwnApp(cr.GetApp()) {
+			if !p.gh.OwnApp(cr.GetApp()) && cr.GetName() != rules.CheckName { // another App's of that name is forged: no CI result
 				runs, _ = rules.MergeRun(runs, CheckRunOf(cr))
 				if id := cr.GetCheckSuite().GetID(); id != 0 {
 					done, seen := complete[id]
@@ -196,6 +197,9 @@ func (p *Lookup) CIRuns(ctx context.Context, c Client, repo, sha string) ([]rule
 			return nil, nil, fmt.Errorf("list statuses of %s: %w", sha, err)
 		}
 		for _, s := range sts {
+			if s.GetContext() == rules.CheckName {
+				continue // forged: no CI result
+			}
 			runs, _ = rules.MergeRun(runs, rules.CIRun{Name: s.GetContext(), Status: true, ID: s.GetID(), State: s.GetState(),
 				URL: s.GetTargetURL(), At: s.GetUpdatedAt().UTC(), Creator: gh.User(s.GetCreator())})
 		}

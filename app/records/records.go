@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/countersign/countersign/app/mergequeue"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
 )
@@ -121,6 +122,28 @@ func CardURLKey(repo string, n int) string { return "card-url/" + rules.TaskKey(
 // (pull_request opened or synchronize): no check run of countersign's can be
 // on it but those it remembers making.
 func NewHeadKey(repo, sha string) string { return "new-head/" + repo + "@" + sha }
+
+// MergeGroupsKey keeps the merge-queue groups tracked for pull request n:
+// a JSON list of mergequeue.Group, oldest first.
+func MergeGroupsKey(repo string, n int) string { return "merge-groups/" + rules.TaskKey(repo, n) }
+
+// MergeGroupKey records which pull request the merge-queue group with head
+// sha merges (its number, in JSON).
+func MergeGroupKey(repo, sha string) string { return "merge-group/" + repo + "@" + sha }
+
+// ForgedKey records that who posted a result of kind (mergequeue.ForgedStatus
+// or ForgedCheckRun) named countersign/verification on sha, once said.
+func ForgedKey(repo, sha, kind, who string) string {
+	return "forged/" + repo + "@" + sha + "/" + kind + "/" + strings.ToLower(who)
+}
+
+// LoadMergeGroups loads the merge-queue groups tracked for pull request n
+// (none: nil).
+func LoadMergeGroups(ctx context.Context, st store.Store, repo string, n int) ([]mergequeue.Group, error) {
+	var groups []mergequeue.Group
+	_, err := Load(ctx, st, MergeGroupsKey(repo, n), &groups)
+	return groups, err
+}
 
 // ScanNumbers are the numbers that end the keys of the records whose key is
 // prefix followed by a number.

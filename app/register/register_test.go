@@ -39,7 +39,8 @@ func TestManifest(t *testing.T) {
 	if m.Name != "countersign" || m.URL == "" || m.RedirectURL != "http://127.0.0.1:1/callback" || m.Public ||
 		m.Hook["url"] != "https://cs.example.com/webhook" || m.Hook["active"] != true ||
 		!slices.Equal(m.DefaultEvents, appYML(t).DefaultEvents) || !maps.Equal(m.DefaultPerms, appYML(t).DefaultPerms) ||
-		m.DefaultPerms["checks"] != "write" || m.DefaultPerms["contents"] != "read" {
+		m.DefaultPerms["checks"] != "write" || m.DefaultPerms["contents"] != "read" ||
+		!slices.Contains(m.DefaultEvents, "merge_group") || m.DefaultPerms["merge_queues"] != "read" {
 		t.Fatalf("manifest %+v", m)
 	}
 	b, _ = Manifest(countersign.AppManifest, "https://x/webhook", "http://r/callback", "countersign-acme")

@@ -297,6 +297,9 @@ type keyMeta struct {
 	Owner    string `json:"own,omitempty"`
 	LeaseExp int64  `json:"exp,omitempty"`   // ns since epoch
 	Ready    []byte `json:"ready,omitempty"` // our entry in the ready index, nil if none
+	// Parked is the owner whose Nack without a delivery (a wait) delays the
+	// key, until it is claimed again (ReleaseOwned ends such waits).
+	Parked string `json:"park,omitempty"`
 
 	key        string
 	wasIndexed bool
@@ -650,7 +653,7 @@ func (b *Bolt) Claim(ctx context.Context, owner string, ttl time.Duration) (*Cla
 					return err
 				}
 			default:
-				m.Token, m.Owner, m.LeaseExp = tok, owner, t.now+int64(ttl)
+				m.Token, m.Owner, m.LeaseExp, m.Parked = tok, owner, t.now+int64(ttl), ""
 				if err := t.index(m, m.LeaseExp); err != nil {
 					return err
 				}
@@ -858,6 +861,8 @@ func (b *Bolt) Nack(ctx context.Context, c *Claim, errMsg string, retryAfter tim
 			if err := t.q.Put(itemKey(m.key, m.QHead), nb); err != nil {
 				return err
 			}
+		} else if c.Delivery == nil {
+			m.Parked = m.Owner // a wait, ended early by ReleaseOwned
 		}
 		m.clearLease()
 		if m.hasWork() {
@@ -1102,7 +1107,7 @@ func (b *Bolt) Stats(ctx context.Context) (Stats, error) {
 			Keys:        int(getCounter(st, statKeys)),
 			DeadLetters: int(getCounter(st, statDead)),
 		}
-		return nil
+		return b.pending(tx, &s)
 	})
 	if err != nil {
 		return Stats{}, wrapBolt("stats", err)

@@ -37,6 +37,10 @@ const DefaultRedisPrefix = "countersign:"
 //	P dlq            ZSET  delivery id -> sequence;  P dlqdata HASH id -> encoded delivery;  P dlqseq
 //	P rec            HASH  record key -> value;  P recidx ZSET (all scores 0) for Scan
 //	P elect:<name>   STRING a named lease's owner, expiring with the lease (Lease)
+//	P owned:<owner>  SET   keys whose lease owner holds or took, or that owner's
+//	                       Nack without a delivery delays (ReleaseOwned)
+//	P parked         HASH  key -> the owner whose Nack without a delivery delays it
+//	P ownednames:<owner> SET names of the named leases owner took
 //
 // All keys are reached through the prefix passed as the scripts' only KEYS
 // entry; on Redis Cluster use a prefix with a hash tag, e.g. "{countersign}:",
@@ -135,9 +139,26 @@ local function holds(k, tok)
   local v = redis.call('HMGET', lk(k), 'tok', 'exp')
   return tok ~= '' and v[1] == tok and (tonumber(v[2] or '0') or 0) > now
 end
+local PARKED = P .. 'parked'
+local function owned(o) return P .. 'owned:' .. o end
+-- forget k's lease (and that its holder owns it)
+local function drop_lease(k)
+  local o = redis.call('HGET', lk(k), 'owner')
+  if o then redis.call('SREM', owned(o), k) end
+  redis.call('DEL', lk(k))
+end
+-- forget that k waits for its parker (a Nack without a delivery)
+local function unpark(k)
+  local o = redis.call('HGET', PARKED, k)
+  if o then
+    redis.call('HDEL', PARKED, k)
+    redis.call('SREM', owned(o), k)
+  end
+end
 local function set_lease(k, tok, owner, exp)
   redis.call('HSET', lk(k), 'tok', tok, 'exp', int(exp), 'owner', owner)
   redis.call('PEXPIREAT', lk(k), int(math.floor(exp / 1000) + 1000))
+  redis.call('SADD', owned(owner), k)
 end
 -- keep READY in step with k: a member iff k has work; a new member is
 -- claimable when its live lease expires, else now.
@@ -152,7 +173,7 @@ local function sync(k)
 end
 -- release k's lease; it becomes claimable at 'at' if it has work
 local function release(k, at)
-  redis.call('DEL', lk(k))
+  drop_lease(k)
   if has_work(k) then
     redis.call('ZADD', READY, int(at), k)
   else
@@ -189,7 +210,8 @@ for i = 1, 1000 do
       redis.call('ZADD', READY, int(e), k)
     else
       local exp = now + ttl
-      redis.call('DEL', lk(k))
+      drop_lease(k)
+      unpark(k)
       set_lease(k, ARGV[1], ARGV[2], exp)
       redis.call('ZADD', READY, int(exp), k)
       return {k, redis.call('LINDEX', qk(k), 0)}
@@ -281,7 +303,13 @@ if ARGV[3] == '1' then
   if redis.call('LINDEX', qk(k), 0) ~= ARGV[4] then return 2 end
   redis.call('LSET', qk(k), 0, ARGV[5])
 end
+local o = redis.call('HGET', lk(k), 'owner')
 release(k, now + tonumber(ARGV[6]))
+if ARGV[3] == '0' and o and o ~= '' and has_work(k) then
+  -- a wait, not a failed attempt: ReleaseOwned(o) may end it
+  redis.call('HSET', PARKED, k, o)
+  redis.call('SADD', owned(o), k)
+end
 return 0`)
 
 	// ARGV: key, token, mode (as for luaNack), the current encoded head, the dead
@@ -335,8 +363,58 @@ local n = redis.call('INCR', k)
 if n == 1 then redis.call('PEXPIRE', k, ARGV[2]) end
 return n`)
 
+	// Returns {queued, keys, dead letters, outbox effects, delayed keys, the
+	// soonest delayed key's wake (server µs; 0: none)}. The effects are
+	// counted from the outboxes themselves (every key with work is in READY),
+	// so no counter kept by an earlier version can be wrong.
 	luaStats = script(`
-return {tonumber(redis.call('GET', QUEUED) or '0') or 0, redis.call('ZCARD', READY), redis.call('ZCARD', DLQ)}`)
+local effects, delayed, soonest = 0, 0, 0
+local r = redis.call('ZRANGE', READY, 0, -1, 'WITHSCORES')
+for i = 1, #r, 2 do
+  local k, at = r[i], tonumber(r[i + 1])
+  effects = effects + redis.call('LLEN', ok(k))
+  if at > now and not lease_exp(k) then
+    delayed = delayed + 1
+    if soonest == 0 or at < soonest then soonest = at end
+  end
+end
+return {tonumber(redis.call('GET', QUEUED) or '0') or 0, #r / 2, redis.call('ZCARD', DLQ), effects, delayed, soonest}`)
+
+	// ARGV: keys to wake, in order. Each becomes claimable now (the i-th one
+	// i-1 µs later, to keep the order among them).
+	luaWake = script(`
+for i, k in ipairs(ARGV) do
+  local at = redis.call('ZSCORE', READY, k)
+  if at and tonumber(at) > now and has_work(k) and not lease_exp(k) then
+    redis.call('ZADD', READY, int(now + i - 1), k)
+  end
+end
+return 1`)
+
+	// ARGV: owner. Returns how many key leases and waits it ended.
+	luaReleaseOwned = script(`
+local o = ARGV[1]
+local n, i = 0, 0
+for _, k in ipairs(redis.call('SMEMBERS', owned(o))) do
+  if redis.call('HGET', lk(k), 'owner') == o then
+    release(k, now)
+    n = n + 1
+  elseif redis.call('HGET', PARKED, k) == o then
+    redis.call('HDEL', PARKED, k)
+    local at = redis.call('ZSCORE', READY, k)
+    if at and tonumber(at) > now and has_work(k) and not lease_exp(k) then
+      redis.call('ZADD', READY, int(now + i), k)
+      i = i + 1
+      n = n + 1
+    end
+  end
+end
+redis.call('DEL', owned(o))
+for _, name in ipairs(redis.call('SMEMBERS', P .. 'ownednames:' .. o)) do
+  if redis.call('GET', P .. 'elect:' .. name) == o then redis.call('DEL', P .. 'elect:' .. name) end
+end
+redis.call('DEL', P .. 'ownednames:' .. o)
+return n`)
 )
 
 func (r *Redis) run(ctx context.Context, s *redis.Script, args ...any) *redis.Cmd {
@@ -346,6 +424,9 @@ func (r *Redis) run(ctx context.Context, s *redis.Script, args ...any) *redis.Cm
 func wrapRedis(op string, err error) error {
 	if err == nil {
 		return nil
+	}
+	if unreachable(err) {
+		return &unavailableError{msg: "store: redis " + op, err: err}
 	}
 	return fmt.Errorf("store: redis %s: %w", op, err)
 }
@@ -720,10 +801,40 @@ func (r *Redis) Stats(ctx context.Context) (Stats, error) {
 	if err != nil {
 		return Stats{}, wrapRedis("stats", err)
 	}
-	if len(res) != 3 {
+	if len(res) != 6 {
 		return Stats{}, fmt.Errorf("store: redis stats: unexpected reply %v", res)
 	}
-	return Stats{Queued: int(max(res[0], 0)), Keys: int(res[1]), DeadLetters: int(res[2])}, nil
+	st := Stats{Queued: int(max(res[0], 0)), Keys: int(res[1]), DeadLetters: int(res[2]), Effects: int(res[3]), Delayed: int(res[4])}
+	if res[5] > 0 {
+		st.NextWake = time.UnixMicro(res[5])
+	}
+	return st, nil
+}
+
+// Wake implements Store.
+func (r *Redis) Wake(ctx context.Context, keys ...string) error {
+	args := make([]any, 0, len(keys))
+	for _, k := range keys {
+		if checkName("key", k) == nil {
+			args = append(args, k)
+		}
+	}
+	if len(args) == 0 {
+		return ctx.Err()
+	}
+	return wrapRedis("wake", r.run(ctx, luaWake, args...).Err())
+}
+
+// ReleaseOwned implements Store.
+func (r *Redis) ReleaseOwned(ctx context.Context, owner string) (int, error) {
+	if err := checkName("lease owner", owner); err != nil {
+		return 0, err
+	}
+	n, err := r.run(ctx, luaReleaseOwned, owner).Int64()
+	if err != nil {
+		return 0, wrapRedis(fmt.Sprintf("release owned by %q", owner), err)
+	}
+	return int(n), nil
 }
 
 // Ping implements Store: it writes a short-lived key.
@@ -762,6 +873,7 @@ local k = P .. 'elect:' .. ARGV[1]
 local cur = redis.call('GET', k)
 if cur and cur ~= ARGV[2] then return 0 end
 redis.call('SET', k, ARGV[2], 'PX', tonumber(ARGV[3]))
+if not cur then redis.call('SADD', P .. 'ownednames:' .. ARGV[2], ARGV[1]) end
 return 1
 `)
 

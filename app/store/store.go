@@ -108,8 +108,25 @@ type Store interface {
 
 	// Nack records a failed attempt at c.Delivery (Attempts+1, LastError=errMsg),
 	// keeps it at the head of its queue, releases the lease and makes the key
-	// unclaimable for retryAfter.
+	// unclaimable for retryAfter. A Nack of a claim without a delivery charges
+	// no attempt: it is a wait (for GitHub, say), remembered as the claim's
+	// owner's until the key is claimed again, so that ReleaseOwned can end it.
 	Nack(ctx context.Context, c *Claim, errMsg string, retryAfter time.Duration) error
+
+	// Wake makes keys that a Nack delayed claimable now, in the order given:
+	// they join the keys already claimable, behind them, each before the next.
+	// A key that is leased, not delayed or has no work is left as it is.
+	Wake(ctx context.Context, keys ...string) error
+
+	// ReleaseOwned ends what owner held when it stopped: every key lease
+	// taken by Claim with owner, every named lease (Lease) owner holds, and
+	// every wait owner's Nacks without a delivery started. Their keys become
+	// claimable at once. A process calls it at start-up with its own stable
+	// identity, so that its dead predecessor's claims are taken up at once
+	// instead of when their leases expire; it must never be called with the
+	// identity of a live process. It returns how many key leases and waits it
+	// ended.
+	ReleaseOwned(ctx context.Context, owner string) (int, error)
 
 	// DeadLetter moves c.Delivery from the head of its queue to the dead letters
 	// (counting this failed attempt in Attempts, with errMsg as LastError), and releases the lease; the
@@ -159,4 +176,11 @@ type Stats struct {
 	Queued      int // deliveries waiting in all queues
 	Keys        int // keys with queued deliveries or outbox effects
 	DeadLetters int
+	// Effects are outbox effects recorded and not yet applied, in all keys.
+	Effects int
+	// Delayed are the keys with work that a Nack made wait (not leased, not
+	// yet claimable); NextWake is when the first of them becomes claimable
+	// (zero when none is delayed).
+	Delayed  int
+	NextWake time.Time
 }

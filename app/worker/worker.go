@@ -17,6 +17,7 @@ import (
 
 	"github.com/countersign/countersign/app/deliveries"
 	"github.com/countersign/countersign/app/fault"
+	"github.com/countersign/countersign/app/ghhealth"
 	"github.com/countersign/countersign/app/metrics"
 	"github.com/countersign/countersign/app/store"
 )
@@ -49,6 +50,14 @@ type Worker struct {
 	waitMax time.Duration
 	// claimErrors rate-limits the log of a store that cannot be reached.
 	claimErrors *LogLimiter
+	// health says whom GitHub is away for; keys wait for its probe
+	// (wait.go). nil: each key backs off on its own.
+	health *ghhealth.Health
+	// waitLogs and storeLogs rate-limit the logs of keys waiting for GitHub
+	// and of the store failing; deferred holds the keys whose write turn
+	// under the pacing was too far, until they are handled again.
+	waitLogs, storeLogs *LogLimiter
+	deferred            sync.Map // key -> struct{}
 }
 
 // New is the pool claiming from st as owner and handing claims to proc.
@@ -57,7 +66,7 @@ type Worker struct {
 func New(st store.Store, proc Handler, log *slog.Logger, m *metrics.Metrics, owner string, maxAttempts int, waitMax time.Duration) *Worker {
 	w := &Worker{store: st, proc: proc, log: log, m: m, owner: owner, leaseTTL: 30 * time.Second,
 		maxAttempts: 8, poll: 250 * time.Millisecond, notify: make(chan struct{}, 1), waitMax: 5 * time.Minute,
-		claimErrors: NewLogLimiter(10 * time.Second)}
+		claimErrors: NewLogLimiter(10 * time.Second), waitLogs: NewLogLimiter(10 * time.Second), storeLogs: NewLogLimiter(10 * time.Second)}
 	if maxAttempts > 0 {
 		w.maxAttempts = maxAttempts
 	}
@@ -66,6 +75,18 @@ func New(st store.Store, proc Handler, log *slog.Logger, m *metrics.Metrics, own
 	}
 	return w
 }
+
+// WaitFor makes keys that met GitHub away for their installation wait for
+// h's probe to wake them (wait.go), instead of each backing off on its own.
+// Call it before Run.
+func (w *Worker) WaitFor(h *ghhealth.Health) { w.health = h }
+
+// Health is what WaitFor set (nil: none).
+func (w *Worker) Health() *ghhealth.Health { return w.health }
+
+// SetOwner names the identity the pool claims under from now on (the one
+// this process took over at start-up). Call it before Run.
+func (w *Worker) SetOwner(owner string) { w.owner = owner }
 
 // Notify wakes an idle worker: a delivery was just queued.
 func (w *Worker) Notify() {
@@ -158,7 +179,9 @@ func (w *Worker) handle(ctx context.Context, c *store.Claim) {
 		log = w.log.With(slog.String("key", c.Key))
 	}
 	start := time.Now()
-	err := w.safeHandle(ctx, c, log)
+	tracked, seen := ghhealth.Track(ctx) // which installations GitHub was away for
+	w.deferred.Delete(c.Key)
+	err := w.safeHandle(tracked, c, log)
 	cancel()
 	<-renewed
 	if lost.Load() && err != nil {
@@ -179,8 +202,9 @@ func (w *Worker) handle(ctx context.Context, c *store.Claim) {
 		w.m.Processed.WithLabelValues(deliveries.MetricEvent(event), "done").Inc()
 	}
 	hint, waiting := fault.GitHubWait(err, time.Now())
+	storeDown := store.Unavailable(err)
 
-	if !waiting {
+	if !waiting && !storeDown {
 		w.waits.Delete(c.Key)
 	}
 	switch {
@@ -197,24 +221,12 @@ func (w *Worker) handle(ctx context.Context, c *store.Claim) {
 			outcome = "lease_lost"
 		}
 		log.Warn("lease lost while processing; another worker takes over", "error", err)
-	case waiting: // GitHub is away: the key waits, no attempt is used
-		n, _ := w.waits.Load(c.Key)
-		streak, _ := n.(int)
-		w.waits.Store(c.Key, streak+1)
-		wait := fault.WaitDelay(streak, hint, w.waitMax)
+	case waiting || storeDown: // GitHub or the store is away: the key waits, no attempt is used
 		if !committed {
 			outcome = "waiting"
 			w.m.Processed.WithLabelValues(deliveries.MetricEvent(event), "waiting").Inc()
 		}
-		log.Warn("waiting for GitHub; will try again", "error", err, "retry_in", wait, "waits", streak+1)
-		only := *c
-		only.Delivery = nil
-		if nerr := w.store.Nack(settle, &only, err.Error(), wait); nerr != nil {
-			log.Error("nack failed; releasing the key", "error", nerr)
-			if rerr := w.store.Release(settle, c); rerr != nil && !errors.Is(rerr, store.ErrLeaseLost) {
-				log.Error("release failed", "error", rerr)
-			}
-		}
+		w.wait(settle, c, err, hint, seen.Scopes(), log)
 	case c.Delivery != nil && !fault.IsOutbox(err) && (fault.IsPermanent(err) || c.Delivery.Attempts+1 >= w.maxAttempts):
 		if derr := w.store.DeadLetter(settle, c, err.Error()); derr != nil {
 			log.Error("dead-letter failed", "error", derr)

@@ -4,6 +4,7 @@
 //	go run ./cmd/countersign-demo              # the simple three-person workflow, then its escalation
 //	go run ./cmd/countersign-demo -list        # the built-in scenarios
 //	go run ./cmd/countersign-demo -v NAME|FILE # one of them, or a .scenario file, with the bot's logs
+//	go run ./cmd/countersign-demo merge-queue  # GitHub's merge queue and the gate's other answers
 //
 // It is a binary of its own so that the fake GitHub and the story player
 // (internal/githubtest, internal/scenario) stay out of the countersign binary.
@@ -32,7 +33,8 @@ import (
 
 // defaultDemo is the scenario listed as the default; without an argument
 // countersign-demo plays defaultDemos: the simple three-person workflow, then its
-// two-rejection escalation.
+// two-rejection escalation. The rest (the merge queue among them) are played
+// by name: the default stays short.
 const defaultDemo = "simple"
 
 var defaultDemos = []string{defaultDemo, "escalation"}
@@ -40,8 +42,9 @@ var defaultDemos = []string{defaultDemo, "escalation"}
 const demoLong = `A scenario is a workflow story (people, issues, PRs, reviews, /verify ...)
 played against a fake GitHub and a real countersign bot, both in this
 process, with every expectation in it checked. NAME is a built-in scenario
-(without one: %q, then "escalation"); FILE is a .scenario file (format:
-internal/scenarios/README.md). -list lists the built-in scenarios.
+(without one: %q, then "escalation"; "merge-queue" shows GitHub's merge
+queue); FILE is a .scenario file (format: internal/scenarios/README.md).
+-list lists the built-in scenarios.
 The exit code is 1 if an expectation is not met.`
 
 // run plays what args ask for and returns the exit code. Flags may come

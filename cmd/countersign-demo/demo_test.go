@@ -81,7 +81,7 @@ func TestDemoList(t *testing.T) {
 		"attack-tampered-label", "attack-close-unverified", "attack-hidden-commands",
 		"attack-redelivered-reject", "attack-builder-approval", "attack-push-after-approval",
 		"attack-goal-label", "attack-label-rename", "attack-outsider-pr", "attack-reply-spam", "attack-closed-issue",
-		"attack-renamed-builder", "attack-agent-pilot", "escalation-failed-attempts"} {
+		"attack-renamed-builder", "attack-agent-pilot", "escalation-failed-attempts", "merge-queue"} {
 		if !strings.Contains(out, "  "+name+" ") {
 			t.Errorf("-list lacks %s:\n%s", name, out)
 		}
@@ -185,5 +185,24 @@ func TestDemoAgentsOverMCP(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("the agents' flow lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// The merge-queue story plays by name, to the end: the queued group passes,
+// a task reopened while queued fails it, GitHub merges the queue, and a pull
+// request that closes no task is answered. It is not a default play.
+func TestDemoPlaysMergeQueue(t *testing.T) {
+	out, errOut, code := runDemo(t, "merge-queue")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s\nstdout:\n%s", code, errOut, out)
+	}
+	for _, want := range []string{"Merge queue", "alice queues PR #2", "✓ check on group of PR #2 success",
+		"✓ check on group of PR #2 failure", "github merges the queue", "✓ check on PR #5 failure"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(strings.Join(defaultDemos, " "), "merge-queue") {
+		t.Errorf("default plays %q: keep the default short", defaultDemos)
 	}
 }

@@ -35,7 +35,7 @@ func TestTwoReplicasOnRedis(t *testing.T) {
 		logPath := filepath.Join(dir, fmt.Sprintf("replica-%d.log", i))
 		logPaths = append(logPaths, logPath)
 		b := startBot(t, gh, filepath.Join(dir, "unused.db"), freeAddr(t), logPath,
-			"REDIS_URL="+redisURL, "COUNTERSIGN_LOG_LEVEL=debug")
+			"REDIS_URL="+redisURL, "COUNTERSIGN_LOG_LEVEL=debug", fmt.Sprintf("COUNTERSIGN_INSTANCE=replica-%d", i))
 		defer b.kill()
 		bots = append(bots, b)
 	}

@@ -436,6 +436,7 @@ func (s *Server) Push(repo string, n int, commits ...Commit) string {
 	s.emitPull(rp, is, "synchronize", is.user, func(ev *github.PullRequestEvent) {
 		ev.Before, ev.After = ptr(before), ptr(after)
 	})
+	s.dequeue(rp, n, is.user, "dequeued") // a push takes a pull request out of the merge queue
 	return after
 }
 
@@ -486,6 +487,7 @@ func (s *Server) ClosePR(repo string, n int, user string) {
 	defer s.mu.Unlock()
 	if rp, is := s.actPR("ClosePR", repo, n); is != nil {
 		s.closeIssue(rp, is, user, "")
+		s.dequeue(rp, n, user, "dequeued")
 	}
 }
 

@@ -17,6 +17,7 @@ func (s *Server) repoRoutes(h routeFunc) {
 	h("GET", "/repos/{owner}/{repo}/collaborators/{user}/permission", authRepo, s.getPermission)
 	h("GET", "/repos/{owner}/{repo}/contents", authRepo, s.getContents)
 	h("GET", "/repos/{owner}/{repo}/contents/{path:.*}", authRepo, s.getContents)
+	h("GET", "/repos/{owner}/{repo}/git/matching-refs/{ref:.*}", authRepo, s.listMatchingRefs)
 	h("GET", "/orgs/{org}/teams/{slug}", authOrg, s.getTeam)
 	h("GET", "/orgs/{org}/teams/{slug}/members", authOrg, s.listTeamMembers)
 	h("GET", "/orgs/{org}/teams/{slug}/memberships/{user}", authOrg, s.getTeamMembership)

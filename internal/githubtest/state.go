@@ -38,6 +38,7 @@ type repoState struct {
 	checkRuns     []*checkRunState
 	statuses      []*statusState
 	commits       map[string]*commitState // every known sha
+	queue         []*queueEntry           // the merge queue, first in line first
 }
 
 func (rp *repoState) fullName() string { return rp.owner + "/" + rp.name }

@@ -65,6 +65,9 @@
 //	mallory renames label state:in-progress to state:verified  # a repository label
 //	mallory deletes label state:pending                # (off every issue that carried it)
 //	carol merges PR #2
+//	alice queues PR #2                          # the merge queue: its group, merge_group checks_requested
+//	carol dequeues PR #2                         # merge_group destroyed; the groups behind it rebuilt
+//	github merges the queue                     # the first group merged (destroyed, merged)
 //	github redelivers the last issue_comment           # the last webhook of that event (optionally
 //	                                                   # event.action) sent for a person's action,
 //	                                                   # again, with the same delivery id
@@ -100,6 +103,7 @@
 //	expect #1 assigned to alice               # all of them are among the assignees
 //	expect check on PR #2 success             # countersign/verification on the PR's current head:
 //	                                          # success|failure|in_progress|queued|neutral|none
+//	expect check on group of PR #2 success    # ... on the PR's merge-queue group (none: not queued)
 //	expect reply on #1 containing "refused"   # a new comment by the bot, other than the task card,
 //	                                          # since the previous action began (case-insensitive)
 //	expect reply on PR #2                     # any such comment

@@ -78,9 +78,12 @@ const (
 	MergePR        ActionKind = "merge"
 	RedeliverLast  ActionKind = "redeliver"
 	ReportCheckRun ActionKind = "ci-check"
-	EditCard       ActionKind = "edit-card"  // someone edits the bot's task card (its hidden record)
-	PostStatus     ActionKind = "status"     // someone posts commit statuses on a PR's head
-	LoseStore      ActionKind = "lose-store" // the bot restarts on an empty store
+	EditCard       ActionKind = "edit-card"   // someone edits the bot's task card (its hidden record)
+	PostStatus     ActionKind = "status"      // someone posts commit statuses on a PR's head
+	LoseStore      ActionKind = "lose-store"  // the bot restarts on an empty store
+	QueuePR        ActionKind = "queue"       // someone adds a PR to the merge queue
+	DequeuePR      ActionKind = "dequeue"     // someone takes a PR out of the merge queue
+	MergeQueue     ActionKind = "merge-queue" // GitHub merges the first group of the merge queue
 
 	CreateMilestone ActionKind = "create-milestone"
 	SetMilestone    ActionKind = "milestone"
@@ -162,7 +165,9 @@ type Expect struct {
 	Labels []string // ExpectLabeled
 	Users  []string // ExpectAssigned
 	Status string   // ExpectCheck: success | failure | in_progress | queued | neutral | none
-	Text   string   // ExpectReply (optional), ExpectCard, ExpectGoal: case-insensitive substring
+	// Group: ExpectCheck is about the PR's merge-queue group, not its head.
+	Group bool
+	Text  string // ExpectReply (optional), ExpectCard, ExpectGoal: case-insensitive substring
 	// Goal is the title of the milestone whose goal issue is meant (Number
 	// is 0 then): ExpectGoal, ExpectGoalState, ExpectReply, ExpectOpen, ExpectClosed.
 	Goal string
@@ -835,6 +840,12 @@ func (p *parser) action(c *cursor) (*Action, error) {
 	case "merges":
 		a.Kind, a.PR = MergePR, true
 		a.Number, err = p.prTarget(c)
+	case "queues", "dequeues":
+		a.Kind, a.PR = QueuePR, true
+		if verb.s == "dequeues" {
+			a.Kind = DequeuePR
+		}
+		a.Number, err = p.prTarget(c)
 	case "posts":
 		err = p.postStatus(c, a)
 	case "renames":
@@ -1093,6 +1104,13 @@ func (p *parser) github(c *cursor) (*Action, error) {
 		}
 		p.dropping = p.line
 		return &Action{Kind: DropWebhooks, Actor: "github"}, c.end()
+	case c.word("merges"):
+		// GitHub merges the first group of the merge queue, as its merge
+		// queue's bot does once the group's required checks pass.
+		if err := c.expect("the", "queue"); err != nil {
+			return nil, err
+		}
+		return &Action{Kind: MergeQueue, Actor: "github-merge-queue[bot]"}, c.end()
 	case c.word("resumes"):
 		if err := c.expect("webhooks"); err != nil {
 			return nil, err
@@ -1255,6 +1273,12 @@ func (p *parser) expect(c *cursor) (*Expect, error) {
 		e.Kind, e.PR = ExpectCheck, true
 		if err = c.expect("on"); err != nil {
 			return nil, err
+		}
+		if c.word("group") {
+			e.Group = true
+			if err = c.expect("of"); err != nil {
+				return nil, err
+			}
 		}
 		if e.Number, err = p.prTarget(c); err != nil {
 			return nil, err

@@ -370,6 +370,18 @@ func (p *player) perform(a *Action) (extra string, err error) {
 		}
 	case MergePR:
 		gh.MergePR(repo, a.Number, a.Actor)
+	case QueuePR:
+		if gh.EnqueuePR(repo, a.Number, a.Actor) == "" {
+			return "", fmt.Errorf("PR #%d cannot be queued (closed, a draft, or queued already)", a.Number)
+		}
+	case DequeuePR:
+		if !gh.DequeuePR(repo, a.Number, a.Actor) {
+			return "", fmt.Errorf("PR #%d is not in the merge queue", a.Number)
+		}
+	case MergeQueue:
+		if gh.MergeQueueHead(repo, a.Actor) == 0 {
+			return "", fmt.Errorf("the merge queue is empty")
+		}
 	case EditCard:
 		for _, cm := range gh.Comments(repo, a.Number) {
 			if strings.EqualFold(cm.User, p.bot) && templates.IsCard(cm.Body) {
@@ -925,6 +937,21 @@ func (p *player) check(st *Step) error {
 			}
 		}
 	case ExpectCheck:
+		if e.Group {
+			sha := ""
+			for _, g := range p.gh.MergeQueue(p.repo) {
+				if g.PR == n {
+					sha = g.HeadSHA
+				}
+			}
+			if got := "none"; sha == "" && e.Status != got {
+				return p.fail(st, fmt.Sprintf("%s is not in the merge queue", ref), n)
+			}
+			if got := p.checkStatus(sha); sha != "" && got != e.Status {
+				return p.fail(st, fmt.Sprintf("%s on the merge-queue group %s of %s is %s", CheckName, short(sha), ref, got), n)
+			}
+			break
+		}
 		if got := p.checkStatus(v.HeadSHA); got != e.Status {
 			return p.fail(st, fmt.Sprintf("%s on the head %s of %s is %s", CheckName, short(v.HeadSHA), ref, got), n)
 		}

@@ -1,0 +1,342 @@
+package decide
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/countersign/countersign/app/deliveries"
+	"github.com/countersign/countersign/app/fault"
+	"github.com/countersign/countersign/app/gh"
+	"github.com/countersign/countersign/app/mergequeue"
+	"github.com/countersign/countersign/app/records"
+	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/rules"
+	"github.com/google/go-github/v60/github"
+)
+
+// This file decides the gate's answers beyond a pull request's own check
+// (check.go): GitHub's merge queue (package mergequeue holds the pure part),
+// merge_group deliveries and the groups' checks when a task of a queued pull
+// request changes, the check of a pull request that closes no task, and
+// countersign/verification results that someone other than countersign
+// posted. Every write is a check effect (effects/checks.go) or a task's
+// history entry (rules.GateNoted, decided by task.go).
+
+// onMergeGroup takes in a merge_group delivery (under the repository's key)
+// and hands it to its pull request's key.
+func (p *Decider) onMergeGroup(d *store.Delivery, log *slog.Logger) (store.Commit, error) {
+	e, err := mergequeue.ParseEvent(d.Payload)
+	if err != nil {
+		return store.Commit{}, fault.Permanent(err)
+	}
+	inst, repo := e.Installation.ID, e.Repository.FullName
+	if inst == 0 || repo == "" || (e.Action != mergequeue.ChecksRequested && e.Action != mergequeue.Destroyed) {
+		return store.Commit{}, nil
+	}
+	md := deliveries.MergeGroupPayload{Installation: inst, Repo: repo, Action: e.Action, HeadSHA: e.MergeGroup.HeadSHA,
+		BaseSHA: e.MergeGroup.BaseSHA, Ref: strings.TrimPrefix(e.MergeGroup.HeadRef, "refs/heads/")}
+	r, err := e.Entry()
+	md.PR, md.Base = r.PR, r.Base
+	if err != nil {
+		if r.PR == 0 || !mergequeue.IsSHA(md.HeadSHA) {
+			log.Warn("merge group skipped: no pull request or commit can be read from it", "error", err)
+			return store.Commit{}, nil
+		}
+		md.Invalid = err.Error()
+	}
+	log.Info("merge group", "action", e.Action, "reason", e.Reason, "pr", md.PR, "head_sha", md.HeadSHA)
+	return store.Commit{Enqueue: []store.Delivery{
+		deliveries.Derived(d.ID+"/merge-group", deliveries.MergeGroup, rules.TaskKey(repo, md.PR), md)}}, nil
+}
+
+// decideMergeGroup decides a merge group under its pull request's key:
+// checks_requested re-evaluates the pull request's tasks for the head that
+// was queued and posts the group's check; destroyed ends its tracking.
+func (p *Decider) decideMergeGroup(ctx context.Context, md deliveries.MergeGroupPayload, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
+	groups, err := records.LoadMergeGroups(ctx, p.store, md.Repo, md.PR)
+	if err != nil {
+		return store.Commit{}, err
+	}
+	w := store.Commit{Records: map[string][]byte{}}
+	if md.Action == mergequeue.Destroyed {
+		left, ok := mergequeue.Forget(groups, md.HeadSHA)
+		if !ok {
+			return store.Commit{}, nil
+		}
+		w.Records[records.MergeGroupKey(md.Repo, md.HeadSHA)] = nil
+		return w, putGroups(&w, md.Repo, md.PR, left)
+	}
+	c, err := p.clients(md.Installation)
+	if err != nil {
+		return store.Commit{}, fault.Permanent(err)
+	}
+	g := mergequeue.Group{HeadSHA: md.HeadSHA, BaseSHA: md.BaseSHA, Ref: md.Ref, Base: md.Base, At: d.ReceivedAt}
+	var check rules.Check
+	if md.Invalid != "" {
+		check = rules.Check{Status: "completed", Conclusion: "failure", Tasks: []rules.CheckTask{},
+			Queue: &rules.QueueEntry{PR: md.PR, Ref: md.Ref, Base: md.Base},
+			Note:  "countersign cannot trust this merge group, so nothing here is verified: " + md.Invalid + "."}
+	} else {
+		pr, recs, err := p.queuedPR(ctx, c, md, &g)
+		if err != nil {
+			return store.Commit{}, err
+		}
+		for k, v := range recs {
+			w.Records[k] = v
+		}
+		if check, err = p.groupCheck(ctx, c, md.Repo, md.PR, pr, nil, g, log); err != nil {
+			return store.Commit{}, err
+		}
+	}
+	g.Status, g.Conclusion = check.Status, check.Conclusion
+	ew, err := records.CommitFor(md.Installation, d, nil, []rules.Effect{{Kind: rules.EffectCheck, Repo: md.Repo, Number: md.PR, SHA: md.HeadSHA, Check: &check}})
+	if err != nil {
+		return store.Commit{}, err
+	}
+	w.Effects = ew.Effects
+	if _, known := mergequeue.Forget(groups, md.HeadSHA); !known {
+		// A group's commit is new: no check run of countersign's is on it
+		// yet (see effects/checks.go), so its first is created without a look.
+		w.Records[records.NewHeadKey(md.Repo, md.HeadSHA)] = []byte{'1'}
+	}
+	groups, dropped := mergequeue.Track(groups, g)
+	for _, sha := range dropped {
+		w.Records[records.MergeGroupKey(md.Repo, sha)] = nil
+	}
+	b, _ := json.Marshal(md.PR) // a number: cannot fail
+	w.Records[records.MergeGroupKey(md.Repo, md.HeadSHA)] = b
+	return w, putGroups(&w, md.Repo, md.PR, groups)
+}
+
+// queuedPR is the record of the queued pull request (read from GitHub and
+// returned with its records when countersign has none) and sets g.Queued to
+// its head on GitHub now: the head the group merges, since GitHub takes a
+// pull request out of the queue when it is pushed to.
+func (p *Decider) queuedPR(ctx context.Context, c Client, md deliveries.MergeGroupPayload, g *mergequeue.Group) (*rules.PullRequest, map[string][]byte, error) {
+	pr, err := records.LoadPR(ctx, p.store, md.Repo, md.PR)
+	if err != nil {
+		return nil, nil, err
+	}
+	if pr == nil {
+		pr, recs, err := p.rebuildPR(ctx, deliveries.CheckPayload{Installation: md.Installation, Repo: md.Repo, Number: md.PR})
+		if pr != nil {
+			g.Queued = pr.Head
+		}
+		return pr, recs, err
+	}
+	head, _, err := (queueGitHub{c}).PullHead(ctx, md.Repo, md.PR)
+	if errors.Is(err, mergequeue.ErrGone) {
+		return nil, nil, nil
+	}
+	g.Queued = head
+	return pr, nil, err
+}
+
+// groupCheck is the check of group g of pull request n (pr its record, nil
+// when there is none); tasks are pr's tasks, read when nil.
+func (p *Decider) groupCheck(ctx context.Context, c Client, repo string, n int, pr *rules.PullRequest, tasks []*rules.Task, g mergequeue.Group, log *slog.Logger) (rules.Check, error) {
+	in := mergequeue.Input{Entry: g.Entry(n), PR: pr, Tasks: tasks}
+	if pr != nil && tasks == nil {
+		in.Tasks = make([]*rules.Task, len(pr.Links))
+		for i, t := range pr.Links {
+			var err error
+			if in.Tasks[i], err = records.LoadTask(ctx, p.store, repo, t); err != nil {
+				return rules.Check{}, err
+			}
+		}
+	}
+	if pr != nil && len(pr.Links) == 0 {
+		cfg, err := p.look.Config(ctx, c, repo, log)
+		if err != nil {
+			return rules.Check{}, err
+		}
+		in.Gate = cfg.Gate
+	}
+	return mergequeue.Decide(in), nil
+}
+
+// regroup works out again the checks of the queued groups of pull request
+// pr, whose tasks changed (tasks[i] is the record of pr.Links[i]); rebuilt
+// says pr's record was just rebuilt from GitHub (countersign's records were
+// lost): the groups are then found again from GitHub's queue branches. A
+// check that changes is written; one that stops passing is said in the
+// history of each task pr closes.
+func (p *Decider) regroup(ctx context.Context, w *store.Commit, inst int64, d *store.Delivery, pr *rules.PullRequest, tasks []*rules.Task, rebuilt bool, log *slog.Logger) error {
+	if !pr.Open {
+		return nil // merged (its groups are destroyed) or closed (GitHub drops them)
+	}
+	groups, err := records.LoadMergeGroups(ctx, p.store, pr.Repo, pr.Number)
+	if err != nil {
+		return err
+	}
+	c, err := p.clients(inst)
+	if err != nil {
+		return fault.Permanent(err)
+	}
+	if rebuilt && len(groups) == 0 {
+		found, err := mergequeue.Find(ctx, queueGitHub{c}, pr.Repo, pr.Number)
+		if err != nil {
+			return err
+		}
+		for _, g := range found {
+			g.Queued, g.At = pr.Head, d.ReceivedAt
+			groups, _ = mergequeue.Track(groups, g)
+		}
+	}
+	if len(groups) == 0 {
+		return nil
+	}
+	if w.Records == nil {
+		w.Records = map[string][]byte{}
+	}
+	changed := false
+	for i, g := range groups {
+		check, err := p.groupCheck(ctx, c, pr.Repo, pr.Number, pr, tasks, g, log)
+		if err != nil {
+			return err
+		}
+		if check.Status == g.Status && check.Conclusion == g.Conclusion && !rebuilt {
+			continue
+		}
+		ew, err := records.CommitFor(inst, d, nil, []rules.Effect{{Kind: rules.EffectCheck, Repo: pr.Repo, Number: pr.Number, SHA: g.HeadSHA, Check: &check}})
+		if err != nil {
+			return err
+		}
+		w.Effects = append(w.Effects, ew.Effects...)
+		if g.Passing() && check.Conclusion == "failure" {
+			why := fmt.Sprintf("merge queue: the group of #%d (%s) no longer passes countersign/verification, so GitHub takes #%d out of the queue: %s",
+				pr.Number, g.Ref, pr.Number, check.Note)
+			w.Enqueue = append(w.Enqueue, gateNotes(inst, d, pr, "group/"+g.HeadSHA, why)...)
+			log.Info("a queued pull request's task stopped being verified: its merge group fails", "pr", pr.Number, "group", g.HeadSHA)
+		}
+		groups[i].Status, groups[i].Conclusion = check.Status, check.Conclusion
+		b, _ := json.Marshal(pr.Number)
+		w.Records[records.MergeGroupKey(pr.Repo, g.HeadSHA)] = b
+		changed = true
+	}
+	if !changed {
+		return nil
+	}
+	return putGroups(w, pr.Repo, pr.Number, groups)
+}
+
+// gateNotes are the deliveries that write why into the history of each task
+// pr closes (rules.GateNoted); tag tells them apart within delivery d.
+func gateNotes(inst int64, d *store.Delivery, pr *rules.PullRequest, tag, why string) []store.Delivery {
+	var out []store.Delivery
+	for _, n := range pr.Links {
+		ev := rules.Event{Kind: rules.GateNoted, Actor: rules.User{Login: "countersign"}, At: d.ReceivedAt.UTC(),
+			Issue: rules.IssueFacts{Repo: pr.Repo, Number: n}, Text: why}
+		out = append(out, deliveries.Derived(fmt.Sprintf("%s/gate/%s/%d", d.ID, tag, n), deliveries.Task, rules.TaskKey(pr.Repo, n),
+			deliveries.TaskPayload{Installation: inst, Event: ev}))
+	}
+	return out
+}
+
+// putGroups records the groups tracked for pull request n in w (none: the
+// record is deleted).
+func putGroups(w *store.Commit, repo string, n int, groups []mergequeue.Group) error {
+	if len(groups) == 0 {
+		w.Records[records.MergeGroupsKey(repo, n)] = nil
+		return nil
+	}
+	b, err := json.Marshal(groups)
+	if err != nil {
+		return fmt.Errorf("encode merge groups: %w", err)
+	}
+	w.Records[records.MergeGroupsKey(repo, n)] = b
+	return nil
+}
+
+// untrackedGate is the check effect of pull request pr when it closes no
+// task (gate.untracked, gate.exempt); nil when it closes one, or has no open
+// head.
+func (p *Decider) untrackedGate(ctx context.Context, c Client, pr *rules.PullRequest, log *slog.Logger) (*rules.Effect, error) {
+	if len(pr.Links) > 0 || !pr.Open || pr.Head == "" {
+		return nil, nil
+	}
+	cfg, err := p.look.Config(ctx, c, pr.Repo, log)
+	if err != nil {
+		return nil, err
+	}
+	check := rules.UntrackedCheck(pr, cfg.Gate)
+	return &rules.Effect{Kind: rules.EffectCheck, Repo: pr.Repo, Number: pr.Number, SHA: pr.Head, Check: &check}, nil
+}
+
+// forgedGate takes in a result named countersign/verification that
+// countersign did not post on sha (kind: mergequeue.ForgedStatus or
+// ForgedCheckRun; by: who posted it, as shown): it counts for nothing, is
+// counted, and is said, once per poster and commit, in the history of each
+// task of the pull requests whose head (or merge group) sha is.
+func (p *Decider) forgedGate(ctx context.Context, inst int64, repo, sha, kind, by string, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
+	p.mq.Forged.WithLabelValues(kind).Inc()
+	log.Warn("a result named countersign/verification that countersign did not post: ignored", "kind", kind, "by", by, "sha", sha)
+	seenKey := records.ForgedKey(repo, sha, kind, by)
+	if seen, err := records.Load(ctx, p.store, seenKey, new(int)); err != nil || seen {
+		return store.Commit{}, err
+	}
+	var prs []int
+	if _, err := records.Load(ctx, p.store, records.HeadKey(repo, sha), &prs); err != nil {
+		return store.Commit{}, err
+	}
+	var group int
+	if _, err := records.Load(ctx, p.store, records.MergeGroupKey(repo, sha), &group); err != nil {
+		return store.Commit{}, err
+	}
+	if group != 0 {
+		prs = union(prs, []int{group})
+	}
+	what := "a commit status"
+	if kind == mergequeue.ForgedCheckRun {
+		what = "a check run"
+	}
+	w := store.Commit{Records: map[string][]byte{seenKey: []byte("1")}}
+	for _, n := range prs {
+		pr, err := records.LoadPR(ctx, p.store, repo, n)
+		if err != nil {
+			return store.Commit{}, err
+		}
+		if pr == nil {
+			continue
+		}
+		where := fmt.Sprintf("the head of #%d", n)
+		if n == group && pr.Head != sha {
+			where = fmt.Sprintf("the merge-queue group of #%d", n)
+		}
+		why := fmt.Sprintf("%s named %s by %s on %s (%.12s) was ignored: only countersign's own check run is the gate, and a rule that requires it must be pinned to the countersign App",
+			what, rules.CheckName, by, where, sha)
+		w.Enqueue = append(w.Enqueue, gateNotes(inst, d, pr, fmt.Sprintf("forged/%d", n), why)...)
+	}
+	return w, nil
+}
+
+// queueGitHub is mergequeue.GitHub over an installation's client.
+type queueGitHub struct{ c Client }
+
+func (q queueGitHub) PullHead(ctx context.Context, repo string, n int) (string, bool, error) {
+	pr, _, err := q.c.GetPullRequest(ctx, gh.OwnerOf(repo), gh.NameOf(repo), n)
+	if fault.IsStatus(err, 404) || fault.IsStatus(err, 410) {
+		return "", false, mergequeue.ErrGone
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("read pull request #%d: %w", n, err)
+	}
+	return pr.GetHead().GetSHA(), pr.GetState() == "open", nil
+}
+
+func (q queueGitHub) QueueBranches(ctx context.Context, repo string) (map[string]string, error) {
+	refs, _, err := q.c.ListMatchingRefs(ctx, gh.OwnerOf(repo), gh.NameOf(repo), &github.ReferenceListOptions{
+		Ref: strings.TrimPrefix(mergequeue.RefPrefix, "refs/"), ListOptions: github.ListOptions{PerPage: 100}})
+	if err != nil {
+		return nil, fmt.Errorf("list merge-queue branches: %w", err)
+	}
+	out := map[string]string{}
+	for _, r := range refs {
+		out[r.GetRef()] = r.GetObject().GetSHA()
+	}
+	return out, nil
+}

@@ -1,0 +1,309 @@
+// Package mergequeue is countersign's part in GitHub's merge queue. When a
+// pull request joins the queue, GitHub builds a merge-group commit on a
+// temporary branch, gh-readonly-queue/<base>/pr-<N>-<sha>, sends merge_group
+// (checks_requested) and waits for the required checks on that commit,
+// countersign/verification among them. Each queue entry has a group of its
+// own: the entry's pull request merged onto the group of the entry before it
+// (the group's base_sha), so the group answers for its own pull request.
+//
+// The package holds what does not depend on how countersign is wired: the
+// webhook's payload and its head_ref, the verdict on a group given the
+// records of its pull request and tasks (pure), the groups tracked per pull
+// request (their store keys are package records'), and the small piece of
+// GitHub it reads. Package decide wires it in (decide/mergegroup.go).
+package mergequeue
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/countersign/countersign/rules"
+)
+
+// The merge_group actions countersign acts on.
+const (
+	ChecksRequested = "checks_requested"
+	Destroyed       = "destroyed"
+)
+
+// RefPrefix begins every merge group's head_ref.
+const RefPrefix = "refs/heads/gh-readonly-queue/"
+
+// Event is a merge_group delivery, as far as countersign reads it. The
+// fields are those of GitHub's webhook schema (merge-group, and the
+// destroyed action's reason: merged, invalidated or dequeued).
+type Event struct {
+	Action     string `json:"action"`
+	Reason     string `json:"reason,omitempty"`
+	MergeGroup struct {
+		HeadSHA string `json:"head_sha"`
+		HeadRef string `json:"head_ref"`
+		BaseSHA string `json:"base_sha"`
+		BaseRef string `json:"base_ref"`
+	} `json:"merge_group"`
+	Repository struct {
+		FullName string `json:"full_name"`
+	} `json:"repository"`
+	Installation struct {
+		ID int64 `json:"id"`
+	} `json:"installation"`
+}
+
+// ParseEvent reads a merge_group payload.
+func ParseEvent(payload []byte) (Event, error) {
+	var e Event
+	if err := json.Unmarshal(payload, &e); err != nil {
+		return e, fmt.Errorf("parse merge_group payload: %w", err)
+	}
+	return e, nil
+}
+
+// Ref is a merge group's head_ref taken apart.
+type Ref struct {
+	Base string // the branch the group merges into
+	PR   int    // the pull request of the queue entry
+	// SHA is the commit named after the pull request's number. GitHub does
+	// not document which it is (the branches seen in the wild name the commit
+	// the group is built on); countersign checks its form and relies on it
+	// for nothing else: the head that was queued is read from GitHub.
+	SHA string
+}
+
+// ParseHeadRef takes apart refs/heads/gh-readonly-queue/<base>/pr-<N>-<sha>.
+// The base may hold slashes (release/1.x); N is a positive decimal number
+// without leading zeros; sha is a full commit id (40 or 64 lower-case hex
+// digits).
+func ParseHeadRef(ref string) (Ref, error) {
+	rest, ok := strings.CutPrefix(ref, RefPrefix)
+	if !ok {
+		return Ref{}, fmt.Errorf("head_ref %q is not under %s", ref, RefPrefix)
+	}
+	i := strings.LastIndexByte(rest, '/')
+	if i <= 0 {
+		return Ref{}, fmt.Errorf("head_ref %q names no base branch", ref)
+	}
+	base, entry := rest[:i], rest[i+1:]
+	num, sha, ok := strings.Cut(strings.TrimPrefix(entry, "pr-"), "-")
+	if !strings.HasPrefix(entry, "pr-") || !ok {
+		return Ref{}, fmt.Errorf("head_ref %q does not end in pr-<number>-<sha>", ref)
+	}
+	n, err := strconv.Atoi(num)
+	if err != nil || n <= 0 || num != strconv.Itoa(n) {
+		return Ref{}, fmt.Errorf("head_ref %q: %q is not a pull request number", ref, num)
+	}
+	if !IsSHA(sha) {
+		return Ref{}, fmt.Errorf("head_ref %q: %q is not a commit id", ref, sha)
+	}
+	if strings.Contains(base, "//") || strings.HasSuffix(base, "/") {
+		return Ref{}, fmt.Errorf("head_ref %q: %q is not a branch name", ref, base)
+	}
+	return Ref{Base: base, PR: n, SHA: sha}, nil
+}
+
+// IsSHA reports whether s is a full commit id: 40 (SHA-1) or 64 (SHA-256)
+// lower-case hex digits.
+func IsSHA(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, r := range s {
+		if (r < '0' || r > '9') && (r < 'a' || r > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// Entry checks the event's group and returns its head_ref taken apart: the
+// head is a commit id and the head_ref's base is the branch of base_ref.
+func (e Event) Entry() (Ref, error) {
+	g := e.MergeGroup
+	if !IsSHA(g.HeadSHA) {
+		return Ref{}, fmt.Errorf("merge group head_sha %q is not a commit id", g.HeadSHA)
+	}
+	r, err := ParseHeadRef(g.HeadRef)
+	if err != nil {
+		return r, err
+	}
+	if base := strings.TrimPrefix(g.BaseRef, "refs/heads/"); base != r.Base {
+		return r, fmt.Errorf("head_ref %q merges into %q, but base_ref is %q", g.HeadRef, r.Base, g.BaseRef)
+	}
+	return r, nil
+}
+
+// Group is a merge group countersign tracks: from checks_requested until
+// destroyed (or the pull request's record shows it closed).
+type Group struct {
+	HeadSHA string `json:"head_sha"`
+	BaseSHA string `json:"base_sha,omitempty"`
+	Ref     string `json:"ref"`  // head_ref, without refs/heads/
+	Base    string `json:"base"` // the branch it merges into
+	// Queued is the pull request's head when the group was built, as GitHub
+	// said when asked (GitHub takes a pull request out of the queue when it
+	// is pushed to, so it is the head the group merges).
+	Queued string    `json:"queued"`
+	At     time.Time `json:"at"`
+	// Status and Conclusion are what countersign last said on the group.
+	Status     string `json:"status,omitempty"`
+	Conclusion string `json:"conclusion,omitempty"`
+}
+
+// Passing reports whether the group's check, as last written, passes.
+func (g Group) Passing() bool { return g.Status == "completed" && g.Conclusion == "success" }
+
+// Entry is the group as its check names it.
+func (g Group) Entry(pr int) rules.QueueEntry {
+	return rules.QueueEntry{PR: pr, Ref: g.Ref, Base: g.Base, Head: g.Queued}
+}
+
+// MaxGroups bounds the groups tracked per pull request: a pull request has
+// one group at a time, but a destroyed delivery may arrive after the
+// checks_requested of the group that replaced it, and one may never arrive.
+const MaxGroups = 8
+
+// Track returns groups with g in it (replacing a group with its head), the
+// oldest dropped beyond MaxGroups, and the heads dropped.
+func Track(groups []Group, g Group) ([]Group, []string) {
+	out := slices.DeleteFunc(slices.Clone(groups), func(x Group) bool { return x.HeadSHA == g.HeadSHA })
+	out = append(out, g)
+	var dropped []string
+	for len(out) > MaxGroups {
+		dropped = append(dropped, out[0].HeadSHA)
+		out = out[1:]
+	}
+	return out, dropped
+}
+
+// Forget returns groups without the group with head sha, and whether it was
+// there.
+func Forget(groups []Group, sha string) ([]Group, bool) {
+	out := slices.DeleteFunc(slices.Clone(groups), func(x Group) bool { return x.HeadSHA == sha })
+	return out, len(out) != len(groups)
+}
+
+// Input is what the verdict on a group depends on.
+type Input struct {
+	Entry rules.QueueEntry   // the group; Entry.Head is the head that was queued ("" unknown)
+	PR    *rules.PullRequest // the record of Entry.PR (nil: there is no such pull request)
+	Tasks []*rules.Task      // Tasks[i] is the record of PR.Links[i], nil when there is none
+	Gate  rules.GateConfig
+}
+
+// Decide is the countersign/verification check of a merge group. It passes
+// only when the pull request is open, countersign's record of it is at the
+// head that was queued, and every task it closes is verified for that head
+// (or, closing none, when gate.untracked or gate.exempt lets it through, as
+// on the pull request). While a task has not yet heard of that head, or the
+// record is behind it, the check waits; anything else fails, saying what is
+// missing: GitHub then takes the entry out of the queue. Never a blind pass.
+func Decide(in Input) rules.Check {
+	entry := in.Entry
+	c := rules.Check{Status: "completed", Conclusion: "failure", Tasks: []rules.CheckTask{}, Queue: &entry}
+	pr := in.PR
+	switch {
+	case pr == nil:
+		c.Note = fmt.Sprintf("countersign finds no pull request #%d in this repository, so nothing here is verified.", entry.PR)
+		return c
+	case !pr.Open:
+		c.Note = fmt.Sprintf("#%d is closed: a closed pull request is not merged through the queue.", entry.PR)
+		return c
+	case entry.Head == "":
+		c.Note = fmt.Sprintf("countersign could not tell which head of #%d was queued.", entry.PR)
+		return c
+	case pr.Head != entry.Head:
+		c.Status, c.Conclusion = "in_progress", ""
+		c.Note = fmt.Sprintf("#%d was queued at %s, but countersign's record of it is at %s: it checks again once it has taken in the pull request's latest commits.",
+			entry.PR, short(entry.Head), short(pr.Head))
+		return c
+	}
+	if len(pr.Links) == 0 {
+		u := rules.UntrackedCheck(pr, in.Gate)
+		u.Queue = &entry
+		return u
+	}
+	c = rules.CheckFor(pr, in.Tasks)
+	c.Queue = &entry
+	if c.Status == "completed" && c.Conclusion == "success" {
+		return c
+	}
+	var missing []string
+	waiting := false
+	for i, n := range pr.Links {
+		var t *rules.Task
+		if i < len(in.Tasks) {
+			t = in.Tasks[i]
+		}
+		switch {
+		case t == nil:
+			missing = append(missing, fmt.Sprintf("#%d is not a task countersign tracks", n))
+		case !seen(t, pr):
+			waiting = true
+		case t.State != rules.Verified || t.Failing:
+			missing = append(missing, fmt.Sprintf("#%d is `%s`", n, t.State))
+		}
+	}
+	if len(missing) == 0 && waiting {
+		c.Status, c.Conclusion = "in_progress", ""
+		c.Note = fmt.Sprintf("A task of #%d has not yet taken in the head that was queued: countersign checks again once it has.", entry.PR)
+		return c
+	}
+	c.Status, c.Conclusion = "completed", "failure"
+	c.Note = fmt.Sprintf("Not every task #%d closes is verified for the head that was queued: %s. GitHub takes #%d out of the queue; queue it again once they are verified.",
+		entry.PR, strings.Join(missing, ", "), entry.PR)
+	return c
+}
+
+// seen reports whether task t has taken in pull request pr at its head.
+func seen(t *rules.Task, pr *rules.PullRequest) bool {
+	for _, lp := range t.PRs {
+		if lp.Number == pr.Number {
+			return lp.Head == pr.Head && (lp.Open || lp.Merged)
+		}
+	}
+	return false
+}
+
+func short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}
+
+// GitHub is what the merge queue reads of GitHub.
+type GitHub interface {
+	// PullHead is pull request n's head and whether it is open; ErrGone when
+	// there is no such pull request.
+	PullHead(ctx context.Context, repo string, n int) (head string, open bool, err error)
+	// QueueBranches are the branches under gh-readonly-queue/ and their
+	// commits (full ref -> sha).
+	QueueBranches(ctx context.Context, repo string) (map[string]string, error)
+}
+
+// ErrGone says a pull request does not exist.
+var ErrGone = errors.New("no such pull request")
+
+// Find lists the groups GitHub holds for pull request n, from its queue
+// branches: how countersign tracks them again when its records are lost.
+func Find(ctx context.Context, gh GitHub, repo string, n int) ([]Group, error) {
+	branches, err := gh.QueueBranches(ctx, repo)
+	if err != nil {
+		return nil, err
+	}
+	var out []Group
+	for _, ref := range slices.Sorted(maps.Keys(branches)) {
+		r, err := ParseHeadRef(ref)
+		if err != nil || r.PR != n || !IsSHA(branches[ref]) {
+			continue
+		}
+		out = append(out, Group{HeadSHA: branches[ref], Ref: strings.TrimPrefix(ref, "refs/heads/"), Base: r.Base})
+	}
+	return out, nil
+}

@@ -150,14 +150,14 @@ func (d *decider) approve(c Command) {
 		d.refuse(c, fmt.Sprintf("@%s built this task (%s); an approval must come from someone who did not.", b.Login, b.As))
 		return
 	}
-	if !d.f.Actor.MayApprove() {
+	if !d.f.Ask.Person(d.actor()).MayApprove() {
 		d.refuse(c, "@"+d.actor().Login+" has no write permission on the repository; only people with write permission may approve.")
 		return
 	}
 	if !d.stateIs(c, Review, "It must be submitted (/submit) first.") {
 		return
 	}
-	d.countApproval(Approval{By: d.actor(), At: d.ev.At, Critics: d.f.Actor.Critics})
+	d.countApproval(Approval{By: d.actor(), At: d.ev.At, Critics: d.f.Ask.Critics(d.actor())})
 	d.move(Completed, "/approve by @"+d.actor().Login)
 }
 
@@ -207,13 +207,13 @@ func (d *decider) mayConfirm(c Command) bool {
 		d.refuse(c, fmt.Sprintf("@%s built this task (%s); someone who did not build it must %s it.", b.Login, b.As, c.Name))
 		return false
 	}
-	if !d.f.Actor.Eligible {
+	if !d.f.Ask.Person(who).Eligible {
 		d.refuse(c, "@"+who.Login+" "+d.eligibleWho(string(c.Name)))
 		return false
 	}
 	if d.approverFor(who) && !d.approverMayVerify() {
 		d.refuse(c, fmt.Sprintf("@%s approved this attempt; the verifier must be someone else (separation: %s, %d people can verify).",
-			who, d.f.Config.Separation, d.f.TeamSize))
+			who, d.f.Config.Separation, d.f.Ask.TeamSize()))
 		return false
 	}
 	return true
@@ -227,7 +227,8 @@ func (d *decider) approverMayVerify() bool {
 	case SeparationTriple:
 		return false
 	}
-	return d.f.TeamSize >= 1 && d.f.TeamSize <= 2 // 0: unknown, so no relaxing
+	n := d.f.Ask.TeamSize()
+	return n >= 1 && n <= 2 // 0: unknown, so no relaxing
 }
 
 func (d *decider) verify(c Command) {
@@ -239,12 +240,12 @@ func (d *decider) verify(c Command) {
 	if !d.mayConfirm(c) {
 		return
 	}
-	if why := d.laundered(); why != "" && !d.f.Actor.Lead {
+	if why := d.laundered(); why != "" && !d.f.Ask.Person(d.actor()).Lead {
 		d.refuse(c, why)
 		return
 	}
 	d.refreshResults() // as things are now, under this event's configuration
-	if t.Contract != nil && t.Contract.Type == Advisory && !d.f.Actor.Lead {
+	if t.Contract != nil && t.Contract.Type == Advisory && !d.f.Ask.Person(d.actor()).Lead {
 		d.refuse(c, fmt.Sprintf("#%d is an advisory task (%s): no automated test can say it is done, so a lead reviews its output and only a lead's /verify completes it.", t.Number, t.Contract.Why))
 		return
 	}
@@ -307,7 +308,7 @@ func (d *decider) escalateIfDue() {
 	}
 	t.Escalated = true
 	d.note(fmt.Sprintf("escalated to the leads: %d rejections, %d failed attempts", len(t.Rejections), t.FailedAttempts))
-	d.notice(t.Number, Notice{Kind: NoticeEscalated, Mentions: d.f.Leads, Rejections: t.Rejections, State: t.State,
+	d.notice(t.Number, Notice{Kind: NoticeEscalated, Mentions: d.f.Ask.Leads(), Rejections: t.Rejections, State: t.State,
 		FailedAttempts: t.FailedAttempts, Failures: t.Failures, ByFailures: len(t.Rejections) < e.Rejections})
 }
 
@@ -336,7 +337,7 @@ func (d *decider) builderMentions() []User {
 
 // leadOnly refuses c unless the actor is a lead.
 func (d *decider) leadOnly(c Command) bool {
-	if d.f.Actor.Lead {
+	if d.f.Ask.Person(d.actor()).Lead {
 		return true
 	}
 	who := "users with admin or maintain permission"

@@ -30,7 +30,7 @@ func TestOneReplyPerCommentAndACap(t *testing.T) {
 // verifies nor approves.
 func TestAgentOfABuilderIsNoVerifier(t *testing.T) {
 	f := fxFacts("alice-agent")
-	f.Actor = Person{Eligible: true, Writer: true}
+	known(f).Person = Person{Eligible: true, Writer: true}
 	f.Config.Agents = map[string]string{"alice-agent": "alice"}
 	d := DecideTask(fxTask(Completed, true), fxComment("alice-agent", "/verify lgtm"), f)
 	if d.Task.State != Completed || !strings.Contains(refusalReason(d), "@alice built this task") {

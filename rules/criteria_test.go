@@ -874,7 +874,7 @@ func TestContractVerify(t *testing.T) {
 
 func TestContractCritics(t *testing.T) {
 	critics := func(f *Facts) { f.Config.Contracts.Critics = map[string][]string{"frontend-critic": {"erin"}} }
-	erinCritic := func(f *Facts) { f.Actor.Critics = []string{"frontend-critic"} }
+	erinCritic := func(f *Facts) { known(*f).Critics = []string{"frontend-critic"} }
 	critic := func(res Result, detail string) func(t *testing.T, d Decision) {
 		return func(t *testing.T, d Decision) {
 			t.Helper()
@@ -896,7 +896,7 @@ func TestContractCritics(t *testing.T) {
 	})
 	t.Run("a reviewer of another critic does not meet it", func(t *testing.T) {
 		play(t, fxFilesTask(Review, green(), "web/Button.tsx"), critics,
-			beat{ev: fxReview("erin", "approved", fxHead, ""), facts: func(f *Facts) { f.Actor.Critics = []string{"security-critic"} },
+			beat{ev: fxReview("erin", "approved", fxHead, ""), facts: func(f *Facts) { known(*f).Critics = []string{"security-critic"} },
 				want: want{state: Completed, steps: []step{{Completed, "approved by @erin"}}, labels: lbl(Completed),
 					check: critic(ResultPending, "waiting for an approval by @erin")}},
 		)
@@ -1171,7 +1171,7 @@ func TestContractBugs(t *testing.T) {
 	t.Run("/verify right after contracts.critics is configured is judged on the new config", func(t *testing.T) {
 		task := fxFilesTask(Completed, green(), "web/Button.tsx") // carol's approval met the critic: no reviewers configured then
 		f := withCritics()
-		f.Actor = fxPerson("bob")
+		known(f).Person = fxPerson("bob")
 		d := decide(t, task, fxComment("bob", "/verify"), f)
 		if d.Task.State == Verified {
 			t.Errorf("regression: commands run before evaluate (rules/decide.go:71 then 77): /verify is judged on results worked out with the previous event's config; critic:frontend-critic is %s now and the task is verified anyway", criterionOf(t, d.Task, "critic:frontend-critic").Result)

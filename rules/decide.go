@@ -347,13 +347,13 @@ func (d *decider) addBuilder(u User, as string) {
 }
 
 // pilotOf is who flies agent account u, when agents: says: the account as
-// the adapters resolved it (Facts.Pilots), else known by its login only.
+// the adapters resolved it (Lookup.Pilot), else known by its login only.
 func (d *decider) pilotOf(u User) (User, bool) {
 	login, ok := d.f.Config.Pilot(u.Login)
 	if !ok {
 		return User{}, false
 	}
-	if p, ok := d.f.Pilots[strings.ToLower(login)]; ok {
+	if p, ok := d.f.Ask.Pilot(login); ok {
 		return p, true
 	}
 	return loginOnly(login), true
@@ -475,7 +475,7 @@ func (d *decider) closed() {
 	case t.State == Verified:
 		t.Closed = true
 		d.dirty()
-	case d.ev.Reason == "not_planned" && d.f.Actor.Lead:
+	case d.ev.Reason == "not_planned" && d.f.Ask.Person(d.ev.Actor).Lead:
 		t.Closed = true
 		d.note("closed as not planned by a lead")
 	default:
@@ -688,7 +688,7 @@ func (d *decider) reviewed() {
 				Reason: fmt.Sprintf("@%s built this task (%s); an approval by a builder does not count", who, b.As)})
 			return
 		}
-		if !d.f.Actor.MayApprove() {
+		if !d.f.Ask.Person(who).MayApprove() {
 			d.note(fmt.Sprintf("approval by @%s on #%d not counted: no write permission", who, p.Number))
 			d.notice(p.Number, Notice{Kind: NoticeIgnored, Actor: who.Login, ActorID: who.ID,
 				Reason: fmt.Sprintf("@%s %s", who, d.eligibleWho("approve"))})
@@ -698,10 +698,10 @@ func (d *decider) reviewed() {
 			return // a review of a head the pull request no longer has
 		}
 		d.dropApprovals(who, p.Number)
-		d.countApproval(Approval{By: who, Head: rv.Head, PR: p.Number, At: d.ev.At, Critics: d.f.Actor.Critics})
+		d.countApproval(Approval{By: who, Head: rv.Head, PR: p.Number, At: d.ev.At, Critics: d.f.Ask.Critics(who)})
 		d.completeIfApproved()
 	case "changes_requested":
-		if d.builderFor(who) != nil || !d.f.Actor.MayApprove() {
+		if d.builderFor(who) != nil || !d.f.Ask.Person(who).MayApprove() {
 			return // only a review that could have approved can send work back
 		}
 		d.dropApprovals(who, p.Number)

@@ -82,8 +82,11 @@ func fxPerson(login string) Person {
 // fxFacts are the facts for an event by actor: default config (with named
 // checks, mappedConfig), a team of 3.
 func fxFacts(actor string) Facts {
-	return Facts{Config: mappedConfig(), Actor: fxPerson(actor), TeamSize: 3, Leads: fxLeads}
+	return Facts{Config: mappedConfig(), Ask: Known(Answers{Person: fxPerson(actor), TeamSize: 3, Leads: fxLeads})}
 }
+
+// known are the answers f's lookup gives, to change them.
+func known(f Facts) *Answers { return f.Ask.(StaticLookup).Answers }
 
 // fxTask makes a task in state s, with a history that got it there. Without a
 // pull request alice works by /start and /submit; with one (states from
@@ -1399,7 +1402,7 @@ func TestDecideTaskEscalation(t *testing.T) {
 
 func TestDecideTaskSeparation(t *testing.T) {
 	sep := func(s Separation, size int) func(*Facts) {
-		return func(f *Facts) { f.Config.Separation, f.TeamSize = s, size }
+		return func(f *Facts) { f.Config.Separation, known(*f).TeamSize = s, size }
 	}
 	verified := want{state: Verified, steps: []step{{Verified, "/verify"}}, labels: lbl(Verified)}
 	refused := func(phrase string) want {
@@ -1484,7 +1487,7 @@ func TestDecideTaskRenamedAccounts(t *testing.T) {
 		return ev
 	}
 	sep := func(s Separation, size int) func(*Facts) {
-		return func(f *Facts) { f.Config.Separation, f.TeamSize = s, size }
+		return func(f *Facts) { f.Config.Separation, known(*f).TeamSize = s, size }
 	}
 	refused := func(phrase string) want {
 		return want{state: Completed, notices: []NoticeKind{NoticeRefused}, check: func(t *testing.T, d Decision) {
@@ -1506,7 +1509,7 @@ func TestDecideTaskRenamedAccounts(t *testing.T) {
 	// erin flies it, and the adapters resolved erin's account (Facts.Pilots).
 	agents := func(f *Facts) {
 		f.Config.Agents = map[string]string{"copilot[bot]": "erin"}
-		f.Pilots = map[string]User{"erin": u("erin")}
+		known(*f).Pilots = map[string]User{"erin": u("erin")}
 	}
 	assign := fxIssueEvent(IssueAssigned, "lead", assigned("alice", "copilot[bot]"))
 	af := fxFacts("lead")
@@ -1567,7 +1570,7 @@ func TestDecideTaskRenamedAccounts(t *testing.T) {
 		{name: "the new owner of the pilot's old login (agents: still says erin) is no builder: may verify", task: piloted,
 			ev: comment(newErin, "/verify"), facts: func(f *Facts) {
 				agents(f)
-				f.Pilots = map[string]User{"erin": newErin} // the login resolves to its new owner now
+				known(*f).Pilots = map[string]User{"erin": newErin} // the login resolves to its new owner now
 				sep(SeparationMinimum, 1)(f)
 			}, want: verifiedBy(newErin)},
 	}

@@ -126,23 +126,16 @@ type ReviewFacts struct {
 	Body     string `json:"body,omitempty"`
 }
 
-// Facts are what the adapters looked up for an event: the repository's
-// configuration and, when the event needs them, the actor's standing, the team
-// size and the leads.
+// Facts are what a task's decision knows beyond its event: the repository's
+// configuration, and Ask, which the decision asks for the rest (who the actor
+// is, the team size, the leads, pilots) where it needs the answer.
 type Facts struct {
 	Config Config
-	Actor  Person
-	// TeamSize is how many people may verify (for separation: auto).
-	TeamSize int
-	// Leads are the mentions ("alice", "@acme/leads") that reach the leads.
-	Leads []string
-	// Pilots are the pilots of agents: (keyed by the pilot's login, lower
-	// case) as GitHub knows them, with their ids, when the event involves an
-	// agent's account. A pilot missing here is known by login only.
-	Pilots map[string]User
+	Ask    Lookup
 }
 
-// Person is what the repository says about the event's actor.
+// Person is what the repository says about someone: the event's actor, or a
+// review's reviewer.
 type Person struct {
 	Lead bool `json:"lead,omitempty"`
 	// Eligible: may verify and reject (write permission, or listed in
@@ -150,8 +143,6 @@ type Person struct {
 	Eligible bool `json:"eligible,omitempty"`
 	// Writer: has write permission on the repository.
 	Writer bool `json:"writer,omitempty"`
-	// Critics are the critics (contracts.critics) whose reviewers include them.
-	Critics []string `json:"critics,omitempty"`
 }
 
 // MayApprove: an approval counts from someone with write permission (as

@@ -305,16 +305,13 @@ const (
 	IntegrationNone    = ""        // not reported
 )
 
-// GoalFacts are what the adapters looked up for a goal event.
+// GoalFacts are what a goal's decision knows beyond its event:
+// goals.integration_check ("" for none), and Ask, which the decision asks for
+// the rest (whether the actor leads, the leads, the integration check's state)
+// where it needs the answer.
 type GoalFacts struct {
-	Actor Person // Lead matters
-	// IntegrationCheck is goals.integration_check ("" for none); Integration
-	// its state on the default branch's head, looked up when one is
-	// configured and the event may confirm the goal.
 	IntegrationCheck string
-	Integration      string
-	// Leads are the mentions that reach the leads.
-	Leads []string
+	Ask              GoalLookup
 }
 
 // The goal effects. Number is the milestone's number: the goal issue may not
@@ -445,6 +442,9 @@ type goalDecider struct {
 }
 
 func (d *goalDecider) dirty() { d.changed, d.sync = true, true }
+
+// actor is who acted, as a user.
+func (d *goalDecider) actor() User { return User{ID: d.ev.ActorID, Login: d.ev.Actor} }
 
 func (d *goalDecider) create() {
 	why := "goal opened for the milestone"
@@ -623,7 +623,7 @@ func (d *goalDecider) ready(what string) {
 	if d.f.IntegrationCheck != "" {
 		reason += fmt.Sprintf("; the integration check `%s` must also be green on the default branch", d.f.IntegrationCheck)
 	}
-	d.notice(Notice{Kind: NoticeGoalReady, Reason: reason, Mentions: append([]string(nil), d.f.Leads...)})
+	d.notice(Notice{Kind: NoticeGoalReady, Reason: reason, Mentions: append([]string(nil), d.f.Ask.Leads()...)})
 }
 
 // unconfirm takes a verified goal back: to pending-verify when every task is
@@ -640,7 +640,7 @@ func (d *goalDecider) unconfirm(why, reason string) {
 	}
 	d.move(to, why+": the goal's confirmation is withdrawn")
 	d.notice(Notice{Kind: NoticeGoalReopened, Reason: fmt.Sprintf("%s; the goal is `%s` again", reason, to),
-		Mentions: append([]string(nil), d.f.Leads...)})
+		Mentions: append([]string(nil), d.f.Ask.Leads()...)})
 }
 
 // gate says what keeps the goal from being confirmed now (nothing: it can be).
@@ -660,8 +660,9 @@ func (d *goalDecider) gate() []string {
 	case g.State == GoalActive:
 		out = append(out, "the goal was sent back with /reject-goal: it is ready again once a fix task added to the milestone is verified")
 	}
-	if c := d.f.IntegrationCheck; c != "" && d.f.Integration != IntegrationSuccess {
-		switch d.f.Integration {
+	if c := d.f.IntegrationCheck; c != "" {
+		switch d.f.Ask.Integration() {
+		case IntegrationSuccess: // green: nothing to say
 		case IntegrationFailure:
 			out = append(out, fmt.Sprintf("the integration check `%s` is failing on the default branch", c))
 		case IntegrationPending:
@@ -697,7 +698,7 @@ func (d *goalDecider) milestoneClosed() {
 		return
 	}
 	var why []string
-	if !d.f.Actor.Lead {
+	if !d.f.Ask.Person(d.actor()).Lead {
 		why = append(why, "only a lead may confirm a goal")
 	}
 	why = append(why, d.gate()...)
@@ -814,7 +815,7 @@ func (d *goalDecider) refuse(c Command, why string) {
 }
 
 func (d *goalDecider) leadOnly(c Command) bool {
-	if d.f.Actor.Lead {
+	if d.f.Ask.Person(d.actor()).Lead {
 		return true
 	}
 	d.refuse(c, fmt.Sprintf("only a lead (the `leads:` of .github/countersign.yml, else users with admin or maintain permission) may use /%s: a goal is confirmed by a lead, and that cannot be delegated.", c.Name))

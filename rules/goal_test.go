@@ -28,13 +28,16 @@ func gxAt(min int) time.Time {
 
 // gxFacts are the facts for an event by actor, with no integration check.
 func gxFacts(actor string) GoalFacts {
-	return GoalFacts{Actor: Person{Lead: actor == "lead", Eligible: actor != "mallory", Writer: actor != "mallory"}, Leads: gxLeads}
+	return GoalFacts{Ask: Known(Answers{Person: Person{Lead: actor == "lead", Eligible: actor != "mallory", Writer: actor != "mallory"}, Leads: gxLeads})}
 }
+
+// gknown are the answers f's lookup gives, to change them.
+func gknown(f GoalFacts) *Answers { return f.Ask.(StaticLookup).Answers }
 
 // gxIntegration are the facts for actor with integration check "e2e" in state s.
 func gxIntegration(actor, s string) GoalFacts {
 	f := gxFacts(actor)
-	f.IntegrationCheck, f.Integration = "e2e", s
+	f.IntegrationCheck, gknown(f).Integration = "e2e", s
 	return f
 }
 
@@ -509,7 +512,7 @@ func TestDecideGoal(t *testing.T) {
 				before = tc.goal.Clone()
 			}
 			f := tc.f
-			if f.Leads == nil {
+			if f.Ask == nil {
 				f = gxFacts(tc.ev.Actor)
 			}
 			d := DecideGoal(tc.goal, tc.ev, f)
@@ -859,7 +862,7 @@ func (s *gxSim) event() (GoalEvent, GoalFacts) {
 	f := gxFacts(actor)
 	if r.IntN(2) == 0 {
 		f.IntegrationCheck = "e2e"
-		f.Integration = []string{"", IntegrationSuccess, IntegrationFailure, IntegrationPending}[r.IntN(4)]
+		gknown(f).Integration = []string{"", IntegrationSuccess, IntegrationFailure, IntegrationPending}[r.IntN(4)]
 	}
 	switch k := r.IntN(20); {
 	case k < 10:
@@ -943,8 +946,8 @@ func (s *gxSim) run(t *testing.T, n int) {
 	t.Helper()
 	for range n {
 		ev, f := s.event()
-		s.log = append(s.log, fmt.Sprintf("%s by %s (lead %v, %s=%q) task %+v in %v %v %q", ev.Kind, ev.Actor, f.Actor.Lead,
-			f.IntegrationCheck, f.Integration, ev.Task, ev.In, ev.Commands, ev.Label))
+		s.log = append(s.log, fmt.Sprintf("%s by %s (lead %v, %s=%q) task %+v in %v %v %q", ev.Kind, ev.Actor, gknown(f).Person.Lead,
+			f.IntegrationCheck, gknown(f).Integration, ev.Task, ev.In, ev.Commands, ev.Label))
 		var before *Goal
 		if s.g != nil {
 			before = s.g.Clone()
@@ -994,7 +997,7 @@ func (s *gxSim) run(t *testing.T, n int) {
 				s.fail(t, "move %s → %s (%s)", h.From, h.To, h.Why)
 			}
 			if h.To == GoalVerified && h.From != GoalVerified {
-				if !f.Actor.Lead || h.Actor != "lead" {
+				if !gknown(f).Person.Lead || h.Actor != "lead" {
 					s.fail(t, "verified by %q, not a lead", h.Actor)
 				}
 				s.leadMoves++

@@ -31,7 +31,7 @@ func propRelaxed(f Facts) bool {
 	case SeparationMinimum:
 		return true
 	case SeparationAuto, "":
-		return f.TeamSize <= 2
+		return known(f).TeamSize <= 2
 	}
 	return false
 }
@@ -95,7 +95,7 @@ func (s *propSeq) head() string {
 
 // facts are random facts for an event by actor.
 func (s *propSeq) facts(actor string) Facts {
-	f := Facts{Config: s.cfg, Actor: propPerson(actor), TeamSize: 1 + s.r.IntN(5), Leads: []string{"lead"}, Pilots: s.pilots}
+	f := Facts{Config: s.cfg, Ask: Known(Answers{Person: propPerson(actor), TeamSize: 1 + s.r.IntN(5), Leads: []string{"lead"}, Pilots: s.pilots})}
 	f.Config.Separation = []Separation{SeparationAuto, SeparationTriple, SeparationMinimum}[s.r.IntN(3)]
 	return f
 }
@@ -323,7 +323,7 @@ func (s *propSeq) review(ev *Event, n int, cur *Task) {
 
 func (s *propSeq) describe(ev Event, f Facts) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s by %s (lead %v, eligible %v, team %d, separation %s)", ev.Kind, ev.Actor, f.Actor.Lead, f.Actor.Eligible, f.TeamSize, f.Config.Separation)
+	fmt.Fprintf(&b, "%s by %s (lead %v, eligible %v, team %d, separation %s)", ev.Kind, ev.Actor, known(f).Person.Lead, known(f).Person.Eligible, known(f).TeamSize, f.Config.Separation)
 	if ev.PR != nil {
 		fmt.Fprintf(&b, " PR %+v", *ev.PR)
 	}
@@ -510,8 +510,8 @@ func checkStep(cur, next *Task, ev Event, f Facts, d Decision, ps *propState) er
 		}
 		// Changes requested: by an eligible non-builder only.
 		if ev.Kind == PRReviewed && h.From == Review && h.To == InProgress {
-			if !f.Actor.Eligible || next.IsBuilder(ev.Review.Reviewer) {
-				return fmt.Errorf("changes requested by %s (eligible %v, builder %v) sent the task back", ev.Review.Reviewer, f.Actor.Eligible, next.IsBuilder(ev.Review.Reviewer))
+			if !known(f).Person.Eligible || next.IsBuilder(ev.Review.Reviewer) {
+				return fmt.Errorf("changes requested by %s (eligible %v, builder %v) sent the task back", ev.Review.Reviewer, known(f).Person.Eligible, next.IsBuilder(ev.Review.Reviewer))
 			}
 		}
 		state = h.To
@@ -694,24 +694,24 @@ func checkVerified(next *Task, ev Event, f Facts, approvers []User, added []Tran
 	for _, c := range ev.Commands {
 		switch c.Name {
 		case CmdVerify:
-			if f.Actor.Eligible && !next.IsBuilder(ev.Actor) && (propRelaxed(f) || !containsUser(approvers, ev.Actor)) {
+			if known(f).Person.Eligible && !next.IsBuilder(ev.Actor) && (propRelaxed(f) || !containsUser(approvers, ev.Actor)) {
 				return nil
 			}
 		case CmdSkipVerify:
-			if f.Actor.Lead && strings.TrimSpace(c.Args) != "" && logged("skip-verify") &&
+			if known(f).Person.Lead && strings.TrimSpace(c.Args) != "" && logged("skip-verify") &&
 				(next.State != Verified || next.Unverified) {
 				return nil
 			}
 		case CmdForceComplete:
 			word, reason := forceArgs(c.Args)
-			if f.Actor.Lead && word == "OVERRIDE" && reason != "" && logged("force-complete") &&
+			if known(f).Person.Lead && word == "OVERRIDE" && reason != "" && logged("force-complete") &&
 				(next.State != Verified || next.Forced) {
 				return nil
 			}
 		}
 	}
 	return fmt.Errorf("verified by %s (lead %v, eligible %v, builder %v, approvers %v, separation %s, team %d) without a proper /verify or a lead's override",
-		ev.Actor, f.Actor.Lead, f.Actor.Eligible, next.IsBuilder(ev.Actor), approvers, f.Config.Separation, f.TeamSize)
+		ev.Actor, known(f).Person.Lead, known(f).Person.Eligible, next.IsBuilder(ev.Actor), approvers, f.Config.Separation, known(f).TeamSize)
 }
 
 func TestDecideTaskProperties(t *testing.T) {

@@ -36,8 +36,8 @@ func exampleGoal(t *testing.T) *rules.Goal {
 		if ev.Title == "" {
 			ev.Title = "Login page v2"
 		}
-		d := rules.DecideGoal(g, ev, rules.GoalFacts{Actor: rules.Person{Lead: lead}, IntegrationCheck: "e2e", Integration: rules.IntegrationSuccess,
-			Leads: []string{"carol"}})
+		d := rules.DecideGoal(g, ev, rules.GoalFacts{IntegrationCheck: "e2e", Ask: rules.Known(rules.Answers{
+			Person: rules.Person{Lead: lead}, Integration: rules.IntegrationSuccess, Leads: []string{"carol"}})})
 		if d.Goal != nil {
 			g = d.Goal
 		}

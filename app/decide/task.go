@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"github.com/google/go-github/v60/github"
 	"log/slog"
-	"slices"
-	"strings"
 
 	"github.com/countersign/countersign/app/deliveries"
 	"github.com/countersign/countersign/app/fault"
@@ -20,7 +18,7 @@ import (
 	"github.com/countersign/countersign/rules"
 )
 
-// decideTask decides ev for its task, looking up the facts the event needs.
+// decideTask decides ev for its task; rules asks for the facts it needs.
 func (p *Decider) decideTask(ctx context.Context, inst int64, d *store.Delivery, ev rules.Event, log *slog.Logger) (store.Commit, error) {
 	return p.decideTaskWith(ctx, inst, d, ev, nil, log)
 }
@@ -59,12 +57,16 @@ func (p *Decider) decideTaskWith(ctx context.Context, inst int64, d *store.Deliv
 			}
 		}
 	}
-	facts, err := p.facts(ctx, c, people.New(c, repo, cfg), task, ev)
-	if err != nil {
+	// rules asks for the facts it needs as it decides; a fact that could not
+	// be had fails the delivery (it is retried) rather than commit a
+	// decision made without it.
+	ask := people.New(c, repo, cfg).Ask(ctx, people.Sources{
+		Account: func(ctx context.Context, login string) (rules.User, error) { return p.gh.Account(ctx, c, login) },
+	})
+	dec := rules.DecideTask(task, ev, rules.Facts{Config: cfg, Ask: ask})
+	if err := ask.Err(); err != nil {
 		return store.Commit{}, err
 	}
-	facts.Config = cfg
-	dec := rules.DecideTask(task, ev, facts)
 	if rebuilt {
 		keepInStep(&dec, task, ev)
 	}
@@ -90,121 +92,6 @@ func (p *Decider) decideTaskWith(ctx context.Context, inst int64, d *store.Deliv
 			deliveries.CheckPayload{Installation: inst, Repo: repo, Number: pr, Interactive: !deliveries.Background(d)}))
 	}
 	return w, nil
-}
-
-// facts looks up what the event's decision depends on, and no more: the
-// actor's standing for commands, reviews and closes; the team size for
-// /verify; the leads for /reject and for a pull request's event that may fail
-// an attempt (either may escalate); the pilots of agents involved.
-func (p *Decider) facts(ctx context.Context, c Client, dir *people.Directory, task *rules.Task, ev rules.Event) (rules.Facts, error) {
-	var f rules.Facts
-	var err error
-	if f.Pilots, err = p.pilots(ctx, c, dir, task, ev); err != nil {
-		return f, err
-	}
-	if f.Leads == nil && mayEscalateByFailure(dir.Config(), task, ev) {
-		if f.Leads, err = dir.Leads(ctx); err != nil {
-			return f, err
-		}
-		if f.Leads == nil {
-			f.Leads = []string{}
-		}
-	}
-	var who rules.User
-	switch ev.Kind {
-	case rules.Commented:
-		who = ev.Actor
-	case rules.PRReviewed:
-		if ev.Review != nil && (ev.Review.State == "approved" || ev.Review.State == "changes_requested") {
-			who = ev.Review.Reviewer
-		}
-	case rules.IssueClosed:
-		if ev.Reason == "not_planned" && (task == nil || task.State != rules.Verified) {
-			who = ev.Actor
-		}
-	}
-	if who.Login == "" {
-		return f, nil
-	}
-	if f.Actor, err = dir.Person(ctx, who); err != nil {
-		return f, err
-	}
-	if ev.Kind == rules.PRReviewed || slices.ContainsFunc(ev.Commands, func(c rules.Command) bool { return c.Name == rules.CmdApprove }) {
-		if f.Actor.Critics, err = dir.Critics(ctx, who); err != nil {
-			return f, err
-		}
-	}
-	for _, cmd := range ev.Commands {
-		switch {
-		case (cmd.Name == rules.CmdVerify || cmd.Name == rules.CmdReject) && f.TeamSize == 0 && task != nil && task.State == rules.Completed:
-			if f.TeamSize, err = dir.TeamSize(ctx); err != nil {
-				return f, err
-			}
-		}
-		switch {
-		case cmd.Name == rules.CmdReject && f.Leads == nil && task != nil && task.State == rules.Completed:
-			if f.Leads, err = dir.Leads(ctx); err != nil {
-				return f, err
-			}
-			if f.Leads == nil {
-				f.Leads = []string{}
-			}
-		}
-	}
-	return f, nil
-}
-
-// pilots resolves the pilots (agents: of the configuration) that the event
-// may call on to accounts with ids, so that a pilot who renames stays the
-// pilot. Only an event that involves a configured agent's account asks; the
-// answers are cached for the process (GET /users/{login}).
-func (p *Decider) pilots(ctx context.Context, c Client, dir *people.Directory, task *rules.Task, ev rules.Event) (map[string]rules.User, error) {
-	if len(dir.Config().Agents) == 0 {
-		return nil, nil
-	}
-	var involved []rules.User
-	involved = append(involved, ev.Actor)
-	involved = append(involved, ev.Issue.Assignees...)
-	if ev.PR != nil {
-		involved = append(involved, ev.PR.Author)
-		for _, m := range ev.PR.Committers {
-			involved = append(involved, m.User())
-		}
-		involved = append(involved, ev.PR.Pushers...)
-	}
-	if ev.Review != nil {
-		involved = append(involved, ev.Review.Reviewer)
-	}
-	out := map[string]rules.User{}
-	for _, u := range involved {
-		pilot, ok := dir.Config().Pilot(u.Login)
-		if !ok {
-			continue
-		}
-		key := strings.ToLower(pilot)
-		if _, done := out[key]; done {
-			continue
-		}
-		if pin := dir.Config().Pins[key]; pin != 0 {
-			out[key] = rules.User{ID: pin, Login: pilot} // the account agents: named, whatever holds the login now
-			continue
-		}
-		acc, err := p.gh.Account(ctx, c, pilot)
-		if err != nil {
-			return nil, err
-		}
-		out[key] = acc
-	}
-	return out, nil
-}
-
-// mayEscalateByFailure reports whether ev may fail task's attempt once more
-// and so escalate it for failed attempts: the leads are then looked up, to be
-// @-mentioned.
-func mayEscalateByFailure(cfg rules.Config, task *rules.Task, ev rules.Event) bool {
-	return task != nil && !task.Escalated && ev.PR != nil &&
-		(task.State == rules.Review || task.State == rules.Completed) &&
-		task.FailedAttempts+1 >= cfg.Escalation.FailedAttempts
 }
 
 // untracked prepares an event on an issue countersign has no record of. A

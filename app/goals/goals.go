@@ -158,25 +158,19 @@ func (p *Decider) Decide(ctx context.Context, gd deliveries.GoalPayload, d *stor
 	if err != nil {
 		return store.Commit{}, err
 	}
-	f := rules.GoalFacts{IntegrationCheck: cfg.Goals.IntegrationCheck}
-	dir := people.New(c, ev.Repo, cfg)
-	switch ev.Kind {
-	case rules.GoalMilestoneClosed, rules.GoalCommented, rules.GoalIssueClosed, rules.GoalIssueReopened, rules.GoalMilestoneReopened:
-		if f.Actor, err = dir.Person(ctx, rules.User{ID: ev.ActorID, Login: ev.Actor}); err != nil {
-			return store.Commit{}, err
-		}
+	// rules asks for the facts it needs as it decides; a fact that could not
+	// be had fails the delivery (it is retried) rather than commit a
+	// decision made without it.
+	check := cfg.Goals.IntegrationCheck
+	ask := people.New(c, ev.Repo, cfg).Ask(ctx, people.Sources{
+		Integration: func(ctx context.Context) (string, error) {
+			return p.integration(ctx, c, ev.Repo, check, cfg.Contracts)
+		},
+	})
+	dec := rules.DecideGoal(g, ev, rules.GoalFacts{IntegrationCheck: check, Ask: ask})
+	if err := ask.Err(); err != nil {
+		return store.Commit{}, err
 	}
-	if needsLeads(g, ev) {
-		if f.Leads, err = dir.Leads(ctx); err != nil {
-			return store.Commit{}, err
-		}
-	}
-	if f.IntegrationCheck != "" && mayConfirm(ev) {
-		if f.Integration, err = p.integration(ctx, c, ev.Repo, f.IntegrationCheck, cfg.Contracts); err != nil {
-			return store.Commit{}, err
-		}
-	}
-	dec := rules.DecideGoal(g, ev, f)
 	if fresh && dec.Goal == nil {
 		// Written whatever the event: the goal issue still shows the
 		// untrusted record.
@@ -221,30 +215,6 @@ func goalIssueOf(before, after *rules.Goal, ev rules.GoalEvent) int {
 		return before.Issue
 	}
 	return ev.Issue
-}
-
-// needsLeads: the event may call the leads (every task verified, or a
-// confirmed goal no longer so); routine task changes do not look them up.
-func needsLeads(g *rules.Goal, ev rules.GoalEvent) bool {
-	if ev.Kind != rules.GoalTaskChanged {
-		return true
-	}
-	return g == nil || g.State == rules.GoalPendingVerify || g.State == rules.GoalVerified ||
-		(ev.Task != nil && ev.Task.State == rules.Verified)
-}
-
-// mayConfirm: the event is one that can confirm a goal, so the integration
-// check's state matters.
-func mayConfirm(ev rules.GoalEvent) bool {
-	if ev.Kind == rules.GoalMilestoneClosed {
-		return true
-	}
-	for _, c := range ev.Commands {
-		if c.Name == rules.CmdVerifyGoal {
-			return true
-		}
-	}
-	return false
 }
 
 // integration is the state of check (a check run name or status context, `*`
@@ -353,8 +323,9 @@ func (p *Decider) freshGoal(ctx context.Context, c Client, repo string, m, n int
 	if err != nil {
 		return nil, fmt.Errorf("read milestone %d: %w", m, err)
 	}
+	// A goal's creation asks nothing: no one leads, and no check is looked at.
 	dec := rules.DecideGoal(nil, rules.GoalEvent{Kind: rules.GoalMilestoneSeen, Repo: repo, Milestone: m, Title: ms.GetTitle(),
-		At: time.Now().UTC()}, rules.GoalFacts{})
+		At: time.Now().UTC()}, rules.GoalFacts{Ask: rules.Known(rules.Answers{})})
 	if dec.Goal == nil {
 		return nil, nil
 	}

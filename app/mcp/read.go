@@ -10,8 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/countersign/countersign/rules"
-	"github.com/countersign/countersign/templates"
+	"github.com/countersign/countersign/app/mcp/ghread"
 )
 
 // taskRef is a task: an issue of a repository.
@@ -89,7 +88,7 @@ func (g GoalRef) zero() bool { return g.Number <= 0 && strings.TrimSpace(g.Title
 
 // notVisible explains a 404 on a repository or issue.
 func notVisible(what string, err error) error {
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, ghread.ErrNotFound) {
 		return fmt.Errorf("%s: GitHub answered 404: it does not exist, or this token cannot see it", what)
 	}
 	return err
@@ -97,7 +96,7 @@ func notVisible(what string, err error) error {
 
 // task reads a task's issue; an unknown task, a pull request and a repository
 // the token cannot see are argument errors.
-func (s *server) task(ctx context.Context, c *caller, id string) (taskRef, *Issue, error) {
+func (s *server) task(ctx context.Context, c *caller, id string) (taskRef, *ghread.Issue, error) {
 	ref, err := parseTask(id)
 	if err != nil {
 		return ref, nil, err
@@ -112,32 +111,29 @@ func (s *server) task(ctx context.Context, c *caller, id string) (taskRef, *Issu
 	return ref, is, nil
 }
 
-// untracked is what a state reads when countersign has not labeled it.
-const untracked = "untracked"
-
 // milestone resolves a goal reference to its milestone.
-func (s *server) milestone(ctx context.Context, c *caller, repo string, ref GoalRef) (Milestone, error) {
+func (s *server) milestone(ctx context.Context, c *caller, repo string, ref GoalRef) (ghread.Milestone, error) {
 	if err := checkRepo(repo); err != nil {
-		return Milestone{}, err
+		return ghread.Milestone{}, err
 	}
 	if ref.zero() {
-		return Milestone{}, fmt.Errorf("a goal is required: a milestone's number or title")
+		return ghread.Milestone{}, fmt.Errorf("a goal is required: a milestone's number or title")
 	}
 	ms, err := c.gh.Milestones(ctx, repo)
 	if err != nil {
-		return Milestone{}, notVisible("repository "+repo, err)
+		return ghread.Milestone{}, notVisible("repository "+repo, err)
 	}
 	if m, ok := findMilestone(ms, ref); ok {
 		return m, nil
 	}
-	return Milestone{}, fmt.Errorf("unknown goal %s in %s: no milestone has that number or title", ref, repo)
+	return ghread.Milestone{}, fmt.Errorf("unknown goal %s in %s: no milestone has that number or title", ref, repo)
 }
 
 // findMilestone resolves ref among ms. A number is a milestone number. A
 // title is a milestone's title, exactly, else ignoring case and surrounding
 // spaces; only when no milestone has it as its title does a title of digits
 // fall back to the milestone of that number.
-func findMilestone(ms []Milestone, ref GoalRef) (Milestone, bool) {
+func findMilestone(ms []ghread.Milestone, ref GoalRef) (ghread.Milestone, bool) {
 	number := ref.Number
 	if ref.Title != "" {
 		for _, m := range ms {
@@ -152,7 +148,7 @@ func findMilestone(ms []Milestone, ref GoalRef) (Milestone, bool) {
 		}
 		n, err := strconv.Atoi(strings.TrimSpace(ref.Title))
 		if err != nil || n < 1 {
-			return Milestone{}, false
+			return ghread.Milestone{}, false
 		}
 		number = n
 	}
@@ -161,86 +157,5 @@ func findMilestone(ms []Milestone, ref GoalRef) (Milestone, bool) {
 			return m, true
 		}
 	}
-	return Milestone{}, false
-}
-
-// goalIssues splits a milestone's issues into countersign's goal issue (nil
-// if it has none yet) and the tasks. The goal issue is the one countersign's
-// bot opened, labeled goal, whose body is its dashboard: a `goal` label on
-// anyone else's issue makes it nothing.
-func (s *server) goalIssues(ctx context.Context, c *caller, repo string, m int) (*Issue, []*Issue, error) {
-	list, err := c.gh.Issues(ctx, repo, m, "")
-	if err != nil {
-		return nil, nil, err
-	}
-	var goal *Issue
-	var tasks []*Issue
-	for _, is := range list {
-		if goal == nil && s.isBot(is.Author, is.AuthorBot) && hasLabel(is.Labels, rules.LabelGoal) && templates.IsGoal(is.Body) {
-			goal = is
-			continue
-		}
-		tasks = append(tasks, is)
-	}
-	return goal, tasks, nil
-}
-
-func hasLabel(labels []string, name string) bool {
-	for _, l := range labels {
-		if strings.EqualFold(l, name) {
-			return true
-		}
-	}
-	return false
-}
-
-// card is countersign's task card on issue n and the record it carries, when
-// they can be believed: the comment is the bot's own and nobody but the bot
-// ever left it edited (GitHub's GraphQL says who last edited it). Otherwise
-// the record is nil and why says why the details are unavailable. The
-// record's signature is the server's to check (its key never leaves it): the
-// author and editor are what make the card countersign's here.
-func (s *server) card(ctx context.Context, c *caller, repo string, n int) (rec *rules.Task, cm *Comment, why string, err error) {
-	comments, err := c.gh.CommentsSince(ctx, repo, n, zeroTime)
-	if err != nil {
-		return nil, nil, "", err
-	}
-	for _, x := range comments {
-		if s.isBot(x.Author, x.Bot) && templates.IsCard(x.Body) {
-			cm = x
-			break
-		}
-	}
-	if cm == nil {
-		return nil, nil, "countersign has not written a task card on it yet", nil
-	}
-	return s.trustCard(ctx, c, repo, n, cm)
-}
-
-// trustCard checks who last edited card cm and reads its record.
-func (s *server) trustCard(ctx context.Context, c *caller, repo string, n int, cm *Comment) (*rules.Task, *Comment, string, error) {
-	editors, err := c.gh.Editors(ctx, repo, n)
-	if err != nil {
-		return nil, cm, "", err
-	}
-	if e, ok := editors[cm.ID]; ok && !s.isBotActor(e) {
-		return nil, cm, fmt.Sprintf("its card was last edited by %s at %s, not by countersign: its details cannot be trusted until countersign writes it back (it does so at once)",
-			e.Login, e.At.UTC().Format("2006-01-02 15:04 UTC")), nil
-	}
-	raw, ok := templates.CardRecord(cm.Body)
-	if !ok {
-		return nil, cm, "its card carries no record", nil
-	}
-	var t rules.Task
-	if err := json.Unmarshal(raw, &t); err != nil || !strings.EqualFold(t.Repo, repo) || t.Number != n {
-		return nil, cm, "its card's record is not this task's", nil
-	}
-	return &t, cm, "", nil
-}
-
-// isBotActor reports whether a GraphQL Actor is countersign's bot: GitHub
-// names an App's bot by its slug, at /apps/<slug>.
-func (s *server) isBotActor(e Editor) bool {
-	return strings.EqualFold(e.Path, "/apps/"+s.botSlug()) &&
-		(strings.EqualFold(e.Login, s.botSlug()) || strings.EqualFold(e.Login, s.opts.Bot))
+	return ghread.Milestone{}, false
 }

@@ -20,6 +20,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/countersign/countersign/app/mcp/ghread"
 )
 
 // DefaultBot is the login of countersign's bot account: the App's slug and "[bot]".
@@ -31,7 +33,7 @@ const DefaultWait = 30 * time.Second
 // Options configures the server.
 type Options struct {
 	// Dial makes a GitHub client acting with a caller's token.
-	Dial Dial
+	Dial ghread.Dial
 	// Token is the caller's GitHub token for one tool call: StaticToken over
 	// stdio, BearerToken over HTTP.
 	Token func(ctx context.Context, req *sdk.CallToolRequest) (string, error)
@@ -126,7 +128,7 @@ func (s *server) verifyToken(ctx context.Context, tok string, r *http.Request) (
 		return nil, err
 	}
 	me, err := gh.Me(ctx)
-	if errors.Is(err, ErrUnauthorized) {
+	if errors.Is(err, ghread.ErrUnauthorized) {
 		return nil, fmt.Errorf("%w: GitHub does not accept the bearer token", auth.ErrInvalidToken)
 	}
 	if err != nil {
@@ -228,8 +230,8 @@ Tasks are "owner/repo#N"; a goal is a repository and a milestone's number or tit
 
 // caller is one tool call's person: their GitHub and who they are.
 type caller struct {
-	gh GitHub
-	me Person
+	gh ghread.GitHub
+	me ghread.Person
 }
 
 // caller authenticates one call. The token lives only in this call's client.
@@ -244,7 +246,7 @@ func (s *server) caller(ctx context.Context, req *sdk.CallToolRequest) (*caller,
 	}
 	if req != nil && req.Extra != nil && req.Extra.TokenInfo != nil {
 		// HTTPHandler asked GitHub who this request's token is already.
-		if me, ok := req.Extra.TokenInfo.Extra[personKey].(Person); ok {
+		if me, ok := req.Extra.TokenInfo.Extra[personKey].(ghread.Person); ok {
 			return &caller{gh: gh, me: me}, nil
 		}
 	}
@@ -255,12 +257,5 @@ func (s *server) caller(ctx context.Context, req *sdk.CallToolRequest) (*caller,
 	return &caller{gh: gh, me: me}, nil
 }
 
-// botSlug is the App's slug, as GitHub's GraphQL API names its bot.
-func (s *server) botSlug() string { return strings.TrimSuffix(s.opts.Bot, "[bot]") }
-
-// isBot reports whether an account (a comment's or issue's author, an
-// event's actor) is countersign's bot: its login, and an account of type Bot
-// (which no person's account is).
-func (s *server) isBot(login string, bot bool) bool {
-	return bot && strings.EqualFold(login, s.opts.Bot)
-}
+// bot is countersign's bot, as ghread judges who wrote what.
+func (s *server) bot() ghread.Bot { return ghread.Bot(s.opts.Bot) }

@@ -9,6 +9,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/countersign/countersign/app/mcp/ghread"
 	"github.com/countersign/countersign/rules"
 )
 
@@ -84,12 +85,12 @@ func (s *server) taskStatus(ctx context.Context, req *sdk.CallToolRequest, in Ta
 	if err != nil {
 		return nil, TaskStatusOut{}, err
 	}
-	st, why, err := s.settled(ctx, c, ref.Repo, is, taskKind)
+	st, why, err := ghread.Settled(ctx, c.gh, s.bot(), ref.Repo, is, ghread.TaskKind)
 	if err != nil {
 		return nil, TaskStatusOut{}, err
 	}
 	out := TaskStatusOut{Task: ref.String(), Title: is.Title, State: st, StateUnsettled: why, Open: is.Open, Assignees: is.Assignees, Goal: is.Milestone}
-	rec, _, why, err := s.card(ctx, c, ref.Repo, ref.Number)
+	rec, _, why, err := ghread.Card(ctx, c.gh, s.bot(), ref.Repo, ref.Number)
 	if err != nil {
 		return nil, out, err
 	}
@@ -191,7 +192,7 @@ func (c *Counts) add(st string) {
 		c.Completed++
 	case rules.Verified:
 		c.Verified++
-	case unsettled:
+	case ghread.Unsettled:
 		c.Unsettled++
 	}
 }
@@ -214,18 +215,18 @@ func (s *server) goalStatus(ctx context.Context, req *sdk.CallToolRequest, in Go
 	if err != nil {
 		return nil, GoalStatusOut{}, err
 	}
-	goal, tasks, err := s.goalIssues(ctx, c, in.Repo, m.Number)
+	goal, tasks, err := ghread.GoalIssues(ctx, c.gh, s.bot(), in.Repo, m.Number)
 	if err != nil {
 		return nil, GoalStatusOut{}, err
 	}
-	out := GoalStatusOut{Goal: GoalRefOut{Repo: in.Repo, Number: m.Number, Title: m.Title}, State: untracked, Tasks: []GoalTaskV{}}
+	out := GoalStatusOut{Goal: GoalRefOut{Repo: in.Repo, Number: m.Number, Title: m.Title}, State: ghread.Untracked, Tasks: []GoalTaskV{}}
 	if goal != nil {
-		if out.State, out.StateUnsettled, err = s.settled(ctx, c, in.Repo, goal, goalKind); err != nil {
+		if out.State, out.StateUnsettled, err = ghread.Settled(ctx, c.gh, s.bot(), in.Repo, goal, ghread.GoalKind); err != nil {
 			return nil, GoalStatusOut{}, err
 		}
 	}
 	for _, is := range tasks {
-		st, why, err := s.settled(ctx, c, in.Repo, is, taskKind)
+		st, why, err := ghread.Settled(ctx, c.gh, s.bot(), in.Repo, is, ghread.TaskKind)
 		if err != nil {
 			return nil, GoalStatusOut{}, err
 		}
@@ -274,11 +275,11 @@ func (s *server) myWork(ctx context.Context, req *sdk.CallToolRequest, in MyWork
 		if in.Repo != "" && !strings.EqualFold(is.Repo, in.Repo) {
 			continue
 		}
-		if len(taskKind.labels(is)) == 0 {
+		if len(ghread.TaskKind.Labels(is)) == 0 {
 			continue // not a task countersign tracks
 		}
 		repos[is.Repo] = true
-		st, why, err := s.settled(ctx, c, is.Repo, is, taskKind)
+		st, why, err := ghread.Settled(ctx, c.gh, s.bot(), is.Repo, is, ghread.TaskKind)
 		if err != nil {
 			return nil, out, err
 		}
@@ -290,7 +291,7 @@ func (s *server) myWork(ctx context.Context, req *sdk.CallToolRequest, in MyWork
 		if st != string(rules.InProgress) {
 			continue
 		}
-		rec, _, _, err := s.card(ctx, c, is.Repo, is.Number)
+		rec, _, _, err := ghread.Card(ctx, c.gh, s.bot(), is.Repo, is.Number)
 		if err != nil {
 			return nil, out, err
 		}
@@ -317,13 +318,13 @@ func (s *server) myWork(ctx context.Context, req *sdk.CallToolRequest, in MyWork
 			return nil, out, notVisible("repository "+repo, err)
 		}
 		for _, is := range done {
-			if st, _, err := s.settled(ctx, c, repo, is, taskKind); err != nil {
+			if st, _, err := ghread.Settled(ctx, c.gh, s.bot(), repo, is, ghread.TaskKind); err != nil {
 				return nil, out, err
 			} else if st != string(rules.Completed) {
 				continue // only a task countersign itself labeled completed awaits verification
 			}
 			item := WorkItem{Task: taskRef{Repo: repo, Number: is.Number}.String(), Title: is.Title, State: string(rules.Completed)}
-			rec, _, why, err := s.card(ctx, c, repo, is.Number)
+			rec, _, why, err := ghread.Card(ctx, c.gh, s.bot(), repo, is.Number)
 			if err != nil {
 				return nil, out, err
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/countersign/countersign/app/mcp/ghread"
 	"github.com/countersign/countersign/rules"
 )
 
@@ -184,11 +185,11 @@ func (s *server) createGoal(ctx context.Context, req *sdk.CallToolRequest, in Cr
 func (s *server) awaitGoalIssue(ctx context.Context, c *caller, repo string, m int) (string, error) {
 	var st string
 	err := s.poll(ctx, func(ctx context.Context) (bool, error) {
-		goal, _, err := s.goalIssues(ctx, c, repo, m)
-		if err != nil || goal == nil || goalKind.shown(goal) == untracked {
+		goal, _, err := ghread.GoalIssues(ctx, c.gh, s.bot(), repo, m)
+		if err != nil || goal == nil || ghread.GoalKind.Shown(goal) == ghread.Untracked {
 			return false, err
 		}
-		st, _, err = s.settled(ctx, c, repo, goal, goalKind)
+		st, _, err = ghread.Settled(ctx, c.gh, s.bot(), repo, goal, ghread.GoalKind)
 		return err == nil, err
 	})
 	return st, err
@@ -205,13 +206,13 @@ func (s *server) createTask(ctx context.Context, req *sdk.CallToolRequest, in Cr
 	if err != nil {
 		return nil, CreateTaskOut{}, err
 	}
-	var m Milestone
+	var m ghread.Milestone
 	if in.Goal != nil && !in.Goal.zero() {
 		if m, err = s.milestone(ctx, c, in.Repo, *in.Goal); err != nil {
 			return nil, CreateTaskOut{}, err
 		}
 	}
-	is, err := c.gh.CreateIssue(ctx, in.Repo, NewIssue{Title: in.Title, Body: in.Body, Assignees: in.Assignees, Milestone: m.Number})
+	is, err := c.gh.CreateIssue(ctx, in.Repo, ghread.NewIssue{Title: in.Title, Body: in.Body, Assignees: in.Assignees, Milestone: m.Number})
 	if err != nil {
 		return nil, CreateTaskOut{}, notVisible("open the task in "+in.Repo, err)
 	}
@@ -228,7 +229,7 @@ func (s *server) createTask(ctx context.Context, req *sdk.CallToolRequest, in Cr
 	if len(is.Assignees) > 0 {
 		want = rules.Assigned
 	}
-	v, err := s.wait(ctx, c, await{repo: in.Repo, n: is.Number, kind: taskKind, before: untracked,
+	v, err := s.wait(ctx, c, await{repo: in.Repo, n: is.Number, kind: ghread.TaskKind, before: ghread.Untracked,
 		done: func(st string) bool { return st == string(want) }, waitsFor: "countersign to start tracking the task"})
 	if err != nil {
 		return nil, out, err
@@ -287,7 +288,7 @@ func (s *server) assignTask(ctx context.Context, req *sdk.CallToolRequest, in As
 	if err != nil {
 		return nil, Verdict{}, err
 	}
-	before, why, err := s.settled(ctx, c, ref.Repo, task, taskKind)
+	before, why, err := ghread.Settled(ctx, c.gh, s.bot(), ref.Repo, task, ghread.TaskKind)
 	if err != nil {
 		return nil, Verdict{}, err
 	}
@@ -304,7 +305,9 @@ func (s *server) assignTask(ctx context.Context, req *sdk.CallToolRequest, in As
 			"GitHub did not assign %s: assigning takes triage or write access on %s, and only people who can be assigned there can be",
 			strings.Join(missing, ", "), ref.Repo)}, nil
 	}
-	assigned := func(st string) bool { return st != string(rules.Pending) && st != untracked && st != unsettled }
+	assigned := func(st string) bool {
+		return st != string(rules.Pending) && st != ghread.Untracked && st != ghread.Unsettled
+	}
 	if assigned(before) {
 		// GitHub made the assignment; countersign has no state to move:
 		// it records the new assignees on its card.
@@ -314,25 +317,25 @@ func (s *server) assignTask(ctx context.Context, req *sdk.CallToolRequest, in As
 	if why != "" {
 		waitsFor += " (its state is unsettled: " + why + ")"
 	}
-	v, err := s.wait(ctx, c, await{repo: ref.Repo, n: ref.Number, kind: taskKind, before: before, done: assigned, waitsFor: waitsFor})
+	v, err := s.wait(ctx, c, await{repo: ref.Repo, n: ref.Number, kind: ghread.TaskKind, before: before, done: assigned, waitsFor: waitsFor})
 	return nil, v, err
 }
 
 // before is the state an action starts from, as far as its verdict needs it:
 // the state is's labels show when that is not the action's state (done), else
 // the state countersign set (unsettled when its label is not countersign's).
-func (s *server) before(ctx context.Context, c *caller, repo string, is *Issue, k stateKind, done func(string) bool) (string, error) {
-	if st := k.shown(is); !done(st) {
+func (s *server) before(ctx context.Context, c *caller, repo string, is *ghread.Issue, k ghread.Kind, done func(string) bool) (string, error) {
+	if st := k.Shown(is); !done(st) {
 		return st, nil
 	}
-	st, _, err := s.settled(ctx, c, repo, is, k)
+	st, _, err := ghread.Settled(ctx, c.gh, s.bot(), repo, is, k)
 	return st, err
 }
 
 // command posts line on issue is as the caller and waits for the verdict:
 // the issue's move (of its kind k of state) to state to, or countersign's
 // reply. The state before is read first.
-func (s *server) command(ctx context.Context, c *caller, repo string, is *Issue, line string, k stateKind, to, waitsFor string) (Verdict, error) {
+func (s *server) command(ctx context.Context, c *caller, repo string, is *ghread.Issue, line string, k ghread.Kind, to, waitsFor string) (Verdict, error) {
 	done := func(st string) bool { return st == to }
 	before, err := s.before(ctx, c, repo, is, k, done)
 	if err != nil {
@@ -356,7 +359,7 @@ func (s *server) taskCommand(ctx context.Context, req *sdk.CallToolRequest, task
 		return nil, Verdict{}, err
 	}
 	cmd, _, _ := strings.Cut(line, " ")
-	v, err := s.command(ctx, c, ref.Repo, is, line, taskKind, string(to),
+	v, err := s.command(ctx, c, ref.Repo, is, line, ghread.TaskKind, string(to),
 		fmt.Sprintf("countersign to answer %s on %s (the task moves to %s, or countersign replies why not)", cmd, ref, to))
 	return nil, v, err
 }
@@ -399,7 +402,7 @@ func (s *server) approveTask(ctx context.Context, req *sdk.CallToolRequest, in T
 	if err != nil {
 		return nil, Verdict{}, err
 	}
-	rec, _, _, err := s.card(ctx, c, ref.Repo, ref.Number)
+	rec, _, _, err := ghread.Card(ctx, c.gh, s.bot(), ref.Repo, ref.Number)
 	if err != nil {
 		return nil, Verdict{}, err
 	}
@@ -408,25 +411,25 @@ func (s *server) approveTask(ctx context.Context, req *sdk.CallToolRequest, in T
 		prs = rec.OpenPRs()
 	}
 	if len(prs) == 0 {
-		v, err := s.command(ctx, c, ref.Repo, is, "/approve", taskKind, string(rules.Completed),
+		v, err := s.command(ctx, c, ref.Repo, is, "/approve", ghread.TaskKind, string(rules.Completed),
 			fmt.Sprintf("countersign to answer /approve on %s (the task moves to completed, or countersign replies why not)", ref))
 		return nil, v, err
 	}
 	completed := func(st string) bool { return st == string(rules.Completed) }
-	before, err := s.before(ctx, c, ref.Repo, is, taskKind, completed)
+	before, err := s.before(ctx, c, ref.Repo, is, ghread.TaskKind, completed)
 	if err != nil {
 		return nil, Verdict{}, err
 	}
 	for _, pr := range prs {
 		if err := c.gh.Approve(ctx, ref.Repo, pr); err != nil {
-			st, _, rerr := s.settled(ctx, c, ref.Repo, is, taskKind)
+			st, _, rerr := ghread.Settled(ctx, c.gh, s.bot(), ref.Repo, is, ghread.TaskKind)
 			if rerr != nil {
 				st = before
 			}
 			return nil, Verdict{Accepted: false, State: st, Reason: err.Error()}, nil
 		}
 	}
-	v, err := s.wait(ctx, c, await{repo: ref.Repo, n: ref.Number, kind: taskKind, before: before, done: completed,
+	v, err := s.wait(ctx, c, await{repo: ref.Repo, n: ref.Number, kind: ghread.TaskKind, before: before, done: completed,
 		waitsFor: fmt.Sprintf("countersign to count the approving review of #%s; an approval by a builder of the task does not count",
 			joinInts(prs, ", #"))})
 	return nil, v, err
@@ -451,7 +454,7 @@ func (s *server) goalCommand(ctx context.Context, req *sdk.CallToolRequest, repo
 	if err != nil {
 		return nil, Verdict{}, err
 	}
-	goal, _, err := s.goalIssues(ctx, c, repo, m.Number)
+	goal, _, err := ghread.GoalIssues(ctx, c.gh, s.bot(), repo, m.Number)
 	if err != nil {
 		return nil, Verdict{}, err
 	}
@@ -459,7 +462,7 @@ func (s *server) goalCommand(ctx context.Context, req *sdk.CallToolRequest, repo
 		return nil, Verdict{}, fmt.Errorf("goal %s of %s has no goal issue: countersign has not tracked milestone %d yet", ref, repo, m.Number)
 	}
 	cmd, _, _ := strings.Cut(line, " ")
-	v, err := s.command(ctx, c, repo, goal, line, goalKind, string(to),
+	v, err := s.command(ctx, c, repo, goal, line, ghread.GoalKind, string(to),
 		fmt.Sprintf("countersign to answer %s on the goal issue #%d (the goal moves to %s, or countersign replies why not)", cmd, goal.Number, to))
 	return nil, v, err
 }

@@ -6,9 +6,9 @@ import (
 	"slices"
 	"strings"
 	"time"
-)
 
-var zeroTime time.Time
+	"github.com/countersign/countersign/app/mcp/ghread"
+)
 
 // Verdict is countersign's answer to an action.
 type Verdict struct {
@@ -29,11 +29,11 @@ type await struct {
 	n    int
 	// cmd is the comment that carried the command (nil for a review or an
 	// assignment), line the command as written.
-	cmd  *Comment
+	cmd  *ghread.Comment
 	line string
 	// kind is which owned label carries the state; done says whether a
 	// state is the one the action moves to.
-	kind stateKind
+	kind ghread.Kind
 	done func(string) bool
 	// before is the state, as countersign set it, before the action: a label
 	// that already said the action's state says nothing of the action.
@@ -84,7 +84,7 @@ func (s *server) wait(ctx context.Context, c *caller, w await) (Verdict, error) 
 	if err != nil {
 		return Verdict{}, err
 	}
-	st, why, err := s.settled(ctx, c, w.repo, is, w.kind)
+	st, why, err := ghread.Settled(ctx, c.gh, s.bot(), w.repo, is, w.kind)
 	if err != nil {
 		return Verdict{}, err
 	}
@@ -108,8 +108,8 @@ func (s *server) look(ctx context.Context, c *caller, w await) (Verdict, bool, e
 	if err != nil {
 		return Verdict{}, false, err
 	}
-	if !w.done(w.before) && w.done(w.kind.shown(is)) {
-		st, _, err := s.settled(ctx, c, w.repo, is, w.kind)
+	if !w.done(w.before) && w.done(w.kind.Shown(is)) {
+		st, _, err := ghread.Settled(ctx, c.gh, s.bot(), w.repo, is, w.kind)
 		if err != nil {
 			return Verdict{}, false, err
 		}
@@ -128,7 +128,7 @@ func (s *server) look(ctx context.Context, c *caller, w await) (Verdict, bool, e
 	if !ok {
 		return Verdict{}, false, nil
 	}
-	st, why, err := s.settled(ctx, c, w.repo, is, w.kind)
+	st, why, err := ghread.Settled(ctx, c.gh, s.bot(), w.repo, is, w.kind)
 	if err != nil {
 		return Verdict{}, false, err
 	}
@@ -142,10 +142,10 @@ func (s *server) look(ctx context.Context, c *caller, w await) (Verdict, bool, e
 // comments (oldest first): a reply by countersign's bot, after the command,
 // that quotes the command's line exactly: a refusal addressed to login, or a
 // refused claim of completion. It returns the reason in countersign's words.
-func (s *server) reply(comments []*Comment, cmd *Comment, login, line string) (string, bool) {
+func (s *server) reply(comments []*ghread.Comment, cmd *ghread.Comment, login, line string) (string, bool) {
 	quoted := noMention(line)
 	for _, cm := range comments {
-		if cm.ID <= cmd.ID || cm.CreatedAt.Before(cmd.CreatedAt) || !s.isBot(cm.Author, cm.Bot) {
+		if cm.ID <= cmd.ID || cm.CreatedAt.Before(cmd.CreatedAt) || !s.bot().Is(cm.Author, cm.Bot) {
 			continue
 		}
 		body := stripMarker(cm.Body)
@@ -184,7 +184,7 @@ func quotesLine(body, line string) bool {
 // command's comment, when the card is trustworthy (countersign's own, edited
 // by nobody else).
 func (s *server) actedOn(ctx context.Context, c *caller, w await) bool {
-	rec, _, _, err := s.card(ctx, c, w.repo, w.n)
+	rec, _, _, err := ghread.Card(ctx, c.gh, s.bot(), w.repo, w.n)
 	return err == nil && rec != nil && slices.Contains(rec.Comments, w.cmd.ID)
 }
 

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/countersign/countersign/app/mcp/ghread"
 )
 
 func testServer() *server { return &server{opts: Options{Bot: DefaultBot}} }
@@ -14,14 +16,14 @@ func testServer() *server { return &server{opts: Options{Bot: DefaultBot}} }
 func TestReplyQuotesThisCommand(t *testing.T) {
 	s := testServer()
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	cmd := &Comment{ID: 10, Author: "alice", Body: "/verify looks good", CreatedAt: at}
-	refusal := func(id int64, author string, bot bool, quote string) *Comment {
-		return &Comment{ID: id, Author: author, Bot: bot, CreatedAt: at.Add(time.Second),
+	cmd := &ghread.Comment{ID: 10, Author: "alice", Body: "/verify looks good", CreatedAt: at}
+	refusal := func(id int64, author string, bot bool, quote string) *ghread.Comment {
+		return &ghread.Comment{ID: id, Author: author, Bot: bot, CreatedAt: at.Add(time.Second),
 			Body: "<!-- countersign:notice -->\n> " + noMention(quote) + "\n\n@alice **Refused:** @alice built this task."}
 	}
 	for _, tc := range []struct {
 		name string
-		c    *Comment
+		c    *ghread.Comment
 		want bool
 	}{
 		{"the bot quoting this command", refusal(11, "countersign[bot]", true, "/verify looks good"), true},
@@ -30,7 +32,7 @@ func TestReplyQuotesThisCommand(t *testing.T) {
 		{"a person's account named like the bot", refusal(11, "countersign[bot]", false, "/verify looks good"), false},
 		{"another bot", refusal(11, "other[bot]", true, "/verify looks good"), false},
 	} {
-		_, ok := s.reply([]*Comment{tc.c}, cmd, "alice", cmd.Body)
+		_, ok := s.reply([]*ghread.Comment{tc.c}, cmd, "alice", cmd.Body)
 		if ok != tc.want {
 			t.Errorf("%s: counted %v, want %v", tc.name, ok, tc.want)
 		}
@@ -40,61 +42,32 @@ func TestReplyQuotesThisCommand(t *testing.T) {
 	other := refusal(11, "countersign[bot]", true, "/start")
 	other.Body = strings.Replace(other.Body, "@alice built this task.", "only an assignee may start it.", 1)
 	mine := refusal(12, "countersign[bot]", true, "/verify looks good")
-	if r, ok := s.reply([]*Comment{other, mine}, cmd, "alice", cmd.Body); !ok || r != "@alice built this task." {
+	if r, ok := s.reply([]*ghread.Comment{other, mine}, cmd, "alice", cmd.Body); !ok || r != "@alice built this task." {
 		t.Errorf("reply among two refusals: %q %v", r, ok)
 	}
 	// A refused claim of completion counts when it quotes this /submit.
-	sub := &Comment{ID: 20, Author: "alice", Body: "/submit not done yet, TODO", CreatedAt: at}
-	claim := func(quote string) *Comment {
-		return &Comment{ID: 21, Author: "countersign[bot]", Bot: true, CreatedAt: at,
+	sub := &ghread.Comment{ID: 20, Author: "alice", Body: "/submit not done yet, TODO", CreatedAt: at}
+	claim := func(quote string) *ghread.Comment {
+		return &ghread.Comment{ID: 21, Author: "countersign[bot]", Bot: true, CreatedAt: at,
 			Body: "**Not submitted:** this claim that #1 is done also says “TODO”:\n\n> " + quote + "\n\nWork that still needs..."}
 	}
-	if _, ok := s.reply([]*Comment{claim("/submit not done yet, TODO")}, sub, "alice", sub.Body); !ok {
+	if _, ok := s.reply([]*ghread.Comment{claim("/submit not done yet, TODO")}, sub, "alice", sub.Body); !ok {
 		t.Error("a refused claim quoting this /submit did not count")
 	}
-	if _, ok := s.reply([]*Comment{claim("/submit other work, TODO")}, sub, "alice", sub.Body); ok {
+	if _, ok := s.reply([]*ghread.Comment{claim("/submit other work, TODO")}, sub, "alice", sub.Body); ok {
 		t.Error("a refused claim quoting another /submit counted")
 	}
 	long := "/submit " + strings.Repeat("word ", 60) + "TODO"
 	clipped := "…" + long[len(long)-150:]
-	if _, ok := s.reply([]*Comment{claim(clipped)}, &Comment{ID: 20, CreatedAt: at}, "alice", long); !ok {
+	if _, ok := s.reply([]*ghread.Comment{claim(clipped)}, &ghread.Comment{ID: 20, CreatedAt: at}, "alice", long); !ok {
 		t.Error("a refused claim quoting this long /submit, clipped, did not count")
-	}
-}
-
-// A state label is believed only when countersign's bot put it on last.
-func TestJudgeLabels(t *testing.T) {
-	s := testServer()
-	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	bot := func(on bool, l string) LabelEvent {
-		return LabelEvent{Labeled: on, Label: l, Actor: "countersign[bot]", Bot: true, At: at}
-	}
-	carol := func(on bool, l string) LabelEvent { return LabelEvent{Labeled: on, Label: l, Actor: "carol", At: at} }
-	for _, tc := range []struct {
-		name   string
-		labels []string
-		evs    []LabelEvent
-		want   string
-		why    string
-	}{
-		{"the bot's label", []string{"state:review"}, []LabelEvent{bot(true, "state:review")}, "review", ""},
-		{"a person's label", []string{"state:verified"}, []LabelEvent{bot(true, "state:verified"), bot(false, "state:verified"), carol(true, "state:verified")}, unsettled, "put on by @carol"},
-		{"a person's account named like the bot", []string{"state:verified"}, []LabelEvent{{Labeled: true, Label: "state:verified", Actor: "countersign[bot]"}}, unsettled, "not by countersign"},
-		{"no record (a renamed label)", []string{"state:verified"}, []LabelEvent{bot(true, "state:review")}, unsettled, "no record"},
-		{"taken off since", []string{"state:review"}, []LabelEvent{bot(true, "state:review"), bot(false, "state:review")}, unsettled, "changing"},
-		{"two of the bot's", []string{"state:review", "state:completed"}, []LabelEvent{bot(true, "state:review"), bot(true, "state:completed")}, unsettled, "changing"},
-	} {
-		st, why, err := s.judgeLabels(tc.labels, tc.evs, taskKind)
-		if err != nil || st != tc.want || !strings.Contains(why, tc.why) || (tc.why == "" && why != "") {
-			t.Errorf("%s: %q %q %v, want %q saying %q", tc.name, st, why, err, tc.want, tc.why)
-		}
 	}
 }
 
 // A JSON number is a milestone number; a string a title, which falls back to
 // a number only when no milestone has it as its title.
 func TestFindMilestone(t *testing.T) {
-	ms := []Milestone{{Number: 1, Title: "2"}, {Number: 2, Title: "1"}, {Number: 3, Title: "Login page"}}
+	ms := []ghread.Milestone{{Number: 1, Title: "2"}, {Number: 2, Title: "1"}, {Number: 3, Title: "Login page"}}
 	for _, tc := range []struct {
 		ref  GoalRef
 		want int

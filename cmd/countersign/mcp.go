@@ -17,6 +17,7 @@ import (
 
 	"github.com/countersign/countersign/app/buildinfo"
 	"github.com/countersign/countersign/app/mcp"
+	"github.com/countersign/countersign/app/mcp/ghread"
 )
 
 func init() { addCommand(newMCP) }
@@ -65,7 +66,7 @@ func newMCP(c *cli) *cobra.Command {
 				return usageErrorf("--bot (COUNTERSIGN_BOT) %v", err)
 			}
 			log := slog.New(slog.NewJSONHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-			opts := mcp.Options{Dial: mcp.RESTDialer(apiURL, nil), Bot: bot, Wait: wait, Log: log, Version: buildinfo.Read().Version}
+			opts := mcp.Options{Dial: ghread.RESTDialer(apiURL, nil), Bot: bot, Wait: wait, Log: log, Version: buildinfo.Read().Version}
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
 			if listen == "" {

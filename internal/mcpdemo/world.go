@@ -14,6 +14,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/countersign/countersign/app/mcp"
+	"github.com/countersign/countersign/app/mcp/ghread"
 	"github.com/countersign/countersign/internal/githubtest"
 	"github.com/countersign/countersign/internal/scenario"
 )
@@ -54,7 +55,7 @@ func (w *World) Settle(ctx context.Context) error { return w.rig.Settle(ctx) }
 // Options is how the world's MCP servers are configured: acting with tokens on
 // the fake GitHub, waiting at most w's wait for a verdict.
 func (w *World) Options(token func(context.Context, *sdk.CallToolRequest) (string, error)) mcp.Options {
-	return mcp.Options{Dial: mcp.RESTDialer(w.GH().URL(), nil), Token: token, Bot: w.GH().BotLogin(),
+	return mcp.Options{Dial: ghread.RESTDialer(w.GH().URL(), nil), Token: token, Bot: w.GH().BotLogin(),
 		Wait: w.wait, Poll: 50 * time.Millisecond}
 }
 
@@ -77,7 +78,7 @@ func (w *World) Agent(ctx context.Context, login string) (*sdk.ClientSession, er
 // HTTPAgent connects an MCP client over streamable HTTP at endpoint, sending
 // tok as its bearer token.
 func HTTPAgent(ctx context.Context, endpoint, name, tok string) (*sdk.ClientSession, error) {
-	hc := &http.Client{Transport: mcp.WithToken(tok, http.DefaultTransport)}
+	hc := &http.Client{Transport: ghread.WithToken(tok, http.DefaultTransport)}
 	return sdk.NewClient(&sdk.Implementation{Name: name, Version: "1"}, nil).Connect(ctx,
 		&sdk.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc, MaxRetries: -1}, nil)
 }

@@ -1,4 +1,8 @@
-package mcp
+// Package ghread is the MCP server's GitHub, acting as one person (the
+// token's account), and its reads of what only countersign's bot can vouch
+// for: a state label the bot put on last, a task card the bot wrote and
+// nobody else edited, a goal issue the bot opened.
+package ghread
 
 import (
 	"context"

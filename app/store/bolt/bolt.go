@@ -35,7 +35,7 @@ import (
 //
 //	meta:    ordering key -> keyMeta (JSON): queue and outbox bounds, lease, index entry
 //	ready:   be64(availableAt ns) be64(seq) key -> "" — keys with work, by when they become claimable
-//	queue:   uvarint(len key) key be64(seq) -> encoded delivery (common.go)
+//	queue:   uvarint(len key) key be64(seq) -> encoded delivery (store/internal/backend)
 //	outbox:  uvarint(len key) key be64(seq) -> effect
 //	seen:    delivery id -> be64(seen at ns)
 //	seenexp: be64(seen at ns) id -> "" — for purging expired seen ids in order

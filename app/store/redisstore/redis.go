@@ -37,7 +37,7 @@ const DefaultPrefix = "countersign:"
 //	                       end of a Nack delay
 //	P urgent         SET   ordering keys with an interactive delivery queued
 //	P lease:<key>    HASH  tok, exp, owner (expires by itself shortly after exp)
-//	P q:<key>        LIST  encoded deliveries (common.go), head first
+//	P q:<key>        LIST  encoded deliveries (store/internal/backend), head first
 //	P out:<key>      LIST  outbox effects, oldest first
 //	P queued         STRING number of queued deliveries
 //	P seen:<id>      STRING with a TTL of SeenTTL

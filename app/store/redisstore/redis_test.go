@@ -146,8 +146,8 @@ func TestRedisPrefixesAreIsolated(t *testing.T) {
 	}
 }
 
-// NewRedis uses a caller's client and leaves it open.
-func TestNewRedisDefaultPrefix(t *testing.T) {
+// New uses a caller's client and leaves it open.
+func TestNewDefaultPrefix(t *testing.T) {
 	t.Parallel()
 	url := redistest.Start(t)
 	o, err := redis.ParseURL(url)
@@ -170,7 +170,7 @@ func TestNewRedisDefaultPrefix(t *testing.T) {
 	}
 }
 
-func TestOpenRedisErrors(t *testing.T) {
+func TestOpenErrors(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()

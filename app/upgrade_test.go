@@ -2,7 +2,6 @@ package app_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/app/store/bolt"
+	"github.com/countersign/countersign/app/store/storetest"
 	"github.com/countersign/countersign/internal/githubtest"
 	bbolt "go.etcd.io/bbolt"
 )
@@ -48,15 +48,7 @@ func TestDeliveryQueuedByEarlierVersionIsProcessed(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	legacy, err := json.Marshal(struct { // the fields, in their order, of earlier versions
-		ID         string    `json:"id"`
-		Event      string    `json:"event"`
-		Key        string    `json:"key"`
-		Payload    []byte    `json:"payload"`
-		ReceivedAt time.Time `json:"received_at"`
-		Attempts   int       `json:"attempts"`
-		LastError  string    `json:"last_error,omitempty"`
-	}{ID: d.ID, Event: d.Event, Key: d.Key, Payload: d.Payload, ReceivedAt: d.ReceivedAt})
+	legacy, err := storetest.LegacyJSON(d) // as earlier versions wrote it
 	if err != nil {
 		t.Fatal(err)
 	}

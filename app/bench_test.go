@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/app/store/bolt"
 	"github.com/countersign/countersign/internal/githubtest"
 )
 
@@ -19,7 +20,7 @@ import (
 func BenchmarkWebhookTo202(b *testing.B) {
 	b.Run("bolt", func(b *testing.B) {
 		benchIntake(b, func(b *testing.B) store.Store {
-			s, err := store.OpenBolt(filepath.Join(b.TempDir(), "bench.db"))
+			s, err := bolt.Open(filepath.Join(b.TempDir(), "bench.db"))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/app/store/bolt"
 	"github.com/countersign/countersign/templates"
 )
 
@@ -183,7 +183,7 @@ func TestGoalRebuiltFromItsIssue(t *testing.T) {
 	g := wantGoal(t, h, m, "pending-verify")
 	h.shutdown()
 
-	fresh, err := store.OpenBolt(filepath.Join(t.TempDir(), "fresh.db"))
+	fresh, err := bolt.Open(filepath.Join(t.TempDir(), "fresh.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

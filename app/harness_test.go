@@ -20,6 +20,7 @@ import (
 
 	"github.com/countersign/countersign/app"
 	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/app/store/bolt"
 	"github.com/countersign/countersign/internal/githubtest"
 )
 
@@ -49,7 +50,7 @@ func newHarness(t *testing.T, opts ...harnessOpt) *harness {
 	gh := githubtest.New(githubtest.Options{})
 	t.Cleanup(gh.Close)
 	gh.AddRepo(testRepo, testInstallation)
-	s, err := store.OpenBolt(filepath.Join(t.TempDir(), "countersign.db"))
+	s, err := bolt.Open(filepath.Join(t.TempDir(), "countersign.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/app/store/bolt"
 	"github.com/countersign/countersign/internal/githubtest"
 	"github.com/countersign/countersign/rules"
 )
@@ -208,7 +208,7 @@ func TestTaskRecordIsRebuiltFromItsCard(t *testing.T) {
 	wantState(t, h, n, "completed")
 	h.shutdown()
 
-	fresh, err := store.OpenBolt(filepath.Join(t.TempDir(), "fresh.db"))
+	fresh, err := bolt.Open(filepath.Join(t.TempDir(), "fresh.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/app/store/bolt"
 	"github.com/countersign/countersign/app/store/redistest"
 	"github.com/countersign/countersign/internal/githubtest"
 )
@@ -113,7 +114,7 @@ func memTasksBench(b *testing.B, kind string) {
 	case "bolt":
 		dbPath = filepath.Join(b.TempDir(), "countersign.db")
 		var err error
-		if s, err = store.OpenBolt(dbPath); err != nil {
+		if s, err = bolt.Open(dbPath); err != nil {
 			b.Fatal(err)
 		}
 	case "redis":

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/app"
-	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/app/store/bolt"
 	"github.com/countersign/countersign/internal/githubtest"
 )
 
@@ -20,7 +20,7 @@ func burstHarness(t *testing.T, limit githubtest.WriteLimit, perWindow int) *har
 	gh := githubtest.New(githubtest.Options{WriteLimit: limit})
 	t.Cleanup(gh.Close)
 	gh.AddRepo(testRepo, testInstallation)
-	s, err := store.OpenBolt(filepath.Join(t.TempDir(), "countersign.db"))
+	s, err := bolt.Open(filepath.Join(t.TempDir(), "countersign.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestOneInstallationsBurstDoesNotStarveAnother(t *testing.T) {
 	gh.AddRepo(testRepo, testInstallation)
 	const other = "other/gizmos"
 	gh.AddRepo(other, testInstallation+1)
-	s, err := store.OpenBolt(filepath.Join(t.TempDir(), "c.db"))
+	s, err := bolt.Open(filepath.Join(t.TempDir(), "c.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

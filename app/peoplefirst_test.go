@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/app"
-	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/app/store/bolt"
 	"github.com/countersign/countersign/internal/githubtest"
 	"github.com/countersign/countersign/rules"
 )
@@ -76,7 +76,7 @@ func peopleFirst(t *testing.T, bulk int, spentHour bool) {
 		gh.SetPermission(repoA, u, "write")
 	}
 	gh.SetPermission(repoA, "carol", "admin")
-	s, err := store.OpenBolt(filepath.Join(t.TempDir(), "countersign.db"))
+	s, err := bolt.Open(filepath.Join(t.TempDir(), "countersign.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

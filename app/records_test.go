@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/countersign/countersign/app"
-	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/app/store/bolt"
 	"github.com/countersign/countersign/internal/githubtest"
 	"github.com/countersign/countersign/templates"
 )
@@ -28,7 +28,7 @@ func cardID(t *testing.T, h *harness, n int) (int64, string) {
 func freshStore(t *testing.T, h *harness) *harness {
 	t.Helper()
 	h.shutdown()
-	s, err := store.OpenBolt(filepath.Join(t.TempDir(), "fresh.db"))
+	s, err := bolt.Open(filepath.Join(t.TempDir(), "fresh.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func TestRecordKeyRotation(t *testing.T) {
 			wantState(t, h, n, "completed")
 			h.shutdown()
 
-			s, err := store.OpenBolt(filepath.Join(t.TempDir(), "fresh.db"))
+			s, err := bolt.Open(filepath.Join(t.TempDir(), "fresh.db"))
 			if err != nil {
 				t.Fatal(err)
 			}

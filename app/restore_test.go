@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/app/store/bolt"
 	"github.com/countersign/countersign/internal/githubtest"
 )
 
@@ -37,7 +37,7 @@ func copyFile(t *testing.T, from, to string) {
 
 func openAt(t *testing.T, gh *githubtest.Server, path string) *harness {
 	t.Helper()
-	s, err := store.OpenBolt(path)
+	s, err := bolt.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,6 +29,8 @@ import (
 	"github.com/countersign/countersign/app/process"
 	"github.com/countersign/countersign/app/reconcile"
 	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/app/store/bolt"
+	"github.com/countersign/countersign/app/store/redisstore"
 	"github.com/countersign/countersign/app/worker"
 )
 
@@ -49,13 +51,13 @@ type Server struct {
 // the embedded bbolt file.
 func OpenStore(ctx context.Context, st Settings) (store.Store, error) {
 	if st.RedisURL != "" {
-		s, err := store.OpenRedis(ctx, st.RedisURL)
+		s, err := redisstore.Open(ctx, st.RedisURL)
 		if err != nil {
 			return nil, fmt.Errorf("REDIS_URL: %w", err)
 		}
 		return s, nil
 	}
-	s, err := store.OpenBolt(st.DataPath)
+	s, err := bolt.Open(st.DataPath)
 	if err != nil {
 		return nil, fmt.Errorf("COUNTERSIGN_DATA: %w", err)
 	}

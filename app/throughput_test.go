@@ -38,6 +38,8 @@ import (
 
 	"github.com/countersign/countersign/app"
 	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/app/store/bolt"
+	"github.com/countersign/countersign/app/store/redisstore"
 	"github.com/countersign/countersign/app/store/redistest"
 	"github.com/countersign/countersign/internal/githubtest"
 	"github.com/countersign/countersign/templates"
@@ -73,7 +75,7 @@ func tpStartBot(tb testing.TB, gh *githubtest.Server, s store.Store, opts ...har
 
 func tpOpenBolt(tb testing.TB) store.Store {
 	tb.Helper()
-	s, err := store.OpenBolt(filepath.Join(tb.TempDir(), "countersign.db"))
+	s, err := bolt.Open(filepath.Join(tb.TempDir(), "countersign.db"))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -82,14 +84,14 @@ func tpOpenBolt(tb testing.TB) store.Store {
 
 func tpOpenRedis(tb testing.TB, url string) store.Store {
 	tb.Helper()
-	s, err := store.OpenRedis(context.Background(), url)
+	s, err := redisstore.Open(context.Background(), url)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	return s
 }
 
-// tpOpenRedisCounted opens a Redis store as store.OpenRedis does (its own
+// tpOpenRedisCounted opens a Redis store as redisstore.Open does (its own
 // client on url, pinged first), with a hook that counts the client's round
 // trips to Redis (a pipeline counts once) in *n.
 func tpOpenRedisCounted(tb testing.TB, url string, n *atomic.Int64) store.Store {
@@ -104,7 +106,7 @@ func tpOpenRedisCounted(tb testing.TB, url string, n *atomic.Int64) store.Store 
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { c.Close() })
-	return store.NewRedis(c, "")
+	return redisstore.New(c, "")
 }
 
 type tpCountHook struct{ n *atomic.Int64 }
@@ -264,7 +266,7 @@ func tpAcceptSustained(b *testing.B, s store.Store) {
 // and a task card, with a Redis store, one or two replicas and 0 or 50 ms
 // added to every GitHub API call. Two replicas are two app.Server instances,
 // each with its own Redis client on the same server (opened as
-// store.OpenRedis does, plus a hook counting round trips), behind a
+// redisstore.Open does, plus a hook counting round trips), behind a
 // round-robin reverse proxy that the fake sends its webhooks to. Each replica
 // runs tpWorkers (16) workers.
 //

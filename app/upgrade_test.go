@@ -2,15 +2,16 @@ package app_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/app/store/bolt"
+	"github.com/countersign/countersign/app/store/storetest"
 	"github.com/countersign/countersign/internal/githubtest"
-	bolt "go.etcd.io/bbolt"
+	bbolt "go.etcd.io/bbolt"
 )
 
 // A delivery queued by a version that stored deliveries as JSON (the payload
@@ -35,7 +36,7 @@ func TestDeliveryQueuedByEarlierVersionIsProcessed(t *testing.T) {
 
 	// Queue it, then rewrite the queued record as earlier versions wrote it.
 	path := filepath.Join(t.TempDir(), "countersign.db")
-	s, err := store.OpenBolt(path)
+	s, err := bolt.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,24 +48,16 @@ func TestDeliveryQueuedByEarlierVersionIsProcessed(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	legacy, err := json.Marshal(struct { // the fields, in their order, of earlier versions
-		ID         string    `json:"id"`
-		Event      string    `json:"event"`
-		Key        string    `json:"key"`
-		Payload    []byte    `json:"payload"`
-		ReceivedAt time.Time `json:"received_at"`
-		Attempts   int       `json:"attempts"`
-		LastError  string    `json:"last_error,omitempty"`
-	}{ID: d.ID, Event: d.Event, Key: d.Key, Payload: d.Payload, ReceivedAt: d.ReceivedAt})
+	legacy, err := storetest.LegacyJSON(d) // as earlier versions wrote it
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := bolt.Open(path, 0o600, nil)
+	db, err := bbolt.Open(path, 0o600, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rewritten := 0
-	err = db.Update(func(tx *bolt.Tx) error {
+	err = db.Update(func(tx *bbolt.Tx) error {
 		q := tx.Bucket([]byte("queue"))
 		var keys [][]byte
 		if err := q.ForEach(func(k, _ []byte) error { keys = append(keys, append([]byte(nil), k...)); return nil }); err != nil {
@@ -85,7 +78,7 @@ func TestDeliveryQueuedByEarlierVersionIsProcessed(t *testing.T) {
 		t.Fatalf("rewrote %d queued records: %v", rewritten, err)
 	}
 
-	s, err = store.OpenBolt(path)
+	s, err = bolt.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}

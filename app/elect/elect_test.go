@@ -11,13 +11,13 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/app/elect"
-	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/app/store/bolt"
 )
 
 // Two replicas on one store: only the lease holder works, at once and then
 // every interval.
 func TestOneReplicaWorks(t *testing.T) {
-	st, err := store.OpenBolt(filepath.Join(t.TempDir(), "e.db"))
+	st, err := bolt.Open(filepath.Join(t.TempDir(), "e.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

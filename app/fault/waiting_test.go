@@ -14,6 +14,7 @@ import (
 	"github.com/bradleyfalzon/ghinstallation/v2"
 	"github.com/countersign/countersign/app/ghhealth"
 	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/app/store/redisstore"
 	"github.com/google/go-github/v60/github"
 	"github.com/redis/go-redis/v9"
 )
@@ -29,7 +30,7 @@ func storeDown(t *testing.T) error {
 	ln.Close() // nothing listens there now
 	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
 	defer c.Close()
-	_, err = store.NewRedis(c, "").Get(t.Context(), "k")
+	_, err = redisstore.New(c, "").Get(t.Context(), "k")
 	if err == nil || !store.Unavailable(err) || !strings.Contains(err.Error(), "connection refused") {
 		t.Fatalf("Get on a Redis that is down: %v; want an unavailable store", err)
 	}

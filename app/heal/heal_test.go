@@ -16,6 +16,7 @@ import (
 	"github.com/bradleyfalzon/ghinstallation/v2"
 	"github.com/countersign/countersign/app/heal"
 	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/app/store/bolt"
 	"github.com/countersign/countersign/internal/githubtest"
 	"github.com/google/go-github/v60/github"
 	"github.com/prometheus/client_golang/prometheus"
@@ -42,7 +43,7 @@ func newBenchRig(t testing.TB) *rig {
 	gh := githubtest.New(githubtest.Options{})
 	t.Cleanup(gh.Close)
 	gh.AddRepo(repo, 7)
-	st, err := store.OpenBolt(filepath.Join(t.TempDir(), "heal.db"))
+	st, err := bolt.Open(filepath.Join(t.TempDir(), "heal.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

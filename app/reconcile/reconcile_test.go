@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/app/reconcile"
-	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/app/store/bolt"
 )
 
 func TestScheduleEveryTrackedRepo(t *testing.T) {
-	st, err := store.OpenBolt(filepath.Join(t.TempDir(), "r.db"))
+	st, err := bolt.Open(filepath.Join(t.TempDir(), "r.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

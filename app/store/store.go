@@ -5,9 +5,10 @@
 // Work is partitioned by key (for a task, "owner/repo#12"). A key is processed by
 // one holder at a time, under a lease that expires when its holder dies, and its
 // deliveries are handed out in arrival order. Different keys are processed in
-// parallel. Two implementations satisfy Store: Bolt (embedded, one process) and
-// Redis (shared by several replicas). storetest holds the conformance suite both
-// must pass.
+// parallel. Two implementations satisfy Store, each in its own package: bolt
+// (embedded, one process) and redisstore (shared by several replicas). What
+// both share (input checks, the stored form of a delivery) is in
+// internal/backend; storetest holds the conformance suite both must pass.
 package store
 
 import (
@@ -34,7 +35,7 @@ var (
 
 // Delivery is one accepted webhook delivery (or an internal event derived from
 // one), queued under an ordering key. Stores keep it in a binary form
-// (common.go); the JSON tags read the deliveries earlier versions stored as
+// (internal/backend); the JSON tags read the deliveries earlier versions stored as
 // JSON.
 type Delivery struct {
 	ID    string `json:"id"`    // X-GitHub-Delivery, or a derived id for internal events

@@ -1,10 +1,6 @@
 package store
 
-import (
-	"errors"
-	"io"
-	"net"
-)
+import "errors"
 
 // unavailableError is the store's backend failing to answer: Redis
 // unreachable, or a connection lost mid-command.
@@ -16,16 +12,17 @@ type unavailableError struct {
 func (e *unavailableError) Error() string { return e.msg + ": " + e.err.Error() }
 func (e *unavailableError) Unwrap() error { return e.err }
 
+// NewUnavailableError is err, which says the backend could not be reached,
+// prefixed with msg and marked for Unavailable. Backends wrap their
+// connection failures with it.
+func NewUnavailableError(msg string, err error) error {
+	return &unavailableError{msg: msg, err: err}
+}
+
 // Unavailable reports whether err is the store being unreachable (as opposed
 // to an answer: a lost lease, bad input, a missing record). Such a failure is
 // nobody's fault: whoever met it waits and tries again.
 func Unavailable(err error) bool {
 	var u *unavailableError
 	return errors.As(err, &u)
-}
-
-// unreachable reports whether err says the backend could not be reached.
-func unreachable(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }

@@ -9,12 +9,13 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/app/store/bolt"
 )
 
 func TestDeadlettersListAndRetry(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "countersign.db")
-	s, err := store.OpenBolt(path)
+	s, err := bolt.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,7 @@ func TestDeadlettersListAndRetry(t *testing.T) {
 		t.Fatalf("retry --all: exit %d, %q", code, out.String())
 	}
 
-	s, err = store.OpenBolt(path)
+	s, err = bolt.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}

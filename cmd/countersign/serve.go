@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/countersign/countersign/app"
-	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/app/store/redisstore"
 )
 
 func init() { addCommand(newServe) }
@@ -70,7 +70,7 @@ func serve(c *cli, st app.Settings) error {
 	}
 	// From now on go-redis's own lines go to the log, rate-limited (a store
 	// that cannot be opened is reported in one line above).
-	store.SetRedisLogger(log, 10*time.Second)
+	redisstore.SetLogger(log, 10*time.Second)
 	srv, err := app.New(st, s, log)
 	if err != nil {
 		s.Close()

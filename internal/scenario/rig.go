@@ -16,6 +16,7 @@ import (
 
 	"github.com/countersign/countersign/app"
 	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/app/store/bolt"
 	"github.com/countersign/countersign/internal/githubtest"
 )
 
@@ -109,7 +110,7 @@ func NewRig(ctx context.Context, o RigOptions) (_ *Rig, err error) {
 // start runs a bot on a store in file (in the rig's directory).
 func (r *Rig) start(ctx context.Context, file string) error {
 	var err error
-	r.store, err = store.OpenBolt(filepath.Join(r.dir, file))
+	r.store, err = bolt.Open(filepath.Join(r.dir, file))
 	if err != nil {
 		return fmt.Errorf("scenario: open store: %w", err)
 	}

@@ -1,19 +1,21 @@
-package store
+package backend
 
 import (
 	"bytes"
 	"encoding/json"
 	"testing"
 	"time"
+
+	"github.com/countersign/countersign/app/store"
 )
 
 // Commit, Nack and DeadLetter recognise the head of a queue by the prefix of
 // its encoding, in the binary form and in the JSON form of earlier versions.
 func TestEncodedDeliveryStartsWithHeadPrefix(t *testing.T) {
 	for _, id := range []string{"72d3162e-cc78-11e3-81ab-4c9367dc0958", `a"b\c`, "<&>", "ünï", "\u2028", "x,y", "\x01"} {
-		in := Delivery{ID: id, Event: "issues", Key: "k", Action: "opened", Payload: []byte("p"), Attempts: 3, LastError: "e",
+		in := store.Delivery{ID: id, Event: "issues", Key: "k", Action: "opened", Payload: []byte("p"), Attempts: 3, LastError: "e",
 			ReceivedAt: time.Date(2025, 1, 2, 3, 4, 5, 6, time.UTC)}
-		raw, err := encodeDelivery(in, time.Now())
+		raw, err := EncodeDelivery(in, time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -22,13 +24,13 @@ func TestEncodedDeliveryStartsWithHeadPrefix(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, enc := range [][]byte{raw, legacy} {
-			if !isHead(enc, id) {
+			if !IsHead(enc, id) {
 				t.Errorf("encoding %q does not start with its head prefix", enc)
 			}
-			if isHead(enc, id+"x") || isHead(enc, id[:len(id)-1]) {
+			if IsHead(enc, id+"x") || IsHead(enc, id[:len(id)-1]) {
 				t.Errorf("encoding %q matches another id", enc)
 			}
-			d, err := decodeDelivery(enc)
+			d, err := DecodeDelivery(enc)
 			if err != nil || d.ID != id || !bytes.Equal(d.Payload, in.Payload) || d.Event != in.Event || d.Key != in.Key ||
 				d.Action != in.Action || d.Attempts != 3 || d.LastError != "e" || !d.ReceivedAt.Equal(in.ReceivedAt) {
 				t.Errorf("decode = %+v, %v", d, err)
@@ -40,7 +42,7 @@ func TestEncodedDeliveryStartsWithHeadPrefix(t *testing.T) {
 // The binary form keeps the payload's bytes as they are, and a truncated or
 // unknown record is an error, never a panic.
 func TestDecodeDeliveryBadInput(t *testing.T) {
-	raw, err := encodeDelivery(Delivery{ID: "id", Key: "k", Payload: []byte("{\"a\":1}\xff")}, time.Unix(1, 0))
+	raw, err := EncodeDelivery(store.Delivery{ID: "id", Key: "k", Payload: []byte("{\"a\":1}\xff")}, time.Unix(1, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,56 +50,38 @@ func TestDecodeDeliveryBadInput(t *testing.T) {
 		t.Errorf("payload not stored as is: %q", raw)
 	}
 	for i := range len(raw) - len("{\"a\":1}\xff") {
-		if d, err := decodeDelivery(raw[:i]); err == nil {
+		if d, err := DecodeDelivery(raw[:i]); err == nil {
 			t.Errorf("decode of %q (truncated) = %+v, want an error", raw[:i], d)
 		}
 	}
 	for _, bad := range []string{"", "\x02", "[]", "{"} {
-		if _, err := decodeDelivery([]byte(bad)); err == nil {
+		if _, err := DecodeDelivery([]byte(bad)); err == nil {
 			t.Errorf("decode of %q: no error", bad)
 		}
 	}
 }
 
 func FuzzDecodeDelivery(f *testing.F) {
-	raw, _ := encodeDelivery(Delivery{ID: "id", Event: "e", Key: "k", Action: "a", Payload: []byte("p")}, time.Unix(1, 0))
+	raw, _ := EncodeDelivery(store.Delivery{ID: "id", Event: "e", Key: "k", Action: "a", Payload: []byte("p")}, time.Unix(1, 0))
 	f.Add(raw)
 	f.Add([]byte(`{"id":"x","payload":"cA=="}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		d, err := decodeDelivery(b)
+		d, err := DecodeDelivery(b)
 		if err != nil {
 			return
 		}
-		again, err := encodeDelivery(*d, time.Unix(1, 0))
+		again, err := EncodeDelivery(*d, time.Unix(1, 0))
 		if err != nil {
 			t.Fatal(err)
 		}
-		d2, err := decodeDelivery(again)
+		d2, err := DecodeDelivery(again)
 		if err != nil || d2.ID != d.ID || d2.Key != d.Key || d2.Event != d.Event || d2.Action != d.Action ||
 			!bytes.Equal(d2.Payload, d.Payload) || d2.Attempts != d.Attempts || d2.LastError != d.LastError ||
 			(!d.ReceivedAt.IsZero() && !d2.ReceivedAt.Equal(d.ReceivedAt)) {
 			t.Fatalf("round trip of %+v = %+v, %v", d, d2, err)
 		}
-		if !isHead(again, d.ID) {
+		if !IsHead(again, d.ID) {
 			t.Fatalf("re-encoded %q does not start with its head prefix", again)
 		}
 	})
-}
-
-func TestSuccessor(t *testing.T) {
-	for _, c := range []struct {
-		in, want string
-		ok       bool
-	}{
-		{"a", "b", true},
-		{"task:", "task;", true},
-		{"a\xff", "b", true},
-		{"\xff\xff", "", false},
-		{"", "", false},
-	} {
-		got, ok := successor(c.in)
-		if got != c.want || ok != c.ok {
-			t.Errorf("successor(%q) = %q, %v; want %q, %v", c.in, got, ok, c.want, c.ok)
-		}
-	}
 }

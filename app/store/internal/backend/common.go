@@ -1,4 +1,4 @@
-package store
+package backend
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"time"
 	"unicode/utf8"
+
+	"github.com/countersign/countersign/app/store"
 )
 
 // Limits shared by both implementations, checked before anything is written so
@@ -18,85 +20,85 @@ const (
 	// maxNameLen bounds delivery ids, ordering keys and record keys (bbolt keys
 	// are limited to 32 KiB; real names are far shorter).
 	maxNameLen = 4096
-	// maxDuration bounds lease ttls and Nack delays, so that "now + d" never
+	// MaxDuration bounds lease ttls and Nack delays, so that "now + d" never
 	// overflows.
-	maxDuration = 10 * 365 * 24 * time.Hour
+	MaxDuration = 10 * 365 * 24 * time.Hour
 )
 
 // errInvalid is wrapped by every input validation error (see ErrInvalid).
-var errInvalid = ErrInvalid
+var errInvalid = store.ErrInvalid
 
-func invalidf(format string, args ...any) error {
+func Invalidf(format string, args ...any) error {
 	return fmt.Errorf("store: %w: %s", errInvalid, fmt.Sprintf(format, args...))
 }
 
-// checkName validates a delivery id or ordering key: non-empty, bounded, UTF-8
+// CheckName validates a delivery id or ordering key: non-empty, bounded, UTF-8
 // (keys are also Redis keys and log attributes, and ids were stored as JSON).
-func checkName(what, s string) error {
+func CheckName(what, s string) error {
 	switch {
 	case s == "":
-		return invalidf("empty %s", what)
+		return Invalidf("empty %s", what)
 	case len(s) > maxNameLen:
-		return invalidf("%s longer than %d bytes", what, maxNameLen)
+		return Invalidf("%s longer than %d bytes", what, maxNameLen)
 	case !utf8.ValidString(s):
-		return invalidf("%s is not valid UTF-8", what)
+		return Invalidf("%s is not valid UTF-8", what)
 	}
 	return nil
 }
 
-// checkRecordKey validates a record key: non-empty and bounded (any bytes).
-func checkRecordKey(k string) error {
+// CheckRecordKey validates a record key: non-empty and bounded (any bytes).
+func CheckRecordKey(k string) error {
 	switch {
 	case k == "":
-		return invalidf("empty record key")
+		return Invalidf("empty record key")
 	case len(k) > maxNameLen:
-		return invalidf("record key longer than %d bytes", maxNameLen)
+		return Invalidf("record key longer than %d bytes", maxNameLen)
 	}
 	return nil
 }
 
-func checkDelivery(d *Delivery) error {
-	if err := checkName("delivery id", d.ID); err != nil {
+func CheckDelivery(d *store.Delivery) error {
+	if err := CheckName("delivery id", d.ID); err != nil {
 		return err
 	}
-	return checkName("delivery key", d.Key)
+	return CheckName("delivery key", d.Key)
 }
 
-func checkClaim(c *Claim) error {
+func CheckClaim(c *store.Claim) error {
 	switch {
 	case c == nil:
-		return invalidf("nil claim")
+		return Invalidf("nil claim")
 	case c.Key == "" || c.Token == "":
-		return invalidf("claim without key or token")
+		return Invalidf("claim without key or token")
 	}
 	return nil
 }
 
-func checkTTL(ttl time.Duration) (time.Duration, error) {
+func CheckTTL(ttl time.Duration) (time.Duration, error) {
 	if ttl <= 0 {
-		return 0, invalidf("non-positive lease ttl %s", ttl)
+		return 0, Invalidf("non-positive lease ttl %s", ttl)
 	}
-	return min(ttl, maxDuration), nil
+	return min(ttl, MaxDuration), nil
 }
 
-func clampDelay(d time.Duration) time.Duration {
-	return min(max(d, 0), maxDuration)
+func ClampDelay(d time.Duration) time.Duration {
+	return min(max(d, 0), MaxDuration)
 }
 
-// checkCommit validates w and encodes its derived deliveries.
-func checkCommit(w *Commit, now time.Time) ([][]byte, error) {
+// CheckCommit validates w and encodes its derived deliveries.
+func CheckCommit(w *store.Commit, now time.Time) ([][]byte, error) {
 	for k := range w.Records {
-		if err := checkRecordKey(k); err != nil {
+		if err := CheckRecordKey(k); err != nil {
 			return nil, err
 		}
 	}
 	enc := make([][]byte, len(w.Enqueue))
 	for i := range w.Enqueue {
 		d := w.Enqueue[i]
-		if err := checkDelivery(&d); err != nil {
+		if err := CheckDelivery(&d); err != nil {
 			return nil, err
 		}
-		b, err := encodeDelivery(d, now)
+		b, err := EncodeDelivery(d, now)
 		if err != nil {
 			return nil, err
 		}
@@ -110,7 +112,7 @@ func checkCommit(w *Commit, now time.Time) ([][]byte, error) {
 // costs a copy rather than an encoding, a JSON scan and a decoding.
 //
 //	0x01                       format marker (a JSON record starts with '{')
-//	uvarint len, id            id first: headPrefix relies on it
+//	uvarint len, id            id first: HeadPrefix relies on it
 //	uvarint len, event
 //	uvarint len, key
 //	uvarint len, action
@@ -120,12 +122,12 @@ func checkCommit(w *Commit, now time.Time) ([][]byte, error) {
 //	payload                    the rest
 //
 // Records written before this form are plain json.Marshal of Delivery (the
-// payload base64 inside it); decodeDelivery and isHead read both, so
+// payload base64 inside it); DecodeDelivery and IsHead read both, so
 // deliveries queued by an older version are processed after an upgrade.
 const deliveryFormat byte = 0x01
 
-// encodeDelivery is the stored form of a delivery.
-func encodeDelivery(d Delivery, now time.Time) ([]byte, error) {
+// EncodeDelivery is the stored form of a delivery.
+func EncodeDelivery(d store.Delivery, now time.Time) ([]byte, error) {
 	if d.ReceivedAt.IsZero() {
 		d.ReceivedAt = now
 	}
@@ -144,11 +146,11 @@ func encodeDelivery(d Delivery, now time.Time) ([]byte, error) {
 	return append(b, d.Payload...), nil
 }
 
-// decodeDelivery reads a stored delivery, in either form. The result shares
+// DecodeDelivery reads a stored delivery, in either form. The result shares
 // no memory with b (a bbolt value is only valid within its transaction).
-func decodeDelivery(b []byte) (*Delivery, error) {
+func DecodeDelivery(b []byte) (*store.Delivery, error) {
 	if len(b) > 0 && b[0] == '{' {
-		var d Delivery
+		var d store.Delivery
 		if err := json.Unmarshal(b, &d); err != nil {
 			return nil, fmt.Errorf("store: decode delivery: %w", err)
 		}
@@ -158,7 +160,7 @@ func decodeDelivery(b []byte) (*Delivery, error) {
 		return nil, fmt.Errorf("store: decode delivery: unknown format")
 	}
 	r := deliveryReader{b: b[1:]}
-	d := &Delivery{ID: r.str(), Event: r.str(), Key: r.str(), Action: r.str()}
+	d := &store.Delivery{ID: r.str(), Event: r.str(), Key: r.str(), Action: r.str()}
 	sec, nsec := r.varint(), r.uvarint()
 	d.Attempts = int(r.varint())
 	d.LastError = r.str()
@@ -224,19 +226,19 @@ func (r *deliveryReader) str() string {
 	return s
 }
 
-// headPrefix is how every delivery with that id stored by this version
+// HeadPrefix is how every delivery with that id stored by this version
 // starts, which lets a store check "the head of the queue is still this
 // delivery" without decoding it.
-func headPrefix(id string) []byte {
+func HeadPrefix(id string) []byte {
 	out := make([]byte, 0, 1+binary.MaxVarintLen64+len(id))
 	out = append(out, deliveryFormat)
 	out = binary.AppendUvarint(out, uint64(len(id)))
 	return append(out, id...)
 }
 
-// legacyHeadPrefix is headPrefix for a delivery stored as JSON by an earlier
+// LegacyHeadPrefix is HeadPrefix for a delivery stored as JSON by an earlier
 // version: json.Marshal of Delivery starts with its id.
-func legacyHeadPrefix(id string) []byte {
+func LegacyHeadPrefix(id string) []byte {
 	b, _ := json.Marshal(id) // a string always marshals
 	out := make([]byte, 0, len(b)+7)
 	out = append(out, `{"id":`...)
@@ -244,14 +246,14 @@ func legacyHeadPrefix(id string) []byte {
 	return append(out, ',')
 }
 
-func isHead(raw []byte, id string) bool {
+func IsHead(raw []byte, id string) bool {
 	if len(raw) > 0 && raw[0] == '{' {
-		return bytes.HasPrefix(raw, legacyHeadPrefix(id))
+		return bytes.HasPrefix(raw, LegacyHeadPrefix(id))
 	}
-	return raw != nil && bytes.HasPrefix(raw, headPrefix(id))
+	return raw != nil && bytes.HasPrefix(raw, HeadPrefix(id))
 }
 
-func newToken() (string, error) {
+func NewToken() (string, error) {
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", fmt.Errorf("store: lease token: %w", err)
@@ -259,9 +261,9 @@ func newToken() (string, error) {
 	return hex.EncodeToString(b[:]), nil
 }
 
-// errNotHead is returned when a claim's delivery is no longer at the head of its
+// ErrNotHead is returned when a claim's delivery is no longer at the head of its
 // queue although the lease still holds (for example a second Commit of the same
 // claim): nothing is written. Callers wrap it with the store and operation.
-func errNotHead(c *Claim) error {
+func ErrNotHead(c *store.Claim) error {
 	return fmt.Errorf("delivery %q is not at the head of the queue of %q (already committed?)", c.Delivery.ID, c.Key)
 }

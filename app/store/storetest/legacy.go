@@ -1,37 +1,44 @@
-package store_test
+package storetest
 
 import (
 	"bytes"
-	"path/filepath"
+	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
 	"github.com/countersign/countersign/app/store"
-	"github.com/countersign/countersign/app/store/redistest"
 )
 
-// Deliveries queued by a version that stored them as JSON (the payload base64
-// inside) are claimed, committed, nacked and dead-lettered by this one.
-func TestLegacyDeliveriesAfterUpgrade(t *testing.T) {
-	t.Parallel()
-	t.Run("bolt", func(t *testing.T) {
-		t.Parallel()
-		testLegacyDeliveries(t, openBolt(t, filepath.Join(t.TempDir(), "store.db")))
-	})
-	t.Run("redis", func(t *testing.T) {
-		t.Parallel()
-		testLegacyDeliveries(t, openRedis(t, redistest.Start(t), uniquePrefix()))
-	})
+// LegacyJSON is d as versions before the binary delivery form stored it:
+// json.Marshal of Delivery, its payload base64 inside (ReceivedAt set to now
+// when zero, as Accept does).
+func LegacyJSON(d store.Delivery) ([]byte, error) {
+	if d.ReceivedAt.IsZero() {
+		d.ReceivedAt = time.Now()
+	}
+	return json.Marshal(struct {
+		ID         string    `json:"id"`
+		Event      string    `json:"event"`
+		Key        string    `json:"key"`
+		Payload    []byte    `json:"payload"`
+		ReceivedAt time.Time `json:"received_at"`
+		Attempts   int       `json:"attempts"`
+		LastError  string    `json:"last_error,omitempty"`
+	}{d.ID, d.Event, d.Key, d.Payload, d.ReceivedAt, d.Attempts, d.LastError})
 }
 
-func testLegacyDeliveries(t *testing.T, s store.Store) {
+// LegacyDeliveries checks that deliveries queued by a version that stored
+// them as JSON are claimed, committed, nacked and dead-lettered by s.
+// acceptLegacy is Accept storing a delivery in that form (see LegacyJSON).
+func LegacyDeliveries(t *testing.T, s store.Store, acceptLegacy func(context.Context, store.Delivery) (bool, error)) {
 	ctx := t.Context()
 	received := time.Date(2024, 5, 6, 7, 8, 9, 123456789, time.UTC)
 	legacy := func(id, key string) store.Delivery {
 		d := store.Delivery{ID: id, Event: "issues", Key: key, ReceivedAt: received,
 			Payload: []byte(`{"action":"opened","bytes":"\u0000\u00ff` + id + `"}`), Attempts: 1, LastError: "earlier"}
-		if ok, err := store.AcceptLegacy(ctx, s, d); err != nil || !ok {
-			t.Fatalf("AcceptLegacy(%s) = %v, %v", id, ok, err)
+		if ok, err := acceptLegacy(ctx, d); err != nil || !ok {
+			t.Fatalf("acceptLegacy(%s) = %v, %v", id, ok, err)
 		}
 		return d
 	}
@@ -98,32 +105,10 @@ func testLegacyDeliveries(t *testing.T, s store.Store) {
 	if err := s.Release(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := store.AcceptLegacy(ctx, s, a1); err != nil || ok {
+	if ok, err := acceptLegacy(ctx, a1); err != nil || ok {
 		t.Fatalf("legacy redelivery of a1 = %v, %v; want a duplicate", ok, err)
 	}
 	if ok, err := s.Accept(ctx, a1); err != nil || ok {
 		t.Fatalf("redelivery of a1 = %v, %v; want a duplicate", ok, err)
-	}
-}
-
-// A dead letter stored as JSON by an earlier version is listed and retried.
-func TestBoltLegacyDeadLetter(t *testing.T) {
-	t.Parallel()
-	s := openBolt(t, filepath.Join(t.TempDir(), "store.db"))
-	d := store.Delivery{ID: "old", Event: "issues", Key: "k#2", Payload: []byte(`{"action":"closed"}`),
-		ReceivedAt: time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC), Attempts: 8, LastError: "x"}
-	if err := store.LegacyDeadLetter(s, d); err != nil {
-		t.Fatal(err)
-	}
-	dead, err := s.DeadLetters(t.Context())
-	if err != nil || len(dead) != 1 || dead[0].ID != "old" || !bytes.Equal(dead[0].Payload, d.Payload) || dead[0].Attempts != 8 {
-		t.Fatalf("DeadLetters = %+v, %v", dead, err)
-	}
-	if err := s.RetryDeadLetter(t.Context(), "old"); err != nil {
-		t.Fatal(err)
-	}
-	c, err := s.Claim(t.Context(), "w", time.Minute)
-	if err != nil || c == nil || c.Delivery == nil || c.Delivery.ID != "old" || !bytes.Equal(c.Delivery.Payload, d.Payload) {
-		t.Fatalf("Claim = %+v, %v", c, err)
 	}
 }

@@ -1,4 +1,4 @@
-package store_test
+package redisstore_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/app/store/redisstore"
 	"github.com/countersign/countersign/app/store/redistest"
 	"github.com/countersign/countersign/app/store/storetest"
 )
@@ -23,11 +24,11 @@ func uniquePrefix() string {
 	return fmt.Sprintf("cs-test-%d:", prefixSeq.Add(1))
 }
 
-func openRedis(t testing.TB, url, prefix string) *store.Redis {
+func openRedis(t testing.TB, url, prefix string) *redisstore.Store {
 	t.Helper()
-	s, err := store.OpenRedis(context.Background(), url, store.WithPrefix(prefix))
+	s, err := redisstore.Open(context.Background(), url, redisstore.WithPrefix(prefix))
 	if err != nil {
-		t.Fatalf("OpenRedis: %v", err)
+		t.Fatalf("redisstore.Open: %v", err)
 	}
 	t.Cleanup(func() {
 		if err := s.Close(); err != nil {
@@ -50,6 +51,16 @@ func TestRedis(t *testing.T) {
 }
 
 // Two replicas (separate clients) race on the same keys.
+// Deliveries queued by a version that stored them as JSON (the payload base64
+// inside) are claimed, committed, nacked and dead-lettered by this one.
+func TestRedisLegacyDeliveriesAfterUpgrade(t *testing.T) {
+	t.Parallel()
+	s := openRedis(t, redistest.Start(t), uniquePrefix())
+	storetest.LegacyDeliveries(t, s, func(ctx context.Context, d store.Delivery) (bool, error) {
+		return redisstore.AcceptLegacy(ctx, s, d)
+	})
+}
+
 func TestRedisTwoReplicas(t *testing.T) {
 	t.Parallel()
 	url := redistest.Start(t)
@@ -72,7 +83,7 @@ func TestRedisSeenIDsExpire(t *testing.T) {
 	url := redistest.Start(t)
 	prefix := uniquePrefix()
 	s := openRedis(t, url, prefix)
-	store.SetSeenTTL(s, 200*time.Millisecond)
+	redisstore.SetSeenTTL(s, 200*time.Millisecond)
 	ctx := t.Context()
 	accept := func(id string) bool {
 		t.Helper()
@@ -135,8 +146,8 @@ func TestRedisPrefixesAreIsolated(t *testing.T) {
 	}
 }
 
-// NewRedis uses a caller's client and leaves it open.
-func TestNewRedisDefaultPrefix(t *testing.T) {
+// New uses a caller's client and leaves it open.
+func TestNewDefaultPrefix(t *testing.T) {
 	t.Parallel()
 	url := redistest.Start(t)
 	o, err := redis.ParseURL(url)
@@ -145,7 +156,7 @@ func TestNewRedisDefaultPrefix(t *testing.T) {
 	}
 	c := redis.NewClient(o)
 	defer c.Close()
-	s := store.NewRedis(c, "")
+	s := redisstore.New(c, "")
 	ctx := t.Context()
 	if err := s.Put(ctx, "r", []byte("v")); err != nil {
 		t.Fatal(err)
@@ -153,18 +164,18 @@ func TestNewRedisDefaultPrefix(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	v, err := c.HGet(ctx, store.DefaultRedisPrefix+"rec", "r").Result()
+	v, err := c.HGet(ctx, redisstore.DefaultPrefix+"rec", "r").Result()
 	if err != nil || v != "v" {
 		t.Fatalf("record under the default prefix = %q, %v", v, err)
 	}
 }
 
-func TestOpenRedisErrors(t *testing.T) {
+func TestOpenErrors(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	if _, err := store.OpenRedis(ctx, "http://nope"); err == nil {
-		t.Error("OpenRedis(bad url): err = nil")
+	if _, err := redisstore.Open(ctx, "http://nope"); err == nil {
+		t.Error("redisstore.Open(bad url): err = nil")
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -172,9 +183,9 @@ func TestOpenRedisErrors(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	_, err = store.OpenRedis(ctx, "redis://"+addr+"/0")
+	_, err = redisstore.Open(ctx, "redis://"+addr+"/0")
 	if err == nil || !strings.Contains(err.Error(), "store: redis") {
-		t.Errorf("OpenRedis(nothing listening) = %v, want a store error", err)
+		t.Errorf("redisstore.Open(nothing listening) = %v, want a store error", err)
 	}
 }
 
@@ -202,5 +213,5 @@ func benchRedis(b *testing.B) func(b *testing.B) store.Store {
 	return func(b *testing.B) store.Store { return openRedis(b, url, uniquePrefix()) }
 }
 
-func BenchmarkAcceptRedis(b *testing.B)      { benchAccept(b, benchRedis(b)) }
-func BenchmarkClaimCommitRedis(b *testing.B) { benchClaimCommit(b, benchRedis(b)) }
+func BenchmarkAcceptRedis(b *testing.B)      { storetest.BenchAccept(b, benchRedis(b)) }
+func BenchmarkClaimCommitRedis(b *testing.B) { storetest.BenchClaimCommit(b, benchRedis(b)) }

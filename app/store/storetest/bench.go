@@ -1,4 +1,4 @@
-package store_test
+package storetest
 
 import (
 	"fmt"
@@ -21,8 +21,8 @@ func benchDelivery(id string, key int) store.Delivery {
 	}
 }
 
-// benchAccept measures Accept, sequentially and from parallel goroutines.
-func benchAccept(b *testing.B, open func(b *testing.B) store.Store) {
+// BenchAccept measures Accept, sequentially and from parallel goroutines.
+func BenchAccept(b *testing.B, open func(b *testing.B) store.Store) {
 	b.Run("sequential", func(b *testing.B) {
 		s := open(b)
 		ctx := b.Context()
@@ -115,9 +115,9 @@ func process(b *testing.B, s store.Store, owner string) bool {
 	return true
 }
 
-// benchClaimCommit measures the processing of one delivery (Claim, Commit,
+// BenchClaimCommit measures the processing of one delivery (Claim, Commit,
 // PopEffect, Release).
-func benchClaimCommit(b *testing.B, open func(b *testing.B) store.Store) {
+func BenchClaimCommit(b *testing.B, open func(b *testing.B) store.Store) {
 	b.Run("sequential", func(b *testing.B) {
 		s := open(b)
 		seed(b, s, b.N, 256)

@@ -1,4 +1,4 @@
-package store_test
+package bolt_test
 
 import (
 	"context"
@@ -9,14 +9,15 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/app/store/bolt"
 	"github.com/countersign/countersign/app/store/storetest"
 )
 
-func openBolt(t testing.TB, path string) *store.Bolt {
+func openBolt(t testing.TB, path string) *bolt.Store {
 	t.Helper()
-	s, err := store.OpenBolt(path)
+	s, err := bolt.Open(path)
 	if err != nil {
-		t.Fatalf("OpenBolt: %v", err)
+		t.Fatalf("bolt.Open: %v", err)
 	}
 	t.Cleanup(func() {
 		if err := s.Close(); err != nil {
@@ -50,13 +51,13 @@ func TestBoltSecondOpenFails(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "store.db")
 	openBolt(t, path)
 	start := time.Now()
-	s2, err := store.OpenBolt(path)
+	s2, err := bolt.Open(path)
 	if err == nil {
 		s2.Close()
-		t.Fatalf("second OpenBolt of a file in use succeeded")
+		t.Fatalf("second bolt.Open of a file in use succeeded")
 	}
 	if !strings.Contains(err.Error(), "locked") || time.Since(start) > 10*time.Second {
-		t.Fatalf("second OpenBolt = %v after %s; want a quick 'locked' error", err, time.Since(start))
+		t.Fatalf("second bolt.Open = %v after %s; want a quick 'locked' error", err, time.Since(start))
 	}
 }
 
@@ -65,7 +66,7 @@ func TestBoltSecondOpenFails(t *testing.T) {
 func TestBoltRestartReleasesLeases(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "store.db")
-	s, err := store.OpenBolt(path)
+	s, err := bolt.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +106,7 @@ func TestBoltRestartReleasesLeases(t *testing.T) {
 func TestBoltSeenIDsExpireAndArePurged(t *testing.T) {
 	t.Parallel()
 	s := openBolt(t, filepath.Join(t.TempDir(), "store.db"))
-	store.SetSeenTTL(s, 3*time.Second) // long enough for 100 fsynced accepts on a loaded machine
+	bolt.SetSeenTTL(s, 3*time.Second) // long enough for 100 fsynced accepts on a loaded machine
 	ctx := t.Context()
 	accept := func(id string) bool {
 		t.Helper()
@@ -117,7 +118,7 @@ func TestBoltSeenIDsExpireAndArePurged(t *testing.T) {
 	}
 	count := func() int {
 		t.Helper()
-		n, m, err := store.BoltSeenCount(s)
+		n, m, err := bolt.SeenCount(s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -157,7 +158,7 @@ func TestBoltSeenIDsExpireAndArePurged(t *testing.T) {
 
 func TestBoltClosed(t *testing.T) {
 	t.Parallel()
-	s, err := store.OpenBolt(filepath.Join(t.TempDir(), "store.db"))
+	s, err := bolt.Open(filepath.Join(t.TempDir(), "store.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,5 +200,5 @@ func openBoltBench(b *testing.B) store.Store {
 	return openBolt(b, filepath.Join(b.TempDir(), "store.db"))
 }
 
-func BenchmarkAcceptBolt(b *testing.B)      { benchAccept(b, openBoltBench) }
-func BenchmarkClaimCommitBolt(b *testing.B) { benchClaimCommit(b, openBoltBench) }
+func BenchmarkAcceptBolt(b *testing.B)      { storetest.BenchAccept(b, openBoltBench) }
+func BenchmarkClaimCommitBolt(b *testing.B) { storetest.BenchClaimCommit(b, openBoltBench) }

@@ -1,4 +1,4 @@
-package store
+package bolt
 
 import (
 	"context"
@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	bbolt "go.etcd.io/bbolt"
+
+	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/app/store/internal/backend"
 )
 
 // readyAt is when the ready-index entry k becomes claimable (ns).
@@ -19,13 +22,13 @@ func readyAt(k []byte) int64 {
 }
 
 // Wake implements Store.
-func (b *Bolt) Wake(ctx context.Context, keys ...string) error {
+func (b *Store) Wake(ctx context.Context, keys ...string) error {
 	if len(keys) == 0 {
 		return ctx.Err()
 	}
 	err := b.write(ctx, func(t *btx) error {
 		for _, k := range keys {
-			if checkName("key", k) != nil {
+			if backend.CheckName("key", k) != nil {
 				continue
 			}
 			m, err := t.meta(k)
@@ -45,8 +48,8 @@ func (b *Bolt) Wake(ctx context.Context, keys ...string) error {
 }
 
 // ReleaseOwned implements Store.
-func (b *Bolt) ReleaseOwned(ctx context.Context, owner string) (int, error) {
-	if err := checkName("lease owner", owner); err != nil {
+func (b *Store) ReleaseOwned(ctx context.Context, owner string) (int, error) {
+	if err := backend.CheckName("lease owner", owner); err != nil {
 		return 0, err
 	}
 	var n int
@@ -114,7 +117,7 @@ func (b *Bolt) ReleaseOwned(ctx context.Context, owner string) (int, error) {
 }
 
 // pending sums the outbox effects of every key and finds the delayed keys.
-func (b *Bolt) pending(tx *bolt.Tx, s *Stats) error {
+func (b *Store) pending(tx *bbolt.Tx, s *store.Stats) error {
 	now := b.now().UnixNano()
 	return tx.Bucket(bktMeta).ForEach(func(k, v []byte) error {
 		var m keyMeta

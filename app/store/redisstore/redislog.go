@@ -1,4 +1,4 @@
-package store
+package redisstore
 
 import (
 	"context"
@@ -10,13 +10,13 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// SetRedisLogger sends go-redis's own log lines (connection and pool
+// SetLogger sends go-redis's own log lines (connection and pool
 // trouble) to log as WARN lines, at most one every period (the number held
 // back is in the next one's "suppressed"), instead of plain text on stderr:
 // while Redis is unreachable they would otherwise come several a second.
 // go-redis's logger is process-wide; without this call (the store
 // commands) its lines are dropped.
-func SetRedisLogger(log *slog.Logger, period time.Duration) {
+func SetLogger(log *slog.Logger, period time.Duration) {
 	redis.SetLogger(&redisLogger{log: log, period: period})
 }
 

@@ -1,20 +1,25 @@
-package store
+package redisstore
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/app/store/internal/backend"
 )
 
-// DefaultRedisPrefix namespaces every Redis key the store uses.
-const DefaultRedisPrefix = "countersign:"
+// DefaultPrefix namespaces every Redis key the store uses.
+const DefaultPrefix = "countersign:"
 
-// Redis is the Store shared by several replicas through one Redis server. Every
+// Store is the store.Store shared by several replicas through one Redis server. Every
 // operation that checks a lease and writes is one Lua script, so it is atomic
 // with respect to every other replica. Lease expiry and readiness are compared
 // with the Redis server's clock (TIME), so clock skew between replicas does not
@@ -32,7 +37,7 @@ const DefaultRedisPrefix = "countersign:"
 //	                       end of a Nack delay
 //	P urgent         SET   ordering keys with an interactive delivery queued
 //	P lease:<key>    HASH  tok, exp, owner (expires by itself shortly after exp)
-//	P q:<key>        LIST  encoded deliveries (common.go), head first
+//	P q:<key>        LIST  encoded deliveries (store/internal/backend), head first
 //	P out:<key>      LIST  outbox effects, oldest first
 //	P queued         STRING number of queued deliveries
 //	P seen:<id>      STRING with a TTL of SeenTTL
@@ -47,7 +52,7 @@ const DefaultRedisPrefix = "countersign:"
 // All keys are reached through the prefix passed as the scripts' only KEYS
 // entry; on Redis Cluster use a prefix with a hash tag, e.g. "{countersign}:",
 // so that they all live in one slot (not tested).
-type Redis struct {
+type Store struct {
 	c       redis.UniversalClient
 	prefix  string
 	owned   bool
@@ -57,7 +62,7 @@ type Redis struct {
 	closeErr  error
 }
 
-var _ Store = (*Redis)(nil)
+var _ store.Store = (*Store)(nil)
 
 // go-redis writes its own lines to stderr when it cannot dial (several per
 // failed command); every such failure also comes back as an error, which
@@ -68,28 +73,28 @@ type quietLogger struct{}
 
 func (quietLogger) Printf(context.Context, string, ...any) {}
 
-// RedisOption configures OpenRedis.
-type RedisOption func(*Redis)
+// Option configures Open.
+type Option func(*Store)
 
-// WithPrefix sets the prefix of every key (default DefaultRedisPrefix).
-func WithPrefix(prefix string) RedisOption {
-	return func(r *Redis) {
+// WithPrefix sets the prefix of every key (default DefaultPrefix).
+func WithPrefix(prefix string) Option {
+	return func(r *Store) {
 		if prefix != "" {
 			r.prefix = prefix
 		}
 	}
 }
 
-// OpenRedis connects to the Redis server at url ("redis://[user:pass@]host:port/db",
+// Open connects to the Redis server at url ("redis://[user:pass@]host:port/db",
 // or rediss:// for TLS), checks that it answers and returns a store that closes
 // the connection in Close.
-func OpenRedis(ctx context.Context, url string, opts ...RedisOption) (*Redis, error) {
+func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	o, err := redis.ParseURL(url)
 	if err != nil {
 		return nil, fmt.Errorf("store: redis url: %w", err)
 	}
 	c := redis.NewClient(o)
-	r := NewRedis(c, DefaultRedisPrefix)
+	r := New(c, DefaultPrefix)
 	r.owned = true
 	for _, opt := range opts {
 		opt(r)
@@ -101,19 +106,19 @@ func OpenRedis(ctx context.Context, url string, opts ...RedisOption) (*Redis, er
 	return r, nil
 }
 
-// NewRedis returns a store using client, with every key under prefix (""
-// means DefaultRedisPrefix). Close does not close client.
-func NewRedis(client redis.UniversalClient, prefix string) *Redis {
+// New returns a store using client, with every key under prefix (""
+// means DefaultPrefix). Close does not close client.
+func New(client redis.UniversalClient, prefix string) *Store {
 	if prefix == "" {
-		prefix = DefaultRedisPrefix
+		prefix = DefaultPrefix
 	}
-	return &Redis{c: client, prefix: prefix, seenTTL: SeenTTL}
+	return &Store{c: client, prefix: prefix, seenTTL: store.SeenTTL}
 }
 
 // luaHeader is shared by all scripts. Integers are formatted with %d when
 // passed to commands: numbers are 16-digit microsecond timestamps. LEAD is
 // InteractiveLead in microseconds.
-var luaHeader = "\nlocal LEAD = " + strconv.FormatInt(InteractiveLead.Microseconds(), 10) + `
+var luaHeader = "\nlocal LEAD = " + strconv.FormatInt(store.InteractiveLead.Microseconds(), 10) + `
 if redis.replicate_commands then redis.replicate_commands() end
 local P = KEYS[1]
 local READY = P .. 'ready'
@@ -447,7 +452,7 @@ redis.call('DEL', P .. 'ownednames:' .. o)
 return n`)
 )
 
-func (r *Redis) run(ctx context.Context, s *redis.Script, args ...any) *redis.Cmd {
+func (r *Store) run(ctx context.Context, s *redis.Script, args ...any) *redis.Cmd {
 	return s.Run(ctx, r.c, []string{r.prefix}, args...)
 }
 
@@ -456,13 +461,19 @@ func wrapRedis(op string, err error) error {
 		return nil
 	}
 	if unreachable(err) {
-		return &unavailableError{msg: "store: redis " + op, err: err}
+		return store.NewUnavailableError("store: redis "+op, err)
 	}
 	return fmt.Errorf("store: redis %s: %w", op, err)
 }
 
+// unreachable reports whether err says the backend could not be reached.
+func unreachable(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
 // leaseResult maps a script status to an error: 0 ok, 1 lease lost, 2 not head.
-func leaseResult(op string, c *Claim, code int64, err error) error {
+func leaseResult(op string, c *store.Claim, code int64, err error) error {
 	if err != nil {
 		return wrapRedis(fmt.Sprintf("%s %q", op, c.Key), err)
 	}
@@ -470,26 +481,26 @@ func leaseResult(op string, c *Claim, code int64, err error) error {
 	case 0:
 		return nil
 	case 1:
-		return wrapRedis(fmt.Sprintf("%s %q", op, c.Key), ErrLeaseLost)
+		return wrapRedis(fmt.Sprintf("%s %q", op, c.Key), store.ErrLeaseLost)
 	case 2:
-		return wrapRedis(fmt.Sprintf("%s %q", op, c.Key), errNotHead(c))
+		return wrapRedis(fmt.Sprintf("%s %q", op, c.Key), backend.ErrNotHead(c))
 	}
 	return fmt.Errorf("store: redis %s %q: unexpected script result %d", op, c.Key, code)
 }
 
 func durUS(d time.Duration) int64 { return max(d.Microseconds(), 1) }
 
-func (r *Redis) seenMS() int64 { return max(r.seenTTL.Milliseconds(), 1) }
+func (r *Store) seenMS() int64 { return max(r.seenTTL.Milliseconds(), 1) }
 
 // Accept implements Store.
-func (r *Redis) Accept(ctx context.Context, d Delivery) (bool, error) {
-	if err := checkDelivery(&d); err != nil {
+func (r *Store) Accept(ctx context.Context, d store.Delivery) (bool, error) {
+	if err := backend.CheckDelivery(&d); err != nil {
 		return false, err
 	}
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
-	raw, err := encodeDelivery(d, time.Now())
+	raw, err := backend.EncodeDelivery(d, time.Now())
 	if err != nil {
 		return false, err
 	}
@@ -501,7 +512,7 @@ func (r *Redis) Accept(ctx context.Context, d Delivery) (bool, error) {
 }
 
 // urgentArg is d.Interactive as the scripts read it.
-func urgentArg(d Delivery) string {
+func urgentArg(d store.Delivery) string {
 	if d.Interactive {
 		return "1"
 	}
@@ -509,15 +520,15 @@ func urgentArg(d Delivery) string {
 }
 
 // Claim implements Store.
-func (r *Redis) Claim(ctx context.Context, owner string, ttl time.Duration) (*Claim, error) {
-	ttl, err := checkTTL(ttl)
+func (r *Store) Claim(ctx context.Context, owner string, ttl time.Duration) (*store.Claim, error) {
+	ttl, err := backend.CheckTTL(ttl)
 	if err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	tok, err := newToken()
+	tok, err := backend.NewToken()
 	if err != nil {
 		return nil, err
 	}
@@ -533,9 +544,9 @@ func (r *Redis) Claim(ctx context.Context, owner string, ttl time.Duration) (*Cl
 		return nil, fmt.Errorf("store: redis claim: unexpected reply %v", res)
 	}
 	key, _ := res[0].(string)
-	c := &Claim{Key: key, Token: tok, Expires: start.Add(ttl)}
+	c := &store.Claim{Key: key, Token: tok, Expires: start.Add(ttl)}
 	if head, ok := res[1].(string); ok {
-		if c.Delivery, err = decodeDelivery([]byte(head)); err != nil {
+		if c.Delivery, err = backend.DecodeDelivery([]byte(head)); err != nil {
 			return nil, fmt.Errorf("store: redis claim %q: %w", key, err)
 		}
 	}
@@ -543,34 +554,34 @@ func (r *Redis) Claim(ctx context.Context, owner string, ttl time.Duration) (*Cl
 }
 
 // Renew implements Store.
-func (r *Redis) Renew(ctx context.Context, c *Claim, ttl time.Duration) error {
-	if err := checkClaim(c); err != nil {
+func (r *Store) Renew(ctx context.Context, c *store.Claim, ttl time.Duration) error {
+	if err := backend.CheckClaim(c); err != nil {
 		return err
 	}
-	ttl, err := checkTTL(ttl)
+	ttl, err := backend.CheckTTL(ttl)
 	if err != nil {
 		return err
 	}
 	n, err := r.run(ctx, luaRenew, c.Key, c.Token, durUS(ttl)).Int64()
 	if err == nil && n == 0 {
-		err = ErrLeaseLost
+		err = store.ErrLeaseLost
 	}
 	return wrapRedis(fmt.Sprintf("renew %q", c.Key), err)
 }
 
 // Commit implements Store.
-func (r *Redis) Commit(ctx context.Context, c *Claim, w Commit) error {
-	if err := checkClaim(c); err != nil {
+func (r *Store) Commit(ctx context.Context, c *store.Claim, w store.Commit) error {
+	if err := backend.CheckClaim(c); err != nil {
 		return err
 	}
-	enc, err := checkCommit(&w, time.Now())
+	enc, err := backend.CheckCommit(&w, time.Now())
 	if err != nil {
 		return err
 	}
 	args := make([]any, 0, 8+3*len(w.Records)+len(w.Effects)+4*len(w.Enqueue))
 	hp, lhp := "", ""
 	if c.Delivery != nil {
-		hp, lhp = string(headPrefix(c.Delivery.ID)), string(legacyHeadPrefix(c.Delivery.ID))
+		hp, lhp = string(backend.HeadPrefix(c.Delivery.ID)), string(backend.LegacyHeadPrefix(c.Delivery.ID))
 	}
 	args = append(args, r.seenMS(), c.Key, c.Token, hp, lhp, len(w.Records))
 	for k, v := range w.Records {
@@ -593,13 +604,13 @@ func (r *Redis) Commit(ctx context.Context, c *Claim, w Commit) error {
 }
 
 // Outbox implements Store.
-func (r *Redis) Outbox(ctx context.Context, c *Claim) ([][]byte, error) {
-	if err := checkClaim(c); err != nil {
+func (r *Store) Outbox(ctx context.Context, c *store.Claim) ([][]byte, error) {
+	if err := backend.CheckClaim(c); err != nil {
 		return nil, err
 	}
 	res, err := r.run(ctx, luaOutbox, c.Key, c.Token).StringSlice()
 	if errors.Is(err, redis.Nil) {
-		err = ErrLeaseLost
+		err = store.ErrLeaseLost
 	}
 	if err != nil {
 		return nil, wrapRedis(fmt.Sprintf("outbox %q", c.Key), err)
@@ -612,25 +623,25 @@ func (r *Redis) Outbox(ctx context.Context, c *Claim) ([][]byte, error) {
 }
 
 // PopEffect implements Store.
-func (r *Redis) PopEffect(ctx context.Context, c *Claim) error {
-	if err := checkClaim(c); err != nil {
+func (r *Store) PopEffect(ctx context.Context, c *store.Claim) error {
+	if err := backend.CheckClaim(c); err != nil {
 		return err
 	}
 	n, err := r.run(ctx, luaPopEffect, c.Key, c.Token).Int64()
 	if err == nil && n == 0 {
-		err = ErrLeaseLost
+		err = store.ErrLeaseLost
 	}
 	return wrapRedis(fmt.Sprintf("pop effect %q", c.Key), err)
 }
 
 // Release implements Store.
-func (r *Redis) Release(ctx context.Context, c *Claim) error {
-	if err := checkClaim(c); err != nil {
+func (r *Store) Release(ctx context.Context, c *store.Claim) error {
+	if err := backend.CheckClaim(c); err != nil {
 		return err
 	}
 	n, err := r.run(ctx, luaRelease, c.Key, c.Token).Int64()
 	if err == nil && n == 0 {
-		err = ErrLeaseLost
+		err = store.ErrLeaseLost
 	}
 	return wrapRedis(fmt.Sprintf("release %q", c.Key), err)
 }
@@ -638,15 +649,15 @@ func (r *Redis) Release(ctx context.Context, c *Claim) error {
 // head reads the raw head of c's queue and checks it is c.Delivery. Only the
 // lease holder changes the head, so it stays so until the holder's next script
 // (which checks it again).
-func (r *Redis) head(ctx context.Context, op string, c *Claim) (*Delivery, string, error) {
+func (r *Store) head(ctx context.Context, op string, c *store.Claim) (*store.Delivery, string, error) {
 	raw, err := r.c.LIndex(ctx, r.prefix+"q:"+c.Key, 0).Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, "", wrapRedis(fmt.Sprintf("%s %q", op, c.Key), err)
 	}
-	if !isHead([]byte(raw), c.Delivery.ID) {
+	if !backend.IsHead([]byte(raw), c.Delivery.ID) {
 		return nil, raw, nil // the script reports a lost lease, or errNotHead
 	}
-	d, err := decodeDelivery([]byte(raw))
+	d, err := backend.DecodeDelivery([]byte(raw))
 	if err != nil {
 		return nil, "", err
 	}
@@ -654,8 +665,8 @@ func (r *Redis) head(ctx context.Context, op string, c *Claim) (*Delivery, strin
 }
 
 // Nack implements Store.
-func (r *Redis) Nack(ctx context.Context, c *Claim, errMsg string, retryAfter time.Duration) error {
-	if err := checkClaim(c); err != nil {
+func (r *Store) Nack(ctx context.Context, c *store.Claim, errMsg string, retryAfter time.Duration) error {
+	if err := backend.CheckClaim(c); err != nil {
 		return err
 	}
 	has, old, nw := "0", "", []byte(nil)
@@ -669,18 +680,18 @@ func (r *Redis) Nack(ctx context.Context, c *Claim, errMsg string, retryAfter ti
 			has = "1"
 			d.Attempts++
 			d.LastError = errMsg
-			if nw, err = encodeDelivery(*d, time.Now()); err != nil {
+			if nw, err = backend.EncodeDelivery(*d, time.Now()); err != nil {
 				return err
 			}
 		}
 	}
-	code, err := r.run(ctx, luaNack, c.Key, c.Token, has, old, nw, clampDelay(retryAfter).Microseconds()).Int64()
+	code, err := r.run(ctx, luaNack, c.Key, c.Token, has, old, nw, backend.ClampDelay(retryAfter).Microseconds()).Int64()
 	return leaseResult("nack", c, code, err)
 }
 
 // DeadLetter implements Store.
-func (r *Redis) DeadLetter(ctx context.Context, c *Claim, errMsg string) error {
-	if err := checkClaim(c); err != nil {
+func (r *Store) DeadLetter(ctx context.Context, c *store.Claim, errMsg string) error {
+	if err := backend.CheckClaim(c); err != nil {
 		return err
 	}
 	has, old, nw, id := "0", "", []byte(nil), ""
@@ -694,7 +705,7 @@ func (r *Redis) DeadLetter(ctx context.Context, c *Claim, errMsg string) error {
 			has = "1"
 			d.Attempts++
 			d.LastError = errMsg
-			if nw, err = encodeDelivery(*d, time.Now()); err != nil {
+			if nw, err = backend.EncodeDelivery(*d, time.Now()); err != nil {
 				return err
 			}
 		}
@@ -704,14 +715,14 @@ func (r *Redis) DeadLetter(ctx context.Context, c *Claim, errMsg string) error {
 }
 
 // DeadLetters implements Store.
-func (r *Redis) DeadLetters(ctx context.Context) ([]Delivery, error) {
+func (r *Store) DeadLetters(ctx context.Context) ([]store.Delivery, error) {
 	res, err := r.run(ctx, luaDeadLetters).StringSlice()
 	if err != nil {
 		return nil, wrapRedis("dead letters", err)
 	}
-	out := make([]Delivery, 0, len(res))
+	out := make([]store.Delivery, 0, len(res))
 	for _, s := range res {
-		d, err := decodeDelivery([]byte(s))
+		d, err := backend.DecodeDelivery([]byte(s))
 		if err != nil {
 			return nil, err
 		}
@@ -721,27 +732,27 @@ func (r *Redis) DeadLetters(ctx context.Context) ([]Delivery, error) {
 }
 
 // RetryDeadLetter implements Store.
-func (r *Redis) RetryDeadLetter(ctx context.Context, id string) error {
+func (r *Store) RetryDeadLetter(ctx context.Context, id string) error {
 	if id == "" {
-		return ErrNotFound
+		return store.ErrNotFound
 	}
 	for range 10 {
 		raw, err := r.c.HGet(ctx, r.prefix+"dlqdata", id).Result()
 		if errors.Is(err, redis.Nil) {
-			return ErrNotFound
+			return store.ErrNotFound
 		}
 		if err != nil {
 			return wrapRedis(fmt.Sprintf("retry dead letter %q", id), err)
 		}
-		d, err := decodeDelivery([]byte(raw))
+		d, err := backend.DecodeDelivery([]byte(raw))
 		if err != nil {
 			return err
 		}
-		if err := checkDelivery(d); err != nil {
+		if err := backend.CheckDelivery(d); err != nil {
 			return fmt.Errorf("store: redis retry dead letter %q: %w", id, err)
 		}
 		d.Attempts = 0
-		nw, err := encodeDelivery(*d, time.Now())
+		nw, err := backend.EncodeDelivery(*d, time.Now())
 		if err != nil {
 			return err
 		}
@@ -753,7 +764,7 @@ func (r *Redis) RetryDeadLetter(ctx context.Context, id string) error {
 		case 0:
 			return nil
 		case 3:
-			return ErrNotFound
+			return store.ErrNotFound
 		}
 		// 2: replaced meanwhile, read it again
 	}
@@ -761,13 +772,13 @@ func (r *Redis) RetryDeadLetter(ctx context.Context, id string) error {
 }
 
 // Get implements Store.
-func (r *Redis) Get(ctx context.Context, key string) ([]byte, error) {
-	if checkRecordKey(key) != nil {
-		return nil, ErrNotFound
+func (r *Store) Get(ctx context.Context, key string) ([]byte, error) {
+	if backend.CheckRecordKey(key) != nil {
+		return nil, store.ErrNotFound
 	}
 	v, err := r.c.HGet(ctx, r.prefix+"rec", key).Bytes()
 	if errors.Is(err, redis.Nil) {
-		return nil, ErrNotFound
+		return nil, store.ErrNotFound
 	}
 	if err != nil {
 		return nil, wrapRedis(fmt.Sprintf("get %q", key), err)
@@ -776,8 +787,8 @@ func (r *Redis) Get(ctx context.Context, key string) ([]byte, error) {
 }
 
 // Put implements Store. A nil val writes an empty record.
-func (r *Redis) Put(ctx context.Context, key string, val []byte) error {
-	if err := checkRecordKey(key); err != nil {
+func (r *Store) Put(ctx context.Context, key string, val []byte) error {
+	if err := backend.CheckRecordKey(key); err != nil {
 		return err
 	}
 	if val == nil {
@@ -787,12 +798,12 @@ func (r *Redis) Put(ctx context.Context, key string, val []byte) error {
 }
 
 // Count implements Store.
-func (r *Redis) Count(ctx context.Context, key string, window time.Duration) (int64, error) {
-	if err := checkRecordKey(key); err != nil {
+func (r *Store) Count(ctx context.Context, key string, window time.Duration) (int64, error) {
+	if err := backend.CheckRecordKey(key); err != nil {
 		return 0, err
 	}
 	if window <= 0 {
-		return 0, invalidf("counter window %v: must be positive", window)
+		return 0, backend.Invalidf("counter window %v: must be positive", window)
 	}
 	n, err := r.run(ctx, luaCount, key, max(window.Milliseconds(), 1)).Int64()
 	if err != nil {
@@ -802,7 +813,7 @@ func (r *Redis) Count(ctx context.Context, key string, window time.Duration) (in
 }
 
 // Scan implements Store.
-func (r *Redis) Scan(ctx context.Context, prefix string) ([]string, error) {
+func (r *Store) Scan(ctx context.Context, prefix string) ([]string, error) {
 	lo, hi := "-", "+"
 	if prefix != "" {
 		lo = "[" + prefix
@@ -834,15 +845,15 @@ func successor(p string) (string, bool) {
 }
 
 // Stats implements Store.
-func (r *Redis) Stats(ctx context.Context) (Stats, error) {
+func (r *Store) Stats(ctx context.Context) (store.Stats, error) {
 	res, err := r.run(ctx, luaStats).Int64Slice()
 	if err != nil {
-		return Stats{}, wrapRedis("stats", err)
+		return store.Stats{}, wrapRedis("stats", err)
 	}
 	if len(res) != 6 {
-		return Stats{}, fmt.Errorf("store: redis stats: unexpected reply %v", res)
+		return store.Stats{}, fmt.Errorf("store: redis stats: unexpected reply %v", res)
 	}
-	st := Stats{Queued: int(max(res[0], 0)), Keys: int(res[1]), DeadLetters: int(res[2]), Effects: int(res[3]), Delayed: int(res[4])}
+	st := store.Stats{Queued: int(max(res[0], 0)), Keys: int(res[1]), DeadLetters: int(res[2]), Effects: int(res[3]), Delayed: int(res[4])}
 	if res[5] > 0 {
 		st.NextWake = time.UnixMicro(res[5])
 	}
@@ -850,10 +861,10 @@ func (r *Redis) Stats(ctx context.Context) (Stats, error) {
 }
 
 // Wake implements Store.
-func (r *Redis) Wake(ctx context.Context, keys ...string) error {
+func (r *Store) Wake(ctx context.Context, keys ...string) error {
 	args := make([]any, 0, len(keys))
 	for _, k := range keys {
-		if checkName("key", k) == nil {
+		if backend.CheckName("key", k) == nil {
 			args = append(args, k)
 		}
 	}
@@ -864,8 +875,8 @@ func (r *Redis) Wake(ctx context.Context, keys ...string) error {
 }
 
 // ReleaseOwned implements Store.
-func (r *Redis) ReleaseOwned(ctx context.Context, owner string) (int, error) {
-	if err := checkName("lease owner", owner); err != nil {
+func (r *Store) ReleaseOwned(ctx context.Context, owner string) (int, error) {
+	if err := backend.CheckName("lease owner", owner); err != nil {
 		return 0, err
 	}
 	n, err := r.run(ctx, luaReleaseOwned, owner).Int64()
@@ -876,13 +887,13 @@ func (r *Redis) ReleaseOwned(ctx context.Context, owner string) (int, error) {
 }
 
 // Ping implements Store: it writes a short-lived key.
-func (r *Redis) Ping(ctx context.Context) error {
+func (r *Store) Ping(ctx context.Context) error {
 	err := r.c.Set(ctx, r.prefix+"ping", strconv.FormatInt(time.Now().UnixNano(), 10), time.Minute).Err()
 	return wrapRedis("ping", err)
 }
 
-// Close implements Store. It closes the client only if OpenRedis created it.
-func (r *Redis) Close() error {
+// Close implements Store. It closes the client only if Open created it.
+func (r *Store) Close() error {
 	r.closeOnce.Do(func() {
 		if r.owned {
 			if err := r.c.Close(); err != nil {
@@ -894,8 +905,8 @@ func (r *Redis) Close() error {
 }
 
 // Seen implements Store.
-func (r *Redis) Seen(ctx context.Context, id string) (bool, error) {
-	if checkName("delivery id", id) != nil {
+func (r *Store) Seen(ctx context.Context, id string) (bool, error) {
+	if backend.CheckName("delivery id", id) != nil {
 		return false, nil
 	}
 	n, err := r.c.Exists(ctx, r.prefix+"seen:"+id).Result()
@@ -916,15 +927,15 @@ return 1
 `)
 
 // Lease implements Store.
-func (r *Redis) Lease(ctx context.Context, name, owner string, ttl time.Duration) (bool, error) {
-	if err := checkName("lease name", name); err != nil {
+func (r *Store) Lease(ctx context.Context, name, owner string, ttl time.Duration) (bool, error) {
+	if err := backend.CheckName("lease name", name); err != nil {
 		return false, err
 	}
-	if err := checkName("lease owner", owner); err != nil {
+	if err := backend.CheckName("lease owner", owner); err != nil {
 		return false, err
 	}
-	if ttl <= 0 || ttl > maxDuration {
-		return false, invalidf("lease ttl %v out of range", ttl)
+	if ttl <= 0 || ttl > backend.MaxDuration {
+		return false, backend.Invalidf("lease ttl %v out of range", ttl)
 	}
 	n, err := r.run(ctx, luaLease, name, owner, max(ttl.Milliseconds(), 1)).Int64()
 	if err != nil {

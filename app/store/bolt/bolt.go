@@ -1,4 +1,4 @@
-package store
+package bolt
 
 import (
 	"bytes"
@@ -12,10 +12,13 @@ import (
 	"sync"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	bbolt "go.etcd.io/bbolt"
+
+	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/app/store/internal/backend"
 )
 
-// Bolt is the embedded Store, for a single process. It keeps everything in one
+// Store is the embedded store.Store, for a single process. It keeps everything in one
 // bbolt file; every write is one fsynced transaction, so what a method reports
 // as done survives a crash. Concurrent writes are grouped into shared
 // transactions (group commit) so that parallel callers share an fsync; while
@@ -25,22 +28,22 @@ import (
 //
 // Leases are stored in the file like everything else, so the semantics are the
 // same as Redis. The file is locked by its process, so leases found when the
-// file is opened belong to a process that is gone: OpenBolt releases them and a
+// file is opened belong to a process that is gone: Open releases them and a
 // restarted process resumes at once.
 //
 // Layout (bucket: key -> value):
 //
 //	meta:    ordering key -> keyMeta (JSON): queue and outbox bounds, lease, index entry
 //	ready:   be64(availableAt ns) be64(seq) key -> "" — keys with work, by when they become claimable
-//	queue:   uvarint(len key) key be64(seq) -> encoded delivery (common.go)
+//	queue:   uvarint(len key) key be64(seq) -> encoded delivery (store/internal/backend)
 //	outbox:  uvarint(len key) key be64(seq) -> effect
 //	seen:    delivery id -> be64(seen at ns)
 //	seenexp: be64(seen at ns) id -> "" — for purging expired seen ids in order
 //	dead:    be64(seq) -> encoded delivery;  deadid: delivery id -> be64(seq)
 //	records: record key -> 0x01 value
 //	stats:   counter name -> be64
-type Bolt struct {
-	db      *bolt.DB
+type Store struct {
+	db      *bbolt.DB
 	path    string
 	seenTTL time.Duration
 	now     func() time.Time
@@ -52,7 +55,7 @@ type Bolt struct {
 	closeErr  error
 }
 
-var _ Store = (*Bolt)(nil)
+var _ store.Store = (*Store)(nil)
 
 var (
 	bktMeta    = []byte("meta")
@@ -87,33 +90,33 @@ const (
 	groupLinger = 150 * time.Microsecond
 )
 
-// OpenBolt opens (creating it and its directory if needed) the bbolt file at path.
+// Open opens (creating it and its directory if needed) the bbolt file at path.
 // It fails after a few seconds, instead of hanging, if another process has the
 // file open.
-func OpenBolt(path string) (*Bolt, error) {
+func Open(path string) (*Store, error) {
 	if path == "" {
-		return nil, invalidf("empty bolt path")
+		return nil, backend.Invalidf("empty bolt path")
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("store: create directory for %s: %w", path, err)
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: boltLockTimeout})
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: boltLockTimeout})
 	if err != nil {
-		if errors.Is(err, bolt.ErrTimeout) {
+		if errors.Is(err, bbolt.ErrTimeout) {
 			return nil, fmt.Errorf("store: open %s: file is locked, is another countersign process using it? (%w)", path, err)
 		}
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	b := &Bolt{
+	b := &Store{
 		db:       db,
 		path:     path,
-		seenTTL:  SeenTTL,
+		seenTTL:  store.SeenTTL,
 		now:      time.Now,
 		reqs:     make(chan *boltReq),
 		quit:     make(chan struct{}),
 		loopDone: make(chan struct{}),
 	}
-	err = db.Update(func(tx *bolt.Tx) error {
+	err = db.Update(func(tx *bbolt.Tx) error {
 		for _, name := range allBuckets {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err
@@ -131,9 +134,9 @@ func OpenBolt(path string) (*Bolt, error) {
 
 // releaseStaleLeases drops every lease found at open: we hold the file lock, so
 // their holders are dead. Their keys become claimable at once.
-func (b *Bolt) releaseStaleLeases(tx *bolt.Tx) error {
+func (b *Store) releaseStaleLeases(tx *bbolt.Tx) error {
 	// Named leases (Lease) too: their holders are dead.
-	if err := tx.DeleteBucket(bktLeases); err != nil && !errors.Is(err, bolt.ErrBucketNotFound) {
+	if err := tx.DeleteBucket(bktLeases); err != nil && !errors.Is(err, bbolt.ErrBucketNotFound) {
 		return err
 	}
 	if _, err := tx.CreateBucket(bktLeases); err != nil {
@@ -168,7 +171,7 @@ func (b *Bolt) releaseStaleLeases(tx *bolt.Tx) error {
 // ---- group commit ----
 
 type boltReq struct {
-	fn   func(*bolt.Tx) error
+	fn   func(*bbolt.Tx) error
 	done chan error
 }
 
@@ -179,7 +182,7 @@ var errBoltClosed = errors.New("store: bolt store is closed")
 // and fn re-run alone if another function in it fails), so it must only
 // communicate through variables it assigns on every run. Any error from fn
 // means nothing of fn was committed.
-func (b *Bolt) update(ctx context.Context, fn func(*bolt.Tx) error) error {
+func (b *Store) update(ctx context.Context, fn func(*bbolt.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -196,7 +199,7 @@ func (b *Bolt) update(ctx context.Context, fn func(*bolt.Tx) error) error {
 	return <-r.done
 }
 
-func (b *Bolt) loop() {
+func (b *Store) loop() {
 	defer close(b.loopDone)
 	var (
 		linger *time.Timer
@@ -248,14 +251,14 @@ func (b *Bolt) loop() {
 	}
 }
 
-func (b *Bolt) runGroup(group []*boltReq) {
+func (b *Store) runGroup(group []*boltReq) {
 	for len(group) > 0 {
 		if len(group) == 1 {
 			group[0].done <- b.db.Update(group[0].fn)
 			return
 		}
 		failed := -1
-		err := b.db.Update(func(tx *bolt.Tx) error {
+		err := b.db.Update(func(tx *bbolt.Tx) error {
 			for i, r := range group {
 				if err := r.fn(tx); err != nil {
 					failed = i
@@ -300,7 +303,7 @@ type keyMeta struct {
 	// Parked is the owner whose Nack without a delivery (a wait) delays the
 	// key, until it is claimed again (ReleaseOwned ends such waits).
 	Parked string `json:"park,omitempty"`
-	Urgent bool   `json:"urg,omitempty"` // an interactive delivery is queued (InteractiveLead)
+	Urgent bool   `json:"urg,omitempty"` // an interactive delivery is queued (store.InteractiveLead)
 
 	key        string
 	wasIndexed bool
@@ -315,17 +318,17 @@ func (m *keyMeta) clearLease() { m.Token, m.Owner, m.LeaseExp = "", "", 0 }
 
 // btx is one logical operation inside a (possibly shared) write transaction.
 type btx struct {
-	tx                *bolt.Tx
-	b                 *Bolt
+	tx                *bbolt.Tx
+	b                 *Store
 	now               int64
 	metas             map[string]*keyMeta
 	order             []*keyMeta
 	dQueued, dDead    int64
-	metaB, ready, q   *bolt.Bucket
-	out, seen, seenEx *bolt.Bucket
+	metaB, ready, q   *bbolt.Bucket
+	out, seen, seenEx *bbolt.Bucket
 }
 
-func (b *Bolt) newTx(tx *bolt.Tx) *btx {
+func (b *Store) newTx(tx *bbolt.Tx) *btx {
 	return &btx{
 		tx: tx, b: b, now: b.now().UnixNano(), metas: map[string]*keyMeta{},
 		metaB: tx.Bucket(bktMeta), ready: tx.Bucket(bktReady), q: tx.Bucket(bktQueue),
@@ -393,7 +396,7 @@ func (t *btx) flush() error {
 			if m.leased(t.now) {
 				at = m.LeaseExp
 			} else if m.Urgent {
-				at -= int64(InteractiveLead)
+				at -= int64(store.InteractiveLead)
 			}
 			if err := t.index(m, at); err != nil {
 				return err
@@ -437,7 +440,7 @@ func (t *btx) flush() error {
 	return nil
 }
 
-func getCounter(st *bolt.Bucket, name []byte) int64 {
+func getCounter(st *bbolt.Bucket, name []byte) int64 {
 	v := st.Get(name)
 	if len(v) != 8 {
 		return 0
@@ -538,7 +541,7 @@ func (t *btx) enqueue(id, key string, raw []byte, interactive bool) (bool, error
 		return false, err
 	}
 	m.Urgent = true
-	if at := t.now - int64(InteractiveLead); m.Ready != nil && len(m.Ready) >= 16 && !m.leased(t.now) &&
+	if at := t.now - int64(store.InteractiveLead); m.Ready != nil && len(m.Ready) >= 16 && !m.leased(t.now) &&
 		int64(binary.BigEndian.Uint64(m.Ready)) <= t.now && int64(binary.BigEndian.Uint64(m.Ready)) > at {
 		return true, t.index(m, at)
 	}
@@ -562,32 +565,32 @@ func (t *btx) popHead(m *keyMeta) error {
 }
 
 // holder loads c.Key's meta and checks that c still holds its lease.
-func (t *btx) holder(c *Claim) (*keyMeta, error) {
+func (t *btx) holder(c *store.Claim) (*keyMeta, error) {
 	m, err := t.meta(c.Key)
 	if err != nil {
 		return nil, err
 	}
 	if !m.holds(c.Token, t.now) {
-		return nil, ErrLeaseLost
+		return nil, store.ErrLeaseLost
 	}
 	return m, nil
 }
 
 // checkHead verifies that c.Delivery (if any) is still the head of m's queue.
-func (t *btx) checkHead(c *Claim, m *keyMeta) ([]byte, error) {
+func (t *btx) checkHead(c *store.Claim, m *keyMeta) ([]byte, error) {
 	if c.Delivery == nil {
 		return nil, nil
 	}
 	raw := t.head(m)
-	if !isHead(raw, c.Delivery.ID) {
-		return nil, errNotHead(c)
+	if !backend.IsHead(raw, c.Delivery.ID) {
+		return nil, backend.ErrNotHead(c)
 	}
 	return raw, nil
 }
 
 // write runs op in a write transaction and flushes its state.
-func (b *Bolt) write(ctx context.Context, op func(t *btx) error) error {
-	return b.update(ctx, func(tx *bolt.Tx) error {
+func (b *Store) write(ctx context.Context, op func(t *btx) error) error {
+	return b.update(ctx, func(tx *bbolt.Tx) error {
 		t := b.newTx(tx)
 		if err := op(t); err != nil {
 			return err
@@ -606,11 +609,11 @@ func wrapBolt(op string, err error) error {
 // ---- Store ----
 
 // Accept implements Store.
-func (b *Bolt) Accept(ctx context.Context, d Delivery) (bool, error) {
-	if err := checkDelivery(&d); err != nil {
+func (b *Store) Accept(ctx context.Context, d store.Delivery) (bool, error) {
+	if err := backend.CheckDelivery(&d); err != nil {
 		return false, err
 	}
-	raw, err := encodeDelivery(d, b.now())
+	raw, err := backend.EncodeDelivery(d, b.now())
 	if err != nil {
 		return false, err
 	}
@@ -629,8 +632,8 @@ func (b *Bolt) Accept(ctx context.Context, d Delivery) (bool, error) {
 }
 
 // Claim implements Store.
-func (b *Bolt) Claim(ctx context.Context, owner string, ttl time.Duration) (*Claim, error) {
-	ttl, err := checkTTL(ttl)
+func (b *Store) Claim(ctx context.Context, owner string, ttl time.Duration) (*store.Claim, error) {
+	ttl, err := backend.CheckTTL(ttl)
 	if err != nil {
 		return nil, err
 	}
@@ -639,11 +642,11 @@ func (b *Bolt) Claim(ctx context.Context, owner string, ttl time.Duration) (*Cla
 	if idle, err := b.nothingReady(); err != nil || idle {
 		return nil, wrapBolt("claim", err)
 	}
-	tok, err := newToken()
+	tok, err := backend.NewToken()
 	if err != nil {
 		return nil, err
 	}
-	var claim *Claim
+	var claim *store.Claim
 	err = b.write(ctx, func(t *btx) error {
 		claim = nil
 		// Each pass either claims, stops, or repairs one inconsistent entry.
@@ -680,9 +683,9 @@ func (b *Bolt) Claim(ctx context.Context, owner string, ttl time.Duration) (*Cla
 				if err := t.index(m, m.LeaseExp); err != nil {
 					return err
 				}
-				c := &Claim{Key: m.key, Token: tok, Expires: time.Unix(0, m.LeaseExp)}
+				c := &store.Claim{Key: m.key, Token: tok, Expires: time.Unix(0, m.LeaseExp)}
 				if raw := t.head(m); raw != nil {
-					if c.Delivery, err = decodeDelivery(raw); err != nil {
+					if c.Delivery, err = backend.DecodeDelivery(raw); err != nil {
 						return err
 					}
 				}
@@ -699,9 +702,9 @@ func (b *Bolt) Claim(ctx context.Context, owner string, ttl time.Duration) (*Cla
 }
 
 // nothingReady reports whether the ready index has no key available now.
-func (b *Bolt) nothingReady() (bool, error) {
+func (b *Store) nothingReady() (bool, error) {
 	var idle bool
-	err := b.db.View(func(tx *bolt.Tx) error {
+	err := b.db.View(func(tx *bbolt.Tx) error {
 		k, _ := tx.Bucket(bktReady).Cursor().First()
 		idle = k == nil || (len(k) >= 16 && int64(binary.BigEndian.Uint64(k)) > b.now().UnixNano())
 		return nil
@@ -710,11 +713,11 @@ func (b *Bolt) nothingReady() (bool, error) {
 }
 
 // Renew implements Store.
-func (b *Bolt) Renew(ctx context.Context, c *Claim, ttl time.Duration) error {
-	if err := checkClaim(c); err != nil {
+func (b *Store) Renew(ctx context.Context, c *store.Claim, ttl time.Duration) error {
+	if err := backend.CheckClaim(c); err != nil {
 		return err
 	}
-	ttl, err := checkTTL(ttl)
+	ttl, err := backend.CheckTTL(ttl)
 	if err != nil {
 		return err
 	}
@@ -733,11 +736,11 @@ func (b *Bolt) Renew(ctx context.Context, c *Claim, ttl time.Duration) error {
 }
 
 // Commit implements Store.
-func (b *Bolt) Commit(ctx context.Context, c *Claim, w Commit) error {
-	if err := checkClaim(c); err != nil {
+func (b *Store) Commit(ctx context.Context, c *store.Claim, w store.Commit) error {
+	if err := backend.CheckClaim(c); err != nil {
 		return err
 	}
-	enc, err := checkCommit(&w, b.now())
+	enc, err := backend.CheckCommit(&w, b.now())
 	if err != nil {
 		return err
 	}
@@ -781,7 +784,7 @@ func (b *Bolt) Commit(ctx context.Context, c *Claim, w Commit) error {
 	return wrapBolt(fmt.Sprintf("commit %q", keyOf(c)), err)
 }
 
-func keyOf(c *Claim) string {
+func keyOf(c *store.Claim) string {
 	if c == nil {
 		return ""
 	}
@@ -789,15 +792,15 @@ func keyOf(c *Claim) string {
 }
 
 // Outbox implements Store.
-func (b *Bolt) Outbox(ctx context.Context, c *Claim) ([][]byte, error) {
-	if err := checkClaim(c); err != nil {
+func (b *Store) Outbox(ctx context.Context, c *store.Claim) ([][]byte, error) {
+	if err := backend.CheckClaim(c); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	var effects [][]byte
-	err := b.db.View(func(tx *bolt.Tx) error {
+	err := b.db.View(func(tx *bbolt.Tx) error {
 		t := b.newTx(tx)
 		m, err := t.holder(c)
 		if err != nil {
@@ -818,8 +821,8 @@ func (b *Bolt) Outbox(ctx context.Context, c *Claim) ([][]byte, error) {
 }
 
 // PopEffect implements Store.
-func (b *Bolt) PopEffect(ctx context.Context, c *Claim) error {
-	if err := checkClaim(c); err != nil {
+func (b *Store) PopEffect(ctx context.Context, c *store.Claim) error {
+	if err := backend.CheckClaim(c); err != nil {
 		return err
 	}
 	err := b.write(ctx, func(t *btx) error {
@@ -840,8 +843,8 @@ func (b *Bolt) PopEffect(ctx context.Context, c *Claim) error {
 }
 
 // Release implements Store.
-func (b *Bolt) Release(ctx context.Context, c *Claim) error {
-	if err := checkClaim(c); err != nil {
+func (b *Store) Release(ctx context.Context, c *store.Claim) error {
+	if err := backend.CheckClaim(c); err != nil {
 		return err
 	}
 	err := b.write(ctx, func(t *btx) error {
@@ -856,11 +859,11 @@ func (b *Bolt) Release(ctx context.Context, c *Claim) error {
 }
 
 // Nack implements Store.
-func (b *Bolt) Nack(ctx context.Context, c *Claim, errMsg string, retryAfter time.Duration) error {
-	if err := checkClaim(c); err != nil {
+func (b *Store) Nack(ctx context.Context, c *store.Claim, errMsg string, retryAfter time.Duration) error {
+	if err := backend.CheckClaim(c); err != nil {
 		return err
 	}
-	retryAfter = clampDelay(retryAfter)
+	retryAfter = backend.ClampDelay(retryAfter)
 	err := b.write(ctx, func(t *btx) error {
 		m, err := t.holder(c)
 		if err != nil {
@@ -871,13 +874,13 @@ func (b *Bolt) Nack(ctx context.Context, c *Claim, errMsg string, retryAfter tim
 			return err
 		}
 		if raw != nil {
-			d, err := decodeDelivery(raw)
+			d, err := backend.DecodeDelivery(raw)
 			if err != nil {
 				return err
 			}
 			d.Attempts++
 			d.LastError = errMsg
-			nb, err := encodeDelivery(*d, time.Unix(0, t.now))
+			nb, err := backend.EncodeDelivery(*d, time.Unix(0, t.now))
 			if err != nil {
 				return err
 			}
@@ -897,8 +900,8 @@ func (b *Bolt) Nack(ctx context.Context, c *Claim, errMsg string, retryAfter tim
 }
 
 // DeadLetter implements Store.
-func (b *Bolt) DeadLetter(ctx context.Context, c *Claim, errMsg string) error {
-	if err := checkClaim(c); err != nil {
+func (b *Store) DeadLetter(ctx context.Context, c *store.Claim, errMsg string) error {
+	if err := backend.CheckClaim(c); err != nil {
 		return err
 	}
 	err := b.write(ctx, func(t *btx) error {
@@ -911,13 +914,13 @@ func (b *Bolt) DeadLetter(ctx context.Context, c *Claim, errMsg string) error {
 			return err
 		}
 		if raw != nil {
-			d, err := decodeDelivery(raw)
+			d, err := backend.DecodeDelivery(raw)
 			if err != nil {
 				return err
 			}
 			d.Attempts++
 			d.LastError = errMsg
-			nb, err := encodeDelivery(*d, time.Unix(0, t.now))
+			nb, err := backend.EncodeDelivery(*d, time.Unix(0, t.now))
 			if err != nil {
 				return err
 			}
@@ -955,15 +958,15 @@ func (t *btx) addDead(id string, raw []byte) error {
 }
 
 // DeadLetters implements Store.
-func (b *Bolt) DeadLetters(ctx context.Context) ([]Delivery, error) {
+func (b *Store) DeadLetters(ctx context.Context) ([]store.Delivery, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	var out []Delivery
-	err := b.db.View(func(tx *bolt.Tx) error {
+	var out []store.Delivery
+	err := b.db.View(func(tx *bbolt.Tx) error {
 		out = nil
 		return tx.Bucket(bktDead).ForEach(func(_, v []byte) error {
-			d, err := decodeDelivery(v)
+			d, err := backend.DecodeDelivery(v)
 			if err != nil {
 				return err
 			}
@@ -978,24 +981,24 @@ func (b *Bolt) DeadLetters(ctx context.Context) ([]Delivery, error) {
 }
 
 // RetryDeadLetter implements Store.
-func (b *Bolt) RetryDeadLetter(ctx context.Context, id string) error {
+func (b *Store) RetryDeadLetter(ctx context.Context, id string) error {
 	err := b.write(ctx, func(t *btx) error {
 		dead, ids := t.tx.Bucket(bktDead), t.tx.Bucket(bktDeadID)
 		seq := ids.Get([]byte(id))
 		if seq == nil || id == "" {
-			return ErrNotFound
+			return store.ErrNotFound
 		}
 		seq = bytes.Clone(seq)
 		raw := dead.Get(seq)
 		if raw == nil {
-			return ErrNotFound
+			return store.ErrNotFound
 		}
-		d, err := decodeDelivery(raw)
+		d, err := backend.DecodeDelivery(raw)
 		if err != nil {
 			return err
 		}
 		d.Attempts = 0
-		nb, err := encodeDelivery(*d, time.Unix(0, t.now))
+		nb, err := backend.EncodeDelivery(*d, time.Unix(0, t.now))
 		if err != nil {
 			return err
 		}
@@ -1006,7 +1009,7 @@ func (b *Bolt) RetryDeadLetter(ctx context.Context, id string) error {
 			return err
 		}
 		t.dDead--
-		if checkDelivery(d) != nil {
+		if backend.CheckDelivery(d) != nil {
 			return fmt.Errorf("dead letter %q has an invalid key", id)
 		}
 		return t.push(d.Key, nb)
@@ -1015,24 +1018,24 @@ func (b *Bolt) RetryDeadLetter(ctx context.Context, id string) error {
 }
 
 // Get implements Store.
-func (b *Bolt) Get(ctx context.Context, key string) ([]byte, error) {
+func (b *Store) Get(ctx context.Context, key string) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if checkRecordKey(key) != nil {
-		return nil, ErrNotFound
+	if backend.CheckRecordKey(key) != nil {
+		return nil, store.ErrNotFound
 	}
 	var val []byte
-	err := b.db.View(func(tx *bolt.Tx) error {
+	err := b.db.View(func(tx *bbolt.Tx) error {
 		v := tx.Bucket(bktRecords).Get([]byte(key))
 		if len(v) == 0 {
-			return ErrNotFound
+			return store.ErrNotFound
 		}
 		val = bytes.Clone(v[1:])
 		return nil
 	})
-	if errors.Is(err, ErrNotFound) {
-		return nil, ErrNotFound
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, store.ErrNotFound
 	}
 	if err != nil {
 		return nil, wrapBolt(fmt.Sprintf("get %q", key), err)
@@ -1041,24 +1044,24 @@ func (b *Bolt) Get(ctx context.Context, key string) ([]byte, error) {
 }
 
 // Put implements Store. A nil val writes an empty record.
-func (b *Bolt) Put(ctx context.Context, key string, val []byte) error {
-	if err := checkRecordKey(key); err != nil {
+func (b *Store) Put(ctx context.Context, key string, val []byte) error {
+	if err := backend.CheckRecordKey(key); err != nil {
 		return err
 	}
 	v := append([]byte{1}, val...)
-	err := b.update(ctx, func(tx *bolt.Tx) error {
+	err := b.update(ctx, func(tx *bbolt.Tx) error {
 		return tx.Bucket(bktRecords).Put([]byte(key), v)
 	})
 	return wrapBolt(fmt.Sprintf("put %q", key), err)
 }
 
 // Scan implements Store.
-func (b *Bolt) Scan(ctx context.Context, prefix string) ([]string, error) {
+func (b *Store) Scan(ctx context.Context, prefix string) ([]string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	var keys []string
-	err := b.db.View(func(tx *bolt.Tx) error {
+	err := b.db.View(func(tx *bbolt.Tx) error {
 		keys = nil
 		p := []byte(prefix)
 		c := tx.Bucket(bktRecords).Cursor()
@@ -1078,15 +1081,15 @@ const counterPurgeBatch = 16
 
 // Count implements Store. A counter is 16 bytes: its value, then when its
 // window ends (Unix nanoseconds), both big-endian.
-func (b *Bolt) Count(ctx context.Context, key string, window time.Duration) (int64, error) {
-	if err := checkRecordKey(key); err != nil {
+func (b *Store) Count(ctx context.Context, key string, window time.Duration) (int64, error) {
+	if err := backend.CheckRecordKey(key); err != nil {
 		return 0, err
 	}
 	if window <= 0 {
-		return 0, invalidf("counter window %v: must be positive", window)
+		return 0, backend.Invalidf("counter window %v: must be positive", window)
 	}
 	var n int64
-	err := b.update(ctx, func(tx *bolt.Tx) error {
+	err := b.update(ctx, func(tx *bbolt.Tx) error {
 		bk := tx.Bucket(bktCounter)
 		now := b.now().UnixNano()
 		end := now + int64(window)
@@ -1118,14 +1121,14 @@ func (b *Bolt) Count(ctx context.Context, key string, window time.Duration) (int
 }
 
 // Stats implements Store.
-func (b *Bolt) Stats(ctx context.Context) (Stats, error) {
+func (b *Store) Stats(ctx context.Context) (store.Stats, error) {
 	if err := ctx.Err(); err != nil {
-		return Stats{}, err
+		return store.Stats{}, err
 	}
-	var s Stats
-	err := b.db.View(func(tx *bolt.Tx) error {
+	var s store.Stats
+	err := b.db.View(func(tx *bbolt.Tx) error {
 		st := tx.Bucket(bktStats)
-		s = Stats{
+		s = store.Stats{
 			Queued:      int(getCounter(st, statQueued)),
 			Keys:        int(getCounter(st, statKeys)),
 			DeadLetters: int(getCounter(st, statDead)),
@@ -1133,21 +1136,21 @@ func (b *Bolt) Stats(ctx context.Context) (Stats, error) {
 		return b.pending(tx, &s)
 	})
 	if err != nil {
-		return Stats{}, wrapBolt("stats", err)
+		return store.Stats{}, wrapBolt("stats", err)
 	}
 	return s, nil
 }
 
 // Ping implements Store: it commits a tiny write.
-func (b *Bolt) Ping(ctx context.Context) error {
-	err := b.update(ctx, func(tx *bolt.Tx) error {
+func (b *Store) Ping(ctx context.Context) error {
+	err := b.update(ctx, func(tx *bbolt.Tx) error {
 		return tx.Bucket(bktStats).Put(statPing, be64(uint64(b.now().UnixNano())))
 	})
 	return wrapBolt("ping", err)
 }
 
 // Close implements Store. It waits for writes in progress; later calls fail.
-func (b *Bolt) Close() error {
+func (b *Store) Close() error {
 	b.closeOnce.Do(func() {
 		close(b.quit)
 		<-b.loopDone
@@ -1159,15 +1162,15 @@ func (b *Bolt) Close() error {
 }
 
 // Seen implements Store.
-func (b *Bolt) Seen(ctx context.Context, id string) (bool, error) {
+func (b *Store) Seen(ctx context.Context, id string) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
-	if checkName("delivery id", id) != nil {
+	if backend.CheckName("delivery id", id) != nil {
 		return false, nil
 	}
 	var seen bool
-	err := b.db.View(func(tx *bolt.Tx) error {
+	err := b.db.View(func(tx *bbolt.Tx) error {
 		v := tx.Bucket(bktSeen).Get([]byte(id))
 		seen = len(v) == 8 && b.now().UnixNano()-int64(binary.BigEndian.Uint64(v)) < int64(b.seenTTL)
 		return nil
@@ -1179,18 +1182,18 @@ func (b *Bolt) Seen(ctx context.Context, id string) (bool, error) {
 }
 
 // Lease implements Store. A lease is kept as owner NUL be64(expiry ns).
-func (b *Bolt) Lease(ctx context.Context, name, owner string, ttl time.Duration) (bool, error) {
-	if err := checkName("lease name", name); err != nil {
+func (b *Store) Lease(ctx context.Context, name, owner string, ttl time.Duration) (bool, error) {
+	if err := backend.CheckName("lease name", name); err != nil {
 		return false, err
 	}
-	if err := checkName("lease owner", owner); err != nil {
+	if err := backend.CheckName("lease owner", owner); err != nil {
 		return false, err
 	}
-	if ttl <= 0 || ttl > maxDuration {
-		return false, invalidf("lease ttl %v out of range", ttl)
+	if ttl <= 0 || ttl > backend.MaxDuration {
+		return false, backend.Invalidf("lease ttl %v out of range", ttl)
 	}
 	var got bool
-	err := b.update(ctx, func(tx *bolt.Tx) error {
+	err := b.update(ctx, func(tx *bbolt.Tx) error {
 		bk := tx.Bucket(bktLeases)
 		now := b.now().UnixNano()
 		if v := bk.Get([]byte(name)); len(v) > 8 {

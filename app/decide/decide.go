@@ -5,8 +5,9 @@
 // reviews (reviews.go), the verification check (check.go), CI (ci.go),
 // configuration and pushes (config.go), labels (labels.go), installations and
 // resyncs (installation.go), linking and regates (linking.go), a task's
-// decision (task.go), records rebuilt from GitHub (recover.go), and the merge
-// queue, pull requests that close no task and forged gates (mergegroup.go).
+// decision (task.go) and records rebuilt from GitHub (recover.go). The merge
+// queue, pull requests that close no task and forged gates are package
+// mqdecide's (app/mergequeue/decide) to decide.
 // Milestones, goal issues and the goal dashboard are package goals' to decide.
 package decide
 
@@ -22,6 +23,7 @@ import (
 	"github.com/countersign/countersign/app/goals"
 	"github.com/countersign/countersign/app/lookup"
 	"github.com/countersign/countersign/app/mergequeue"
+	mqdecide "github.com/countersign/countersign/app/mergequeue/decide"
 	"github.com/countersign/countersign/app/reconcile"
 	"github.com/countersign/countersign/app/records"
 	"github.com/countersign/countersign/app/seal"
@@ -53,7 +55,7 @@ type Decider struct {
 	keys    *seal.Keys // checks the records read back from GitHub
 	log     *slog.Logger
 	recon   *reconcile.Metrics
-	mq      *mergequeue.Metrics // what the gate sees: forged results
+	mq      *mqdecide.Decider // the merge queue, untracked and forged gates
 }
 
 // New is the decider reading the store st and GitHub: clients is each
@@ -62,7 +64,9 @@ type Decider struct {
 // GitHub; recon and mq count what reconciliation and the gate see.
 func New(st store.Store, g *gh.GitHub, clients func(inst int64) (Client, error), look *lookup.Lookup, goals *goals.Decider,
 	keys *seal.Keys, log *slog.Logger, recon *reconcile.Metrics, mq *mergequeue.Metrics) *Decider {
-	return &Decider{store: st, gh: g, clients: clients, look: look, goals: goals, keys: keys, log: log, recon: recon, mq: mq}
+	p := &Decider{store: st, gh: g, clients: clients, look: look, goals: goals, keys: keys, log: log, recon: recon}
+	p.mq = mqdecide.New(st, func(inst int64) (mqdecide.Client, error) { return clients(inst) }, look, mq, p.rebuildPR)
+	return p
 }
 
 // Before names the effects the decision on d presumes applied, which the
@@ -153,13 +157,13 @@ func (p *Decider) Decide(ctx context.Context, d *store.Delivery, log *slog.Logge
 	case "label":
 		return p.onLabel(ctx, d, log)
 	case "merge_group":
-		return p.onMergeGroup(d, log)
+		return p.mq.OnMergeGroup(d, log)
 	case deliveries.MergeGroup:
 		var md deliveries.MergeGroupPayload
 		if err := json.Unmarshal(d.Payload, &md); err != nil {
 			return store.Commit{}, fault.Permanent(fmt.Errorf("parse %s: %w", d.Event, err))
 		}
-		return p.decideMergeGroup(ctx, md, d, log)
+		return p.mq.DecideMergeGroup(ctx, md, d, log)
 	}
 	raw, err := github.ParseWebHook(d.Event, d.Payload)
 	if err != nil {

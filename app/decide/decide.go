@@ -5,9 +5,10 @@
 // reviews (reviews.go), the verification check (check.go), CI (ci.go),
 // configuration and pushes (config.go), labels (labels.go), installations and
 // resyncs (installation.go), linking and regates (linking.go), a task's
-// decision (task.go) and records rebuilt from GitHub (recover.go). The merge
-// queue, pull requests that close no task and forged gates are package
-// mqdecide's (app/mergequeue/decide) to decide.
+// decision (task.go). A task record lost with the store is rebuilt from
+// GitHub by package card (card/recover.go). The merge queue, pull requests
+// that close no task and forged gates are package mqdecide's
+// (app/mergequeue/decide) to decide.
 // Milestones, goal issues and the goal dashboard are package goals' to decide.
 package decide
 

@@ -1,7 +1,8 @@
 // Package card is countersign's own writings on GitHub as countersign reads
 // them back: the task card (rendered with its signed record, found by its
 // marker), the goal issue found by its marker, comments found by a match, and
-// the labels the bot itself applied (the issue's events).
+// the labels the bot itself applied (the issue's events); and, from these, a
+// task's record rebuilt when the store lost it (recover.go).
 package card
 
 import (

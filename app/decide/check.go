@@ -39,12 +39,12 @@ func (p *Decider) decideCheck(ctx context.Context, cd deliveries.CheckPayload, d
 	}
 	check := rules.CheckFor(pr, tasks)
 	effect := &rules.Effect{Kind: rules.EffectCheck, Repo: cd.Repo, Number: cd.Number, SHA: pr.Head, Check: &check}
-	if len(pr.Links) == 0 { // it closes no task (any more): gate.untracked answers (mergegroup.go)
+	if len(pr.Links) == 0 { // it closes no task (any more): gate.untracked answers (app/mergequeue/decide)
 		c, err := p.clients(cd.Installation)
 		if err != nil {
 			return store.Commit{}, fault.Permanent(err)
 		}
-		if effect, err = p.untrackedGate(ctx, c, pr, p.log); err != nil || effect == nil {
+		if effect, err = p.mq.UntrackedGate(ctx, c, pr, p.log); err != nil || effect == nil {
 			return store.Commit{Records: recs}, err
 		}
 	}
@@ -53,8 +53,8 @@ func (p *Decider) decideCheck(ctx context.Context, cd deliveries.CheckPayload, d
 	if err != nil {
 		return w, err
 	}
-	// The checks of its merge-queue groups follow its tasks (mergegroup.go).
-	return w, p.regroup(ctx, &w, cd.Installation, d, pr, tasks, recs != nil, p.log)
+	// The checks of its merge-queue groups follow its tasks (app/mergequeue/decide).
+	return w, p.mq.Regroup(ctx, &w, cd.Installation, d, pr, tasks, recs != nil, p.log)
 }
 
 // rebuildPR reads pull request cd.Number from GitHub and returns its record

@@ -38,11 +38,11 @@ func (p *Decider) onCheckRun(ctx context.Context, d *store.Delivery, e *github.C
 	if inst == 0 || repo == "" || cr.GetHeadSHA() == "" || p.gh.OwnApp(cr.GetApp()) {
 		return store.Commit{}, nil
 	}
-	if cr.GetName() == rules.CheckName { // another App's: forged (mergegroup.go)
+	if cr.GetName() == rules.CheckName { // another App's: forged (app/mergequeue/decide)
 		if e.GetAction() != "created" {
 			return store.Commit{}, nil
 		}
-		return p.forgedGate(ctx, inst, repo, cr.GetHeadSHA(), mergequeue.ForgedCheckRun, "the App "+cr.GetApp().GetSlug(), d, p.log)
+		return p.mq.ForgedGate(ctx, inst, repo, cr.GetHeadSHA(), mergequeue.ForgedCheckRun, "the App "+cr.GetApp().GetSlug(), d, p.log)
 	}
 	run := lookup.CheckRunOf(cr)
 	var prs []int
@@ -75,8 +75,8 @@ func (p *Decider) onStatus(ctx context.Context, d *store.Delivery, e *github.Sta
 	if inst == 0 || repo == "" || e.GetSHA() == "" || e.GetContext() == "" {
 		return store.Commit{}, nil
 	}
-	if e.GetContext() == rules.CheckName { // countersign posts no status: forged (mergegroup.go)
-		return p.forgedGate(ctx, inst, repo, e.GetSHA(), mergequeue.ForgedStatus, "@"+e.GetSender().GetLogin(), d, p.log)
+	if e.GetContext() == rules.CheckName { // countersign posts no status: forged (app/mergequeue/decide)
+		return p.mq.ForgedGate(ctx, inst, repo, e.GetSHA(), mergequeue.ForgedStatus, "@"+e.GetSender().GetLogin(), d, p.log)
 	}
 	// The status event's sender is the status's creator.
 	run := rules.CIRun{Name: e.GetContext(), Status: true, ID: e.GetID(), State: e.GetState(), URL: e.GetTargetURL(),

@@ -3,11 +3,14 @@
 // queue. It reads GitHub and the store but writes nothing. One file per kind of
 // event: issues (issues.go), comments (comments.go), pull requests (pulls.go),
 // reviews (reviews.go), the verification check (check.go), CI (ci.go),
-// configuration and pushes (config.go), labels (labels.go), installations and
-// resyncs (installation.go), linking and regates (linking.go), a task's
-// decision (task.go), records rebuilt from GitHub (recover.go), and the merge
-// queue, pull requests that close no task and forged gates (mergegroup.go).
-// Milestones, goal issues and the goal dashboard are package goals' to decide.
+// configuration and pushes (config.go), labels (labels.go), linking and
+// regates (linking.go), and a task's decision (task.go). Deciding calls into
+// the packages that own a capability: a task record lost with the store is
+// rebuilt by package card (card/recover.go); the merge queue, pull requests
+// that close no task and forged gates are package mqdecide's
+// (app/mergequeue/decide); resyncs, repairs and installations are package
+// rcdecide's (app/reconcile/decide). Milestones, goal issues and the goal
+// dashboard are package goals' to decide.
 package decide
 
 import (
@@ -22,7 +25,9 @@ import (
 	"github.com/countersign/countersign/app/goals"
 	"github.com/countersign/countersign/app/lookup"
 	"github.com/countersign/countersign/app/mergequeue"
+	mqdecide "github.com/countersign/countersign/app/mergequeue/decide"
 	"github.com/countersign/countersign/app/reconcile"
+	rcdecide "github.com/countersign/countersign/app/reconcile/decide"
 	"github.com/countersign/countersign/app/records"
 	"github.com/countersign/countersign/app/seal"
 	"github.com/countersign/countersign/app/store"
@@ -52,8 +57,8 @@ type Decider struct {
 	goals   *goals.Decider
 	keys    *seal.Keys // checks the records read back from GitHub
 	log     *slog.Logger
-	recon   *reconcile.Metrics
-	mq      *mergequeue.Metrics // what the gate sees: forged results
+	recon   *rcdecide.Decider // resyncs, repairs and installations
+	mq      *mqdecide.Decider // the merge queue, untracked and forged gates
 }
 
 // New is the decider reading the store st and GitHub: clients is each
@@ -62,7 +67,10 @@ type Decider struct {
 // GitHub; recon and mq count what reconciliation and the gate see.
 func New(st store.Store, g *gh.GitHub, clients func(inst int64) (Client, error), look *lookup.Lookup, goals *goals.Decider,
 	keys *seal.Keys, log *slog.Logger, recon *reconcile.Metrics, mq *mergequeue.Metrics) *Decider {
-	return &Decider{store: st, gh: g, clients: clients, look: look, goals: goals, keys: keys, log: log, recon: recon, mq: mq}
+	p := &Decider{store: st, gh: g, clients: clients, look: look, goals: goals, keys: keys, log: log,
+		recon: rcdecide.New(st, g, func(inst int64) (rcdecide.Client, error) { return clients(inst) }, recon)}
+	p.mq = mqdecide.New(st, func(inst int64) (mqdecide.Client, error) { return clients(inst) }, look, mq, p.rebuildPR)
+	return p
 }
 
 // Before names the effects the decision on d presumes applied, which the
@@ -71,7 +79,7 @@ func (p *Decider) Before(ctx context.Context, d *store.Delivery, log *slog.Logge
 	if d.Event != deliveries.Resync {
 		return nil, nil
 	}
-	return p.labelsFirst(ctx, d, log)
+	return p.recon.LabelsFirst(ctx, d, log)
 }
 
 // Decide asks rules what the delivery means. It reads GitHub and the store but
@@ -135,7 +143,7 @@ func (p *Decider) Decide(ctx context.Context, d *store.Delivery, log *slog.Logge
 		}
 		return p.decideCI(ctx, cd, d, log)
 	case deliveries.Resync, deliveries.Repair:
-		return p.decideReconcile(ctx, d, log)
+		return p.recon.Decide(ctx, d, log)
 	case deliveries.Regate:
 		var rd deliveries.RegatePayload
 		if err := json.Unmarshal(d.Payload, &rd); err != nil {
@@ -153,13 +161,13 @@ func (p *Decider) Decide(ctx context.Context, d *store.Delivery, log *slog.Logge
 	case "label":
 		return p.onLabel(ctx, d, log)
 	case "merge_group":
-		return p.onMergeGroup(d, log)
+		return p.mq.OnMergeGroup(d, log)
 	case deliveries.MergeGroup:
 		var md deliveries.MergeGroupPayload
 		if err := json.Unmarshal(d.Payload, &md); err != nil {
 			return store.Commit{}, fault.Permanent(fmt.Errorf("parse %s: %w", d.Event, err))
 		}
-		return p.decideMergeGroup(ctx, md, d, log)
+		return p.mq.DecideMergeGroup(ctx, md, d, log)
 	}
 	raw, err := github.ParseWebHook(d.Event, d.Payload)
 	if err != nil {
@@ -185,7 +193,7 @@ func (p *Decider) Decide(ctx context.Context, d *store.Delivery, log *slog.Logge
 	case *github.StatusEvent:
 		return p.onStatus(ctx, d, e)
 	case *github.InstallationEvent, *github.InstallationRepositoriesEvent:
-		return p.onInstallation(ctx, d, e, log)
+		return p.recon.OnInstallation(ctx, d, e, log)
 	}
 	return store.Commit{}, nil
 }

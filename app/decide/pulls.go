@@ -100,9 +100,9 @@ func (p *Decider) pullEvent(ctx context.Context, inst int64, repo string, d *sto
 	if err != nil {
 		return store.Commit{}, err
 	}
-	var untracked *rules.Effect // every pull request gets an answer (mergegroup.go)
+	var untracked *rules.Effect // every pull request gets an answer (app/mergequeue/decide)
 	if ev.Kind != rules.PRReviewed {
-		if untracked, err = p.untrackedGate(ctx, c, cur, log); err != nil {
+		if untracked, err = p.mq.UntrackedGate(ctx, c, cur, log); err != nil {
 			return store.Commit{}, err
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-github/v60/github"
 	"log/slog"
 
+	"github.com/countersign/countersign/app/card"
 	"github.com/countersign/countersign/app/deliveries"
 	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/gh"
@@ -68,7 +69,7 @@ func (p *Decider) decideTaskWith(ctx context.Context, inst int64, d *store.Deliv
 		return store.Commit{}, err
 	}
 	if rebuilt {
-		keepInStep(&dec, task, ev)
+		card.KeepInStep(&dec, task, ev)
 	}
 	if dec.Task != nil {
 		log.Debug("task decided", "task", dec.Task.Key(), "state", dec.Task.State, "effects", len(dec.Effects))
@@ -97,7 +98,7 @@ func (p *Decider) decideTaskWith(ctx context.Context, inst int64, d *store.Deliv
 // untracked prepares an event on an issue countersign has no record of. A
 // record lost with the store is rebuilt from the task card (its marker carries
 // the record, signed; gone is the card just deleted, if the event is its
-// deletion) and GitHub's history (see recoverTask). An event fanned out from
+// deletion) and GitHub's history (see card.Recover). An event fanned out from
 // a pull request knows only the issue's number: the issue is read, and a pull
 // request or a missing issue is skipped.
 func (p *Decider) untracked(ctx context.Context, c Client, ev *rules.Event, gone *github.IssueComment, log *slog.Logger) (*rules.Task, bool, error) {
@@ -117,7 +118,11 @@ func (p *Decider) untracked(ctx context.Context, c Client, ev *rules.Event, gone
 	}
 	for _, l := range ev.Issue.Labels {
 		if _, ok := rules.StateFromLabel(l); ok {
-			return p.recoverTask(ctx, c, ev.Issue, gone, log)
+			bot, err := p.gh.BotLogin(ctx)
+			if err != nil {
+				return nil, false, err
+			}
+			return card.Recover(ctx, c, owner, name, bot, p.keys, ev.Issue, gone, log)
 		}
 	}
 	return nil, false, nil

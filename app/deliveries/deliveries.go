@@ -158,9 +158,9 @@ var handled = []struct {
 	{event: "milestone", actions: []string{"created", "edited", "closed", "opened"}},
 	{event: "push", actions: []string{""}},
 	{event: "label", actions: []string{"edited", "deleted"}},
-	// the merge queue (decide/mergegroup.go)
+	// the merge queue (mergequeue/decide)
 	{event: "merge_group", actions: []string{mergequeue.ChecksRequested, mergequeue.Destroyed}},
-	// new repositories to track (reconciliation: decide/installation.go)
+	// new repositories to track (reconciliation: reconcile/decide)
 	{event: "installation", actions: []string{"created", "new_permissions_accepted", "unsuspend"}, always: true},
 	{event: "installation_repositories", actions: []string{"added"}, always: true},
 }

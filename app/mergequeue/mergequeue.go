@@ -10,7 +10,7 @@
 // webhook's payload and its head_ref, the verdict on a group given the
 // records of its pull request and tasks (pure), the groups tracked per pull
 // request (their store keys are package records'), and the small piece of
-// GitHub it reads. Package decide wires it in (decide/mergegroup.go).
+// GitHub it reads. Package mqdecide (app/mergequeue/decide) decides with it.
 package mergequeue
 
 import (

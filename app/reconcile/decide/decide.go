@@ -1,4 +1,12 @@
-package decide
+// Package rcdecide decides reconciliation (package reconcile) as the
+// processor runs it: a resync delivery reads a repository and queues a
+// repair for each drifted task; a repair delivery, under the task's key, sets
+// the task's owned labels to what its record says and refreshes its pull
+// requests' verification checks; an installation's repositories are tracked
+// and resynced. It reads GitHub and the store and writes nothing: a new
+// repository's labels are an effect named first (LabelsFirst). Package decide
+// calls it.
+package rcdecide
 
 import (
 	"context"
@@ -12,40 +20,55 @@ import (
 	"github.com/countersign/countersign/app/deliveries"
 	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/gh"
-	"github.com/countersign/countersign/app/reconcile"
+	rc "github.com/countersign/countersign/app/reconcile"
 	"github.com/countersign/countersign/app/records"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
 	"github.com/google/go-github/v60/github"
 )
 
-// Reconciliation (package reconcile) as the processor runs it: a resync
-// delivery reads a repository and queues a repair for each drifted task; a
-// repair delivery, under the task's key, sets the task's owned labels to what
-// its record says and refreshes its pull requests' verification checks.
+// Client is what reconciliation reads of GitHub, for one installation.
+type Client interface {
+	rc.Client
+	ListInstallationRepos(ctx context.Context, opts *github.ListOptions) (*github.ListRepositories, *github.Response, error)
+}
 
-// decideReconcile handles reconcile.ResyncEvent and reconcile.RepairEvent.
-func (p *Decider) decideReconcile(ctx context.Context, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
-	if d.Event == reconcile.RepairEvent {
-		var r reconcile.Repair
+// Decider decides resyncs, repairs and installations.
+type Decider struct {
+	store   store.Store
+	gh      *gh.GitHub                       // the App's own: which installation a repository has
+	clients func(inst int64) (Client, error) // installation inst's GitHub
+	metrics *rc.Metrics                      // nil: nothing is counted
+}
+
+// New is the decider reading the store st and GitHub (g the App's own,
+// clients each installation's); metrics count resyncs and repairs.
+func New(st store.Store, g *gh.GitHub, clients func(inst int64) (Client, error), metrics *rc.Metrics) *Decider {
+	return &Decider{store: st, gh: g, clients: clients, metrics: metrics}
+}
+
+// Decide handles rc.ResyncEvent and rc.RepairEvent.
+func (p *Decider) Decide(ctx context.Context, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
+	if d.Event == rc.RepairEvent {
+		var r rc.Repair
 		if err := json.Unmarshal(d.Payload, &r); err != nil {
 			return store.Commit{}, fault.Permanent(fmt.Errorf("parse %s: %w", d.Event, err))
 		}
 		return p.repair(ctx, d, r, log)
 	}
-	var r reconcile.Resync
+	var r rc.Resync
 	if err := json.Unmarshal(d.Payload, &r); err != nil {
 		return store.Commit{}, fault.Permanent(fmt.Errorf("parse %s: %w", d.Event, err))
 	}
 	if r.All {
-		repos, err := reconcile.TrackedRepos(ctx, p.store)
+		repos, err := rc.TrackedRepos(ctx, p.store)
 		if err != nil {
 			return store.Commit{}, err
 		}
 		var w store.Commit
 		now := time.Now()
 		for _, repo := range repos {
-			w.Enqueue = append(w.Enqueue, reconcile.NewResync(reconcile.Resync{Repo: repo, Why: r.Why}, now))
+			w.Enqueue = append(w.Enqueue, rc.NewResync(rc.Resync{Repo: repo, Why: r.Why}, now))
 		}
 		log.Info("resync of every tracked repository queued", "repos", len(repos), "why", r.Why)
 		return w, nil
@@ -56,10 +79,10 @@ func (p *Decider) decideReconcile(ctx context.Context, d *store.Delivery, log *s
 	return p.resync(ctx, d, r, log)
 }
 
-// labelsFirst: a resync that starts tracking a repository (r.Labels) compares
+// LabelsFirst: a resync that starts tracking a repository (r.Labels) compares
 // only once countersign's labels exist there; failing to create them fails it.
-func (p *Decider) labelsFirst(ctx context.Context, d *store.Delivery, log *slog.Logger) ([]records.OutboxEffect, error) {
-	var r reconcile.Resync
+func (p *Decider) LabelsFirst(ctx context.Context, d *store.Delivery, log *slog.Logger) ([]records.OutboxEffect, error) {
+	var r rc.Resync
 	if err := json.Unmarshal(d.Payload, &r); err != nil || !r.Labels || r.All ||
 		r.Repo == "" || gh.OwnerOf(r.Repo) == "" || gh.NameOf(r.Repo) == "" {
 		return nil, nil // nothing to create first (Decide reports a bad payload)
@@ -74,8 +97,8 @@ func (p *Decider) labelsFirst(ctx context.Context, d *store.Delivery, log *slog.
 // resyncInstallation is repo r's tracking record and the installation to read
 // it through: the resync's, else the recorded one, else the one GitHub names
 // (0: the App is not installed there).
-func (p *Decider) resyncInstallation(ctx context.Context, r reconcile.Resync, log *slog.Logger) (reconcile.RepoRecord, int64, error) {
-	rec, err := reconcile.LoadRepo(ctx, p.store, r.Repo)
+func (p *Decider) resyncInstallation(ctx context.Context, r rc.Resync, log *slog.Logger) (rc.RepoRecord, int64, error) {
+	rec, err := rc.LoadRepo(ctx, p.store, r.Repo)
 	if err != nil {
 		return rec, 0, err
 	}
@@ -99,7 +122,7 @@ func (p *Decider) resyncInstallation(ctx context.Context, r reconcile.Resync, lo
 
 // resync compares repo's recently updated tasks' labels with their records
 // (a new repository's labels were created before: see Before).
-func (p *Decider) resync(ctx context.Context, d *store.Delivery, r reconcile.Resync, log *slog.Logger) (store.Commit, error) {
+func (p *Decider) resync(ctx context.Context, d *store.Delivery, r rc.Resync, log *slog.Logger) (store.Commit, error) {
 	start := time.Now().UTC()
 	rec, inst, err := p.resyncInstallation(ctx, r, log)
 	if err != nil || inst == 0 {
@@ -110,7 +133,7 @@ func (p *Decider) resync(ctx context.Context, d *store.Delivery, r reconcile.Res
 		return store.Commit{}, fault.Permanent(err)
 	}
 	openPRs := map[int]bool{} // of the tasks compared: their checks are recomputed on a full resync
-	sc, err := reconcile.Compare(ctx, c, r.Repo, r.Since, r.Page, func(ctx context.Context, n int) ([]string, bool, error) {
+	sc, err := rc.Compare(ctx, c, r.Repo, r.Since, r.Page, func(ctx context.Context, n int) ([]string, bool, error) {
 		t, err := records.LoadTask(ctx, p.store, r.Repo, n)
 		if err != nil || t == nil {
 			return nil, false, err
@@ -130,18 +153,18 @@ func (p *Decider) resync(ctx context.Context, d *store.Delivery, r reconcile.Res
 	if sc.NextPage > 0 { // more than MaxPages of issues: continue in another delivery
 		next := r
 		next.Page, next.Labels = sc.NextPage, false
-		w.Enqueue = append(w.Enqueue, reconcile.NewResync(next, start))
+		w.Enqueue = append(w.Enqueue, rc.NewResync(next, start))
 	} else if r.Page == 0 || !rec.ReconciledAt.IsZero() || r.Since.IsZero() {
 		rec.ReconciledAt = start
 	}
 	rec.Installation = inst
 	b, err := json.Marshal(rec)
 	if err != nil {
-		return store.Commit{}, fmt.Errorf("encode %s: %w", reconcile.RepoKey(r.Repo), err)
+		return store.Commit{}, fmt.Errorf("encode %s: %w", rc.RepoKey(r.Repo), err)
 	}
-	w.Records = map[string][]byte{reconcile.RepoKey(r.Repo): b}
+	w.Records = map[string][]byte{rc.RepoKey(r.Repo): b}
 	for _, dr := range sc.Drifts {
-		w.Enqueue = append(w.Enqueue, reconcile.NewRepair(reconcile.Repair{Installation: inst, Repo: r.Repo, Number: dr.Number, Had: dr.Had}, d.ID, start))
+		w.Enqueue = append(w.Enqueue, rc.NewRepair(rc.Repair{Installation: inst, Repo: r.Repo, Number: dr.Number, Had: dr.Had}, d.ID, start))
 	}
 	if r.Since.IsZero() { // a full resync: every open pull request's check as the records make it (written only if it changed)
 		prs := make([]int, 0, len(openPRs))
@@ -154,9 +177,9 @@ func (p *Decider) resync(ctx context.Context, d *store.Delivery, r reconcile.Res
 				deliveries.CheckPayload{Installation: inst, Repo: r.Repo, Number: pr}))
 		}
 	}
-	if p.recon != nil {
-		p.recon.Resyncs.WithLabelValues(r.Why).Inc()
-		p.recon.Checked.Add(float64(sc.Checked))
+	if p.metrics != nil {
+		p.metrics.Resyncs.WithLabelValues(r.Why).Inc()
+		p.metrics.Checked.Add(float64(sc.Checked))
 	}
 	log.Info("repository resynced", "repo", r.Repo, "why", r.Why, "since", r.Since, "checked", sc.Checked,
 		"drifted", len(sc.Drifts), "requests", sc.Requests)
@@ -165,7 +188,7 @@ func (p *Decider) resync(ctx context.Context, d *store.Delivery, r reconcile.Res
 
 // repair makes a task's owned labels what its record says, and its pull
 // requests' verification checks what its record makes them.
-func (p *Decider) repair(ctx context.Context, d *store.Delivery, r reconcile.Repair, log *slog.Logger) (store.Commit, error) {
+func (p *Decider) repair(ctx context.Context, d *store.Delivery, r rc.Repair, log *slog.Logger) (store.Commit, error) {
 	task, err := records.LoadTask(ctx, p.store, r.Repo, r.Number)
 	if err != nil || task == nil {
 		return store.Commit{}, err
@@ -197,8 +220,8 @@ func (p *Decider) repair(ctx context.Context, d *store.Delivery, r reconcile.Rep
 		w.Enqueue = append(w.Enqueue, deliveries.Derived(fmt.Sprintf("%s/check/%d", d.ID, pr), deliveries.Check, rules.TaskKey(r.Repo, pr),
 			deliveries.CheckPayload{Installation: r.Installation, Repo: r.Repo, Number: pr}))
 	}
-	if p.recon != nil {
-		p.recon.Repairs.WithLabelValues("labels").Inc()
+	if p.metrics != nil {
+		p.metrics.Repairs.WithLabelValues("labels").Inc()
 	}
 	log.Info("label drift repaired", "task", task.Key(), "had", r.Had, "want", want, "why", r.Why)
 	return w, nil
@@ -216,10 +239,10 @@ func ownedLabels(repo string) rules.Effect {
 	return rules.Effect{Kind: rules.EffectEnsureLabels, Repo: repo, Labels: names}
 }
 
-// onInstallation starts tracking the repositories an installation (or an
+// OnInstallation starts tracking the repositories an installation (or an
 // installation_repositories addition) gives the App: their owned labels are
 // created and they are resynced.
-func (p *Decider) onInstallation(ctx context.Context, d *store.Delivery, raw any, log *slog.Logger) (store.Commit, error) {
+func (p *Decider) OnInstallation(ctx context.Context, d *store.Delivery, raw any, log *slog.Logger) (store.Commit, error) {
 	var inst int64
 	var repos []*github.Repository
 	switch e := raw.(type) {
@@ -256,7 +279,7 @@ func (p *Decider) onInstallation(ctx context.Context, d *store.Delivery, raw any
 		if repo == "" {
 			continue
 		}
-		w.Enqueue = append(w.Enqueue, reconcile.NewResync(reconcile.Resync{Installation: inst, Repo: repo, Labels: true, Why: "installation"}, now))
+		w.Enqueue = append(w.Enqueue, rc.NewResync(rc.Resync{Installation: inst, Repo: repo, Labels: true, Why: "installation"}, now))
 	}
 	log.Info("repositories to track", "installation", inst, "repos", len(w.Enqueue))
 	return w, nil

@@ -1,10 +1,9 @@
-package decide
+package card
 
 import (
 	"testing"
 	"time"
 
-	"github.com/countersign/countersign/app/card"
 	"github.com/countersign/countersign/rules"
 )
 
@@ -38,10 +37,10 @@ func TestFollowsHistory(t *testing.T) {
 		{"a rebuilt record: labels before the rebuild are not its history", []rules.State{P, R, C, I, R, C}, rebuilt, true},
 		{"no labels", nil, hist(P), true},
 	}
-	at := func(states ...rules.State) []card.Labeled[rules.State] { // applied a minute apart
-		out := make([]card.Labeled[rules.State], len(states))
+	at := func(states ...rules.State) []Labeled[rules.State] { // applied a minute apart
+		out := make([]Labeled[rules.State], len(states))
 		for i, s := range states {
-			out[i] = card.Labeled[rules.State]{Value: s, At: base.Add(time.Duration(i) * time.Minute)}
+			out[i] = Labeled[rules.State]{Value: s, At: base.Add(time.Duration(i) * time.Minute)}
 		}
 		return out
 	}

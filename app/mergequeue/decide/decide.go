@@ -1,4 +1,12 @@
-package decide
+// Package mqdecide decides countersign's part in GitHub's merge queue, over
+// the pure parts in package mergequeue: merge_group deliveries and the
+// groups' checks when a task of a queued pull request changes, the check of
+// a pull request that closes no task, and countersign/verification results
+// that someone other than countersign posted. It reads GitHub and the store
+// and writes nothing: every write is a check effect (effects/checks.go) or a
+// task's history entry (rules.GateNoted, decided by decide/task.go). Package
+// decide calls it; it never calls decide but through the rebuild it is given.
+package mqdecide
 
 import (
 	"context"
@@ -6,35 +14,59 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/countersign/countersign/app/deliveries"
 	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/gh"
-	"github.com/countersign/countersign/app/mergequeue"
+	"github.com/countersign/countersign/app/lookup"
+	mq "github.com/countersign/countersign/app/mergequeue"
 	"github.com/countersign/countersign/app/records"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
 	"github.com/google/go-github/v60/github"
 )
 
-// This file decides the gate's answers beyond a pull request's own check
-// (check.go): GitHub's merge queue (package mergequeue holds the pure part),
-// merge_group deliveries and the groups' checks when a task of a queued pull
-// request changes, the check of a pull request that closes no task, and
-// countersign/verification results that someone other than countersign
-// posted. Every write is a check effect (effects/checks.go) or a task's
-// history entry (rules.GateNoted, decided by task.go).
+// Client is what deciding the merge queue reads of GitHub, for one
+// installation.
+type Client interface {
+	lookup.Client
+	GetPullRequest(ctx context.Context, owner string, repo string, number int) (*github.PullRequest, *github.Response, error)
+	ListMatchingRefs(ctx context.Context, owner, repo string, opts *github.ReferenceListOptions) ([]*github.Reference, *github.Response, error)
+}
 
-// onMergeGroup takes in a merge_group delivery (under the repository's key)
+// RebuildPR reads a pull request countersign has no record of from GitHub
+// and returns its record and the records to write for it; nil when it is
+// gone.
+type RebuildPR func(ctx context.Context, cd deliveries.CheckPayload) (*rules.PullRequest, map[string][]byte, error)
+
+// Decider decides the merge queue's groups and the gate beyond a pull
+// request's own check.
+type Decider struct {
+	store     store.Store
+	clients   func(inst int64) (Client, error) // installation inst's GitHub
+	look      *lookup.Lookup
+	metrics   *mq.Metrics // what the gate sees: forged results
+	rebuildPR RebuildPR
+}
+
+// New is the decider reading the store st and GitHub through clients; look
+// reads configuration, metrics count forged results, and rebuildPR reads a
+// queued pull request whose record was lost.
+func New(st store.Store, clients func(inst int64) (Client, error), look *lookup.Lookup, metrics *mq.Metrics, rebuildPR RebuildPR) *Decider {
+	return &Decider{store: st, clients: clients, look: look, metrics: metrics, rebuildPR: rebuildPR}
+}
+
+// OnMergeGroup takes in a merge_group delivery (under the repository's key)
 // and hands it to its pull request's key.
-func (p *Decider) onMergeGroup(d *store.Delivery, log *slog.Logger) (store.Commit, error) {
-	e, err := mergequeue.ParseEvent(d.Payload)
+func (p *Decider) OnMergeGroup(d *store.Delivery, log *slog.Logger) (store.Commit, error) {
+	e, err := mq.ParseEvent(d.Payload)
 	if err != nil {
 		return store.Commit{}, fault.Permanent(err)
 	}
 	inst, repo := e.Installation.ID, e.Repository.FullName
-	if inst == 0 || repo == "" || (e.Action != mergequeue.ChecksRequested && e.Action != mergequeue.Destroyed) {
+	if inst == 0 || repo == "" || (e.Action != mq.ChecksRequested && e.Action != mq.Destroyed) {
 		return store.Commit{}, nil
 	}
 	md := deliveries.MergeGroupPayload{Installation: inst, Repo: repo, Action: e.Action, HeadSHA: e.MergeGroup.HeadSHA,
@@ -42,7 +74,7 @@ func (p *Decider) onMergeGroup(d *store.Delivery, log *slog.Logger) (store.Commi
 	r, err := e.Entry()
 	md.PR, md.Base = r.PR, r.Base
 	if err != nil {
-		if r.PR == 0 || !mergequeue.IsSHA(md.HeadSHA) {
+		if r.PR == 0 || !mq.IsSHA(md.HeadSHA) {
 			log.Warn("merge group skipped: no pull request or commit can be read from it", "error", err)
 			return store.Commit{}, nil
 		}
@@ -53,17 +85,17 @@ func (p *Decider) onMergeGroup(d *store.Delivery, log *slog.Logger) (store.Commi
 		deliveries.Derived(d.ID+"/merge-group", deliveries.MergeGroup, rules.TaskKey(repo, md.PR), md)}}, nil
 }
 
-// decideMergeGroup decides a merge group under its pull request's key:
+// DecideMergeGroup decides a merge group under its pull request's key:
 // checks_requested re-evaluates the pull request's tasks for the head that
 // was queued and posts the group's check; destroyed ends its tracking.
-func (p *Decider) decideMergeGroup(ctx context.Context, md deliveries.MergeGroupPayload, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
+func (p *Decider) DecideMergeGroup(ctx context.Context, md deliveries.MergeGroupPayload, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
 	groups, err := records.LoadMergeGroups(ctx, p.store, md.Repo, md.PR)
 	if err != nil {
 		return store.Commit{}, err
 	}
 	w := store.Commit{Records: map[string][]byte{}}
-	if md.Action == mergequeue.Destroyed {
-		left, ok := mergequeue.Forget(groups, md.HeadSHA)
+	if md.Action == mq.Destroyed {
+		left, ok := mq.Forget(groups, md.HeadSHA)
 		if !ok {
 			return store.Commit{}, nil
 		}
@@ -74,7 +106,7 @@ func (p *Decider) decideMergeGroup(ctx context.Context, md deliveries.MergeGroup
 	if err != nil {
 		return store.Commit{}, fault.Permanent(err)
 	}
-	g := mergequeue.Group{HeadSHA: md.HeadSHA, BaseSHA: md.BaseSHA, Ref: md.Ref, Base: md.Base, At: d.ReceivedAt}
+	g := mq.Group{HeadSHA: md.HeadSHA, BaseSHA: md.BaseSHA, Ref: md.Ref, Base: md.Base, At: d.ReceivedAt}
 	var check rules.Check
 	if md.Invalid != "" {
 		check = rules.Check{Status: "completed", Conclusion: "failure", Tasks: []rules.CheckTask{},
@@ -98,12 +130,12 @@ func (p *Decider) decideMergeGroup(ctx context.Context, md deliveries.MergeGroup
 		return store.Commit{}, err
 	}
 	w.Effects = ew.Effects
-	if _, known := mergequeue.Forget(groups, md.HeadSHA); !known {
+	if _, known := mq.Forget(groups, md.HeadSHA); !known {
 		// A group's commit is new: no check run of countersign's is on it
 		// yet (see effects/checks.go), so its first is created without a look.
 		w.Records[records.NewHeadKey(md.Repo, md.HeadSHA)] = []byte{'1'}
 	}
-	groups, dropped := mergequeue.Track(groups, g)
+	groups, dropped := mq.Track(groups, g)
 	for _, sha := range dropped {
 		w.Records[records.MergeGroupKey(md.Repo, sha)] = nil
 	}
@@ -116,7 +148,7 @@ func (p *Decider) decideMergeGroup(ctx context.Context, md deliveries.MergeGroup
 // returned with its records when countersign has none) and sets g.Queued to
 // its head on GitHub now: the head the group merges, since GitHub takes a
 // pull request out of the queue when it is pushed to.
-func (p *Decider) queuedPR(ctx context.Context, c Client, md deliveries.MergeGroupPayload, g *mergequeue.Group) (*rules.PullRequest, map[string][]byte, error) {
+func (p *Decider) queuedPR(ctx context.Context, c Client, md deliveries.MergeGroupPayload, g *mq.Group) (*rules.PullRequest, map[string][]byte, error) {
 	pr, err := records.LoadPR(ctx, p.store, md.Repo, md.PR)
 	if err != nil {
 		return nil, nil, err
@@ -129,7 +161,7 @@ func (p *Decider) queuedPR(ctx context.Context, c Client, md deliveries.MergeGro
 		return pr, recs, err
 	}
 	head, _, err := (queueGitHub{c}).PullHead(ctx, md.Repo, md.PR)
-	if errors.Is(err, mergequeue.ErrGone) {
+	if errors.Is(err, mq.ErrGone) {
 		return nil, nil, nil
 	}
 	g.Queued = head
@@ -138,8 +170,8 @@ func (p *Decider) queuedPR(ctx context.Context, c Client, md deliveries.MergeGro
 
 // groupCheck is the check of group g of pull request n (pr its record, nil
 // when there is none); tasks are pr's tasks, read when nil.
-func (p *Decider) groupCheck(ctx context.Context, c Client, repo string, n int, pr *rules.PullRequest, tasks []*rules.Task, g mergequeue.Group, log *slog.Logger) (rules.Check, error) {
-	in := mergequeue.Input{Entry: g.Entry(n), PR: pr, Tasks: tasks}
+func (p *Decider) groupCheck(ctx context.Context, c Client, repo string, n int, pr *rules.PullRequest, tasks []*rules.Task, g mq.Group, log *slog.Logger) (rules.Check, error) {
+	in := mq.Input{Entry: g.Entry(n), PR: pr, Tasks: tasks}
 	if pr != nil && tasks == nil {
 		in.Tasks = make([]*rules.Task, len(pr.Links))
 		for i, t := range pr.Links {
@@ -156,16 +188,16 @@ func (p *Decider) groupCheck(ctx context.Context, c Client, repo string, n int, 
 		}
 		in.Gate = cfg.Gate
 	}
-	return mergequeue.Decide(in), nil
+	return mq.Decide(in), nil
 }
 
-// regroup works out again the checks of the queued groups of pull request
+// Regroup works out again the checks of the queued groups of pull request
 // pr, whose tasks changed (tasks[i] is the record of pr.Links[i]); rebuilt
 // says pr's record was just rebuilt from GitHub (countersign's records were
 // lost): the groups are then found again from GitHub's queue branches. A
 // check that changes is written; one that stops passing is said in the
 // history of each task pr closes.
-func (p *Decider) regroup(ctx context.Context, w *store.Commit, inst int64, d *store.Delivery, pr *rules.PullRequest, tasks []*rules.Task, rebuilt bool, log *slog.Logger) error {
+func (p *Decider) Regroup(ctx context.Context, w *store.Commit, inst int64, d *store.Delivery, pr *rules.PullRequest, tasks []*rules.Task, rebuilt bool, log *slog.Logger) error {
 	if !pr.Open {
 		return nil // merged (its groups are destroyed) or closed (GitHub drops them)
 	}
@@ -178,13 +210,13 @@ func (p *Decider) regroup(ctx context.Context, w *store.Commit, inst int64, d *s
 		return fault.Permanent(err)
 	}
 	if rebuilt && len(groups) == 0 {
-		found, err := mergequeue.Find(ctx, queueGitHub{c}, pr.Repo, pr.Number)
+		found, err := mq.Find(ctx, queueGitHub{c}, pr.Repo, pr.Number)
 		if err != nil {
 			return err
 		}
 		for _, g := range found {
 			g.Queued, g.At = pr.Head, d.ReceivedAt
-			groups, _ = mergequeue.Track(groups, g)
+			groups, _ = mq.Track(groups, g)
 		}
 	}
 	if len(groups) == 0 {
@@ -239,7 +271,7 @@ func gateNotes(inst int64, d *store.Delivery, pr *rules.PullRequest, tag, why st
 
 // putGroups records the groups tracked for pull request n in w (none: the
 // record is deleted).
-func putGroups(w *store.Commit, repo string, n int, groups []mergequeue.Group) error {
+func putGroups(w *store.Commit, repo string, n int, groups []mq.Group) error {
 	if len(groups) == 0 {
 		w.Records[records.MergeGroupsKey(repo, n)] = nil
 		return nil
@@ -252,10 +284,10 @@ func putGroups(w *store.Commit, repo string, n int, groups []mergequeue.Group) e
 	return nil
 }
 
-// untrackedGate is the check effect of pull request pr when it closes no
+// UntrackedGate is the check effect of pull request pr when it closes no
 // task (gate.untracked, gate.exempt); nil when it closes one, or has no open
 // head.
-func (p *Decider) untrackedGate(ctx context.Context, c Client, pr *rules.PullRequest, log *slog.Logger) (*rules.Effect, error) {
+func (p *Decider) UntrackedGate(ctx context.Context, c Client, pr *rules.PullRequest, log *slog.Logger) (*rules.Effect, error) {
 	if len(pr.Links) > 0 || !pr.Open || pr.Head == "" {
 		return nil, nil
 	}
@@ -267,13 +299,13 @@ func (p *Decider) untrackedGate(ctx context.Context, c Client, pr *rules.PullReq
 	return &rules.Effect{Kind: rules.EffectCheck, Repo: pr.Repo, Number: pr.Number, SHA: pr.Head, Check: &check}, nil
 }
 
-// forgedGate takes in a result named countersign/verification that
+// ForgedGate takes in a result named countersign/verification that
 // countersign did not post on sha (kind: mergequeue.ForgedStatus or
 // ForgedCheckRun; by: who posted it, as shown): it counts for nothing, is
 // counted, and is said, once per poster and commit, in the history of each
 // task of the pull requests whose head (or merge group) sha is.
-func (p *Decider) forgedGate(ctx context.Context, inst int64, repo, sha, kind, by string, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
-	p.mq.Forged.WithLabelValues(kind).Inc()
+func (p *Decider) ForgedGate(ctx context.Context, inst int64, repo, sha, kind, by string, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
+	p.metrics.Forged.WithLabelValues(kind).Inc()
 	log.Warn("a result named countersign/verification that countersign did not post: ignored", "kind", kind, "by", by, "sha", sha)
 	seenKey := records.ForgedKey(repo, sha, kind, by)
 	if seen, err := records.Load(ctx, p.store, seenKey, new(int)); err != nil || seen {
@@ -287,11 +319,11 @@ func (p *Decider) forgedGate(ctx context.Context, inst int64, repo, sha, kind, b
 	if _, err := records.Load(ctx, p.store, records.MergeGroupKey(repo, sha), &group); err != nil {
 		return store.Commit{}, err
 	}
-	if group != 0 {
-		prs = union(prs, []int{group})
+	if group != 0 && !slices.Contains(prs, group) {
+		prs = append(prs, group)
 	}
 	what := "a commit status"
-	if kind == mergequeue.ForgedCheckRun {
+	if kind == mq.ForgedCheckRun {
 		what = "a check run"
 	}
 	w := store.Commit{Records: map[string][]byte{seenKey: []byte("1")}}
@@ -320,7 +352,7 @@ type queueGitHub struct{ c Client }
 func (q queueGitHub) PullHead(ctx context.Context, repo string, n int) (string, bool, error) {
 	pr, _, err := q.c.GetPullRequest(ctx, gh.OwnerOf(repo), gh.NameOf(repo), n)
 	if fault.IsStatus(err, 404) || fault.IsStatus(err, 410) {
-		return "", false, mergequeue.ErrGone
+		return "", false, mq.ErrGone
 	}
 	if err != nil {
 		return "", false, fmt.Errorf("read pull request #%d: %w", n, err)
@@ -330,7 +362,7 @@ func (q queueGitHub) PullHead(ctx context.Context, repo string, n int) (string, 
 
 func (q queueGitHub) QueueBranches(ctx context.Context, repo string) (map[string]string, error) {
 	refs, _, err := q.c.ListMatchingRefs(ctx, gh.OwnerOf(repo), gh.NameOf(repo), &github.ReferenceListOptions{
-		Ref: strings.TrimPrefix(mergequeue.RefPrefix, "refs/"), ListOptions: github.ListOptions{PerPage: 100}})
+		Ref: strings.TrimPrefix(mq.RefPrefix, "refs/"), ListOptions: github.ListOptions{PerPage: 100}})
 	if err != nil {
 		return nil, fmt.Errorf("list merge-queue branches: %w", err)
 	}

@@ -1,20 +1,19 @@
-package decide
+package card
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/google/go-github/v60/github"
 	"log/slog"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/countersign/countersign/app/card"
-	"github.com/countersign/countersign/app/gh"
 	"github.com/countersign/countersign/app/records"
+	"github.com/countersign/countersign/app/seal"
 	"github.com/countersign/countersign/rules"
 	"github.com/countersign/countersign/templates"
+	"github.com/google/go-github/v60/github"
 )
 
 // This file rebuilds what a lost store held from GitHub (DESIGN §8, invariant
@@ -24,27 +23,23 @@ import (
 // state labels countersign itself applied, in the issue's events). Otherwise
 // the task is rebuilt conservatively from what GitHub proves.
 
-// recoverTask rebuilds the record of the task issue is, lost with the store.
-// The card is the one on GitHub, else gone (the card just deleted, whose
+// Recover rebuilds the record of the task issue is (in repository
+// owner/name), lost with the store, from what bot wrote on it and keys
+// signed. The card is the one on GitHub, else gone (the card just deleted, whose
 // text its deletion's webhook carries; nil for none): its record is judged
 // alike. rebuilt says the record was not trusted and was rebuilt
 // conservatively: the caller must then write it, and its labels and card,
 // whatever the event.
-func (p *Decider) recoverTask(ctx context.Context, c Client, issue rules.IssueFacts, gone *github.IssueComment, log *slog.Logger) (*rules.Task, bool, error) {
+func Recover(ctx context.Context, c Client, owner, name, bot string, keys *seal.Keys, issue rules.IssueFacts, gone *github.IssueComment, log *slog.Logger) (*rules.Task, bool, error) {
 	repo, n := issue.Repo, issue.Number
-	owner, name := gh.OwnerOf(repo), gh.NameOf(repo)
-	bot, err := p.gh.BotLogin(ctx)
-	if err != nil {
-		return nil, false, err
-	}
-	found, err := card.Find(ctx, c, owner, name, n, bot)
+	found, err := Find(ctx, c, owner, name, n, bot)
 	if err != nil {
 		return nil, false, err
 	}
 	if found == nil {
 		found = gone
 	}
-	labels, err := card.BotStateLabels(ctx, c, owner, name, n, bot)
+	labels, err := BotStateLabels(ctx, c, owner, name, n, bot)
 	if err != nil {
 		return nil, false, err
 	}
@@ -56,13 +51,13 @@ func (p *Decider) recoverTask(ctx context.Context, c Client, issue rules.IssueFa
 	var signed *rules.Task // a record countersign signed (maybe not its last)
 	why := "it has no task card"
 	if found != nil {
-		rec, ok := card.Record(found.GetBody())
+		rec, ok := Record(found.GetBody())
 		sig, _ := templates.RecordSignature(found.GetBody())
 		var t rules.Task
 		switch {
 		case !ok:
 			why = "its card carries no record"
-		case !p.keys.Verify(records.TaskScope(repo, n), rec, sig):
+		case !keys.Verify(records.TaskScope(repo, n), rec, sig):
 			why = "its card's record is not signed by this server"
 		case json.Unmarshal(rec, &t) != nil || t.Repo != repo || t.Number != n || !t.State.Valid():
 			why = "its card's record is unusable"
@@ -137,13 +132,13 @@ func conservativeTask(issue rules.IssueFacts, proven rules.State, signed *rules.
 // before later changes misses the states entered since. A bounded history
 // (entries left out, Omitted) is held to the labels applied since the last
 // entry it left out, which must follow the entries it kept after it.
-func followsHistory(labels []card.Labeled[rules.State], t *rules.Task) bool {
+func followsHistory(labels []Labeled[rules.State], t *rules.Task) bool {
 	h := t.History
 	for i := len(h) - 1; i >= 0; i-- {
 		if h[i].Omitted == 0 {
 			continue
 		}
-		var since []card.Labeled[rules.State]
+		var since []Labeled[rules.State]
 		for _, l := range labels {
 			if !l.At.Before(h[i].At) {
 				since = append(since, l)
@@ -170,7 +165,7 @@ func enteredIn(h []rules.Transition) []rules.State {
 
 // isSubsequence reports whether labels (all of them) are a subsequence of
 // the states history h entered.
-func isSubsequence(labels []card.Labeled[rules.State], h []rules.Transition) bool {
+func isSubsequence(labels []Labeled[rules.State], h []rules.Transition) bool {
 	entered := enteredIn(h)
 	i := len(entered) - 1
 	for j := len(labels) - 1; j >= 0; j-- {
@@ -185,12 +180,12 @@ func isSubsequence(labels []card.Labeled[rules.State], h []rules.Transition) boo
 	return true
 }
 
-// keepInStep makes a decision on a conservatively rebuilt task write the task,
+// KeepInStep makes a decision on a conservatively rebuilt task write the task,
 // its labels and its card, and recompute its pull requests' checks, whatever
 // the event ev changed: GitHub still shows what the untrusted record said. A
 // closed issue whose task is not verified is reopened (the close of an
 // issue is the rules' own to judge).
-func keepInStep(dec *rules.Decision, rebuilt *rules.Task, ev rules.Event) {
+func KeepInStep(dec *rules.Decision, rebuilt *rules.Task, ev rules.Event) {
 	if dec.Task == nil {
 		dec.Task = rebuilt
 	}

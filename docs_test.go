@@ -153,9 +153,12 @@ func resolve(t *testing.T, root, page, dest string, anchorsOf func(string) map[s
 	target := page
 	if u.Path != "" {
 		if strings.HasPrefix(u.Path, "/") {
-			return fmt.Errorf("link %q is absolute: write it relative to %s", dest, page)
+			// From the repository's root, as GitHub renders it (docs/ link
+			// to the code so, rather than climbing out with ../).
+			target = filepath.Join(root, filepath.FromSlash(u.Path))
+		} else {
+			target = filepath.Join(filepath.Dir(page), filepath.FromSlash(u.Path))
 		}
-		target = filepath.Join(filepath.Dir(page), filepath.FromSlash(u.Path))
 	}
 	abs, err := filepath.Abs(target)
 	if err != nil {

@@ -46,18 +46,18 @@ func TestReplyQuotesThisCommand(t *testing.T) {
 		t.Errorf("reply among two refusals: %q %v", r, ok)
 	}
 	// A refused claim of completion counts when it quotes this /submit.
-	sub := &ghread.Comment{ID: 20, Author: "alice", Body: "/submit not done yet, TODO", CreatedAt: at}
+	sub := &ghread.Comment{ID: 20, Author: "alice", Body: "/submit not done yet, needs human", CreatedAt: at}
 	claim := func(quote string) *ghread.Comment {
 		return &ghread.Comment{ID: 21, Author: "countersign[bot]", Bot: true, CreatedAt: at,
-			Body: "**Not submitted:** this claim that #1 is done also says “TODO”:\n\n> " + quote + "\n\nWork that still needs..."}
+			Body: "**Not submitted:** this claim that #1 is done also says “needs human”:\n\n> " + quote + "\n\nWork that still needs..."}
 	}
-	if _, ok := s.reply([]*ghread.Comment{claim("/submit not done yet, TODO")}, sub, "alice", sub.Body); !ok {
+	if _, ok := s.reply([]*ghread.Comment{claim("/submit not done yet, needs human")}, sub, "alice", sub.Body); !ok {
 		t.Error("a refused claim quoting this /submit did not count")
 	}
-	if _, ok := s.reply([]*ghread.Comment{claim("/submit other work, TODO")}, sub, "alice", sub.Body); ok {
+	if _, ok := s.reply([]*ghread.Comment{claim("/submit other work, needs human")}, sub, "alice", sub.Body); ok {
 		t.Error("a refused claim quoting another /submit counted")
 	}
-	long := "/submit " + strings.Repeat("word ", 60) + "TODO"
+	long := "/submit " + strings.Repeat("word ", 60) + "needs human"
 	clipped := "…" + long[len(long)-150:]
 	if _, ok := s.reply([]*ghread.Comment{claim(clipped)}, &ghread.Comment{ID: 20, CreatedAt: at}, "alice", long); !ok {
 		t.Error("a refused claim quoting this long /submit, clipped, did not count")

@@ -127,7 +127,7 @@ func SettingsHelp() string {
 // default and its help, for the command line to offer as flags.
 type Setting struct {
 	Env, Flag, Default, Help string
-	// Type is what its value is: "string", "int" or "duration".
+	// Type is what its value is: "string", "int", "float" or "duration".
 	Type string
 }
 
@@ -137,6 +137,7 @@ var settingTypes = map[string]string{
 	"COUNTERSIGN_WRITES_PER_MINUTE": "int", "COUNTERSIGN_WRITES_PER_HOUR": "int",
 	"COUNTERSIGN_HEAL_INTERVAL": "duration", "COUNTERSIGN_HEAL_HORIZON": "duration", "COUNTERSIGN_RECONCILE_INTERVAL": "duration",
 	"COUNTERSIGN_GITHUB_WAIT_MAX": "duration", "COUNTERSIGN_GOAL_COALESCE": "duration",
+	"COUNTERSIGN_WRITE_MARGIN": "float", "COUNTERSIGN_WRITE_HEADROOM": "float",
 }
 
 // SettingsTable lists every setting of serve.

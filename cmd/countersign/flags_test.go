@@ -43,6 +43,8 @@ func TestHelpShowsFlagTypes(t *testing.T) {
 		{"heal-horizon", "--heal-horizon duration "},
 		{"github-wait-max", "--github-wait-max duration "},
 		{"goal-coalesce", "--goal-coalesce duration "},
+		{"write-margin", "--write-margin float "},
+		{"write-headroom", "--write-headroom float "},
 		{"listen", "--listen string "},
 		{"data", "--data string "},
 	} {
@@ -70,6 +72,7 @@ func TestTypedFlagsRefuseOtherValues(t *testing.T) {
 	}{
 		{[]string{"serve", "--workers", "many"}, `"many" is not a whole number`},
 		{[]string{"serve", "--reconcile-interval", "15"}, `"15" is not a duration`},
+		{[]string{"serve", "--write-margin", "most"}, `"most" is not a number`},
 		{[]string{"proofpack", "acme/widgets#1", "--app-id", "x1"}, `"x1" is not a whole number`},
 	} {
 		var out, errb bytes.Buffer

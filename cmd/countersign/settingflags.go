@@ -13,7 +13,7 @@ import (
 
 // settingValue is a setting's flag: its value as text (app.ResolveSettings
 // reads it), checked as its type when given, and shown in the help as that
-// type (int, duration), not as a string.
+// type (int, float, duration), not as a string.
 type settingValue struct {
 	text *string
 	typ  string
@@ -29,6 +29,10 @@ func (v *settingValue) Set(s string) error {
 	case "int":
 		if _, err := strconv.ParseInt(t, 10, 64); err != nil {
 			return fmt.Errorf("%q is not a whole number", s)
+		}
+	case "float":
+		if _, err := strconv.ParseFloat(t, 64); err != nil {
+			return fmt.Errorf("%q is not a number (e.g. 0.9)", s)
 		}
 	case "duration":
 		if _, err := time.ParseDuration(t); err != nil {

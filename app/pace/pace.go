@@ -29,6 +29,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/countersign/countersign/app/clock"
 	"math"
 	"slices"
 	"sync"
@@ -114,17 +115,6 @@ func (l Limits) validate() error {
 	return nil
 }
 
-// Clock tells the time and sleeps; tests use a fake one.
-type Clock interface {
-	Now() time.Time
-	After(d time.Duration) <-chan time.Time
-}
-
-type realClock struct{}
-
-func (realClock) Now() time.Time                         { return time.Now() }
-func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
-
 // TooLongError says a write would have to wait longer than the caller
 // allowed; nothing was reserved. Wait is how long it would have waited.
 type TooLongError struct{ Wait time.Duration }
@@ -152,7 +142,7 @@ type grant struct {
 // concurrent use.
 type Bucket struct {
 	l        Limits
-	clock    Clock
+	clock    clock.Clock
 	interval time.Duration // one background token's refill time
 	burst    int
 	slack    time.Duration // added to each window
@@ -168,12 +158,12 @@ type Bucket struct {
 }
 
 // New returns a full bucket for l; a nil clock is the real one.
-func New(l Limits, clock Clock) (*Bucket, error) {
+func New(l Limits, clk clock.Clock) (*Bucket, error) {
 	if err := l.validate(); err != nil {
 		return nil, err
 	}
-	if clock == nil {
-		clock = realClock{}
+	if clk == nil {
+		clk = clock.Real{}
 	}
 	if l.Minute <= 0 {
 		l.Minute = time.Minute
@@ -185,7 +175,7 @@ func New(l Limits, clock Clock) (*Bucket, error) {
 	}
 	burst = min(burst, perMinute)
 	slack := l.Minute / 60
-	b := &Bucket{l: l, clock: clock, interval: l.Minute / time.Duration(perMinute), burst: burst, slack: slack}
+	b := &Bucket{l: l, clock: clk, interval: l.Minute / time.Duration(perMinute), burst: burst, slack: slack}
 	b.windows = append(b.windows, window{span: l.Minute + slack, capacity: [2]int{perMinute, l.BackgroundShare(perMinute)}})
 	b.horizon = l.Minute + slack
 	if perHour > 0 {

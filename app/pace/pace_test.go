@@ -3,67 +3,17 @@ package pace
 import (
 	"context"
 	"errors"
+	"github.com/countersign/countersign/app/clock/clocktest"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 )
 
-// fakeClock is a clock the test moves by hand.
-type fakeClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	timers []fakeTimer
-}
-
-type fakeTimer struct {
-	at time.Time
-	c  chan time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) After(d time.Duration) <-chan time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ch := make(chan time.Time, 1)
-	c.timers = append(c.timers, fakeTimer{at: c.now.Add(d), c: ch})
-	return ch
-}
-
-// Advance moves the clock by d and fires the timers then due.
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-	kept := c.timers[:0]
-	for _, t := range c.timers {
-		if t.at.After(c.now) {
-			kept = append(kept, t)
-			continue
-		}
-		t.c <- c.now
-	}
-	c.timers = kept
-}
-
-func (c *fakeClock) pending() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.timers)
-}
-
 const forever = 1000 * time.Hour
 
-func newBucket(t *testing.T, l Limits) (*Bucket, *fakeClock) {
+func newBucket(t *testing.T, l Limits) (*Bucket, *clocktest.Fake) {
 	t.Helper()
-	clock := newFakeClock()
+	clock := clocktest.New()
 	b, err := New(l, clock)
 	if err != nil {
 		t.Fatal(err)
@@ -429,15 +379,9 @@ func TestTooLongReservesNothing(t *testing.T) {
 	}
 }
 
-func waitPending(t *testing.T, c *fakeClock, n int) {
+func waitPending(t *testing.T, c *clocktest.Fake, n int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for c.pending() < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d timers pending, want %d", c.pending(), n)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	c.WaitTimers(t, n)
 }
 
 // waitAsync waits for a turn of class c in a goroutine; the channel gets how

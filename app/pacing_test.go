@@ -61,12 +61,18 @@ func mostWritesIn(reqs []githubtest.Request, w time.Duration) int {
 // runs into the limit (hundreds of writes a second); paced, GitHub refuses
 // nothing, and every task ends where its own deliveries, in order, take it.
 func TestBurstOfIssuesIsPaced(t *testing.T) {
-	limit := githubtest.WriteLimit{Writes: 100, Window: time.Second}
 	for _, tc := range []struct {
 		name  string
+		limit githubtest.WriteLimit
 		paced int
-	}{{"unpaced", 0}, {"paced", 90}} {
+	}{
+		// Unpaced, the limit is 100 writes in any 10 s: the burst's 400-odd
+		// writes run into it however slow a loaded test machine is.
+		{"unpaced", githubtest.WriteLimit{Writes: 100, Window: 10 * time.Second}, 0},
+		{"paced", githubtest.WriteLimit{Writes: 100, Window: time.Second}, 90},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
+			limit := tc.limit
 			h := burstHarness(t, limit, tc.paced)
 			var issues []int
 			for i := range 200 {
@@ -142,19 +148,29 @@ func TestOneInstallationsBurstDoesNotStarveAnother(t *testing.T) {
 	})
 	team(h)
 	h.gh.SetPermission(other, "carol", "admin")
+	var as []int
 	for i := range 60 {
-		h.gh.OpenIssue(testRepo, "carol", fmt.Sprintf("A%d", i), "")
+		as = append(as, h.gh.OpenIssue(testRepo, "carol", fmt.Sprintf("A%d", i), ""))
 	}
 	time.Sleep(300 * time.Millisecond)
 	start := time.Now()
 	b := h.gh.OpenIssue(other, "carol", "B", "")
 	for len(h.gh.Labels(other, b)) == 0 {
-		if time.Since(start) > 20*time.Second {
+		if time.Since(start) > 40*time.Second {
 			t.Fatal("B's issue was never labelled")
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if d := time.Since(start); d > 3*time.Second {
-		t.Errorf("B's issue (its own budget untouched) labelled after %v, behind A's burst", d)
+	// A's burst needs a minute at its pace; B, its own budget untouched,
+	// must not wait for it to end. (The time is logged, not asserted.)
+	done := 0
+	for _, a := range as {
+		if len(h.gh.Labels(testRepo, a)) > 0 {
+			done++
+		}
+	}
+	t.Logf("B's issue labelled %v after it was opened, with %d of A's %d issues labelled", time.Since(start).Round(time.Millisecond), done, len(as))
+	if done == len(as) {
+		t.Errorf("B's issue (its own budget untouched) was labelled only after all of A's burst")
 	}
 }

@@ -26,6 +26,9 @@ type QueueEntry struct {
 	Ref  string `json:"ref"`            // gh-readonly-queue/<base>/pr-<N>-<sha>
 	Base string `json:"base"`           // the branch it merges into
 	Head string `json:"head,omitempty"` // the pull request's head that was queued
+	// Ahead is the pull request of the group this one is built on, when
+	// that group's answer (failing, or not yet given) decided this one's.
+	Ahead int `json:"ahead,omitempty"`
 }
 
 // CheckTask is one task a pull request closes, as its check reports it.

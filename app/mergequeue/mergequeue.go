@@ -31,6 +31,10 @@ import (
 const (
 	ChecksRequested = "checks_requested"
 	Destroyed       = "destroyed"
+	// Recheck is countersign's own: the group ahead of a tracked group (the
+	// one it is built on) changed its verdict, so the group behind it is
+	// decided again from its records.
+	Recheck = "recheck"
 )
 
 // RefPrefix begins every merge group's head_ref.
@@ -194,6 +198,21 @@ type Input struct {
 	PR    *rules.PullRequest // the record of Entry.PR (nil: there is no such pull request)
 	Tasks []*rules.Task      // Tasks[i] is the record of PR.Links[i], nil when there is none
 	Gate  rules.GateConfig
+	// Ahead is the group this one is built on (its base_sha), when that is
+	// a group countersign tracks; nil when it is built on the base branch.
+	Ahead *Ahead
+}
+
+// Ahead is the group a group is built on, as countersign last answered it.
+// A group carries the changes of every entry ahead of it, and GitHub may
+// merge them with it: with "Only merge non-failing pull requests"
+// unselected, an entry whose group failed is merged when a later group
+// passes. So a group passes only when the group it is built on passes too
+// (which holds, in turn, for the one that one is built on).
+type Ahead struct {
+	PR         int    // its pull request
+	Status     string // its check, as countersign last wrote it
+	Conclusion string
 }
 
 // Decide is the countersign/verification check of a merge group. It passes
@@ -204,6 +223,38 @@ type Input struct {
 // record is behind it, the check waits; anything else fails, saying what is
 // missing: GitHub then takes the entry out of the queue. Never a blind pass.
 func Decide(in Input) rules.Check {
+	return carry(decide(in), in.Entry.PR, in.Ahead)
+}
+
+// carry is c, the check of a group of pull request n on its own, given the
+// group it is built on (a): a failure ahead fails it, and a group ahead that
+// has no answer yet makes a passing one wait.
+func carry(c rules.Check, n int, a *Ahead) rules.Check {
+	if a == nil || (c.Status == "completed" && c.Conclusion != "success") {
+		return c
+	}
+	if a.Status == "completed" && a.Conclusion == "success" {
+		return c
+	}
+	if c.Queue != nil {
+		q := *c.Queue
+		q.Ahead = a.PR
+		c.Queue = &q
+	}
+	switch {
+	case a.Status == "completed":
+		c.Status, c.Conclusion = "completed", "failure"
+		c.Note = fmt.Sprintf("This group is built on the group of #%d, queued ahead of #%d, which does not pass countersign/verification: it carries #%d's changes, and GitHub may merge them with it. GitHub takes #%d out of the queue; it passes once #%d's tasks are verified or #%d leaves the queue.",
+			a.PR, n, a.PR, n, a.PR, a.PR)
+	default:
+		c.Status, c.Conclusion = "in_progress", ""
+		c.Note = fmt.Sprintf("This group is built on the group of #%d, queued ahead of #%d, and carries its changes: countersign answers once that group has its answer.", a.PR, n)
+	}
+	return c
+}
+
+// decide is the check of a group of its own pull request (see Decide).
+func decide(in Input) rules.Check {
 	entry := in.Entry
 	c := rules.Check{Status: "completed", Conclusion: "failure", Tasks: []rules.CheckTask{}, Queue: &entry}
 	pr := in.PR

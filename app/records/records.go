@@ -151,6 +151,10 @@ func MergeGroupsKey(repo string, n int) string { return "merge-groups/" + rules.
 // sha merges (its number, in JSON).
 func MergeGroupKey(repo, sha string) string { return "merge-group/" + repo + "@" + sha }
 
+// MergeGroupBehindKey records the merge-queue group built on the group with
+// head sha (the one behind it in the queue): {"pr": n, "head_sha": its head}.
+func MergeGroupBehindKey(repo, sha string) string { return "merge-group-behind/" + repo + "@" + sha }
+
 // ForgedKey records that who posted a result of kind (mergequeue.ForgedStatus
 // or ForgedCheckRun) named countersign/verification on sha, once said.
 func ForgedKey(repo, sha, kind, who string) string {

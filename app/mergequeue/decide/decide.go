@@ -10,6 +10,8 @@ package mqdecide
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -94,13 +96,19 @@ func (p *Decider) DecideMergeGroup(ctx context.Context, md deliveries.MergeGroup
 		return store.Commit{}, err
 	}
 	w := store.Commit{Records: map[string][]byte{}}
-	if md.Action == mq.Destroyed {
+	switch md.Action {
+	case mq.Destroyed:
 		left, ok := mq.Forget(groups, md.HeadSHA)
 		if !ok {
 			return store.Commit{}, nil
 		}
 		w.Records[records.MergeGroupKey(md.Repo, md.HeadSHA)] = nil
+		if err := p.forgetBehind(ctx, &w, md.Repo, md.BaseSHA, md.HeadSHA); err != nil {
+			return store.Commit{}, err
+		}
 		return w, putGroups(&w, md.Repo, md.PR, left)
+	case mq.Recheck:
+		return p.recheck(ctx, md, groups, d, log)
 	}
 	c, err := p.clients(md.Installation)
 	if err != nil {
@@ -130,10 +138,21 @@ func (p *Decider) DecideMergeGroup(ctx context.Context, md deliveries.MergeGroup
 		return store.Commit{}, err
 	}
 	w.Effects = ew.Effects
-	if _, known := mq.Forget(groups, md.HeadSHA); !known {
+	prev := slices.IndexFunc(groups, func(x mq.Group) bool { return x.HeadSHA == md.HeadSHA })
+	if prev < 0 {
 		// A group's commit is new: no check run of countersign's is on it
 		// yet (see effects/checks.go), so its first is created without a look.
 		w.Records[records.NewHeadKey(md.Repo, md.HeadSHA)] = []byte{'1'}
+	}
+	if prev < 0 || groups[prev].Status != g.Status || groups[prev].Conclusion != g.Conclusion {
+		// The group behind this one (built on it) carries its answer.
+		if err := p.recheckBehind(ctx, &w, md.Installation, d, md.Repo, md.HeadSHA); err != nil {
+			return store.Commit{}, err
+		}
+	}
+	if md.BaseSHA != "" && md.Invalid == "" {
+		b, _ := json.Marshal(behindGroup{PR: md.PR, HeadSHA: md.HeadSHA}) // cannot fail
+		w.Records[records.MergeGroupBehindKey(md.Repo, md.BaseSHA)] = b
 	}
 	groups, dropped := mq.Track(groups, g)
 	for _, sha := range dropped {
@@ -172,6 +191,10 @@ func (p *Decider) queuedPR(ctx context.Context, c Client, md deliveries.MergeGro
 // when there is none); tasks are pr's tasks, read when nil.
 func (p *Decider) groupCheck(ctx context.Context, c Client, repo string, n int, pr *rules.PullRequest, tasks []*rules.Task, g mq.Group, log *slog.Logger) (rules.Check, error) {
 	in := mq.Input{Entry: g.Entry(n), PR: pr, Tasks: tasks}
+	var err error
+	if in.Ahead, err = p.ahead(ctx, repo, g.BaseSHA); err != nil {
+		return rules.Check{}, err
+	}
 	if pr != nil && tasks == nil {
 		in.Tasks = make([]*rules.Task, len(pr.Links))
 		for i, t := range pr.Links {
@@ -231,29 +254,133 @@ func (p *Decider) Regroup(ctx context.Context, w *store.Commit, inst int64, d *s
 		if err != nil {
 			return err
 		}
-		if check.Status == g.Status && check.Conclusion == g.Conclusion && !rebuilt {
-			continue
-		}
-		ew, err := records.CommitFor(inst, d, nil, []rules.Effect{{Kind: rules.EffectCheck, Repo: pr.Repo, Number: pr.Number, SHA: g.HeadSHA, Check: &check}})
+		wrote, err := p.answer(ctx, w, inst, d, pr, groups, i, check, rebuilt, log)
 		if err != nil {
 			return err
 		}
-		w.Effects = append(w.Effects, ew.Effects...)
-		if g.Passing() && check.Conclusion == "failure" {
-			why := fmt.Sprintf("merge queue: the group of #%d (%s) no longer passes countersign/verification, so GitHub takes #%d out of the queue: %s",
-				pr.Number, g.Ref, pr.Number, check.Note)
-			w.Enqueue = append(w.Enqueue, gateNotes(inst, d, pr, "group/"+g.HeadSHA, why)...)
-			log.Info("a queued pull request's task stopped being verified: its merge group fails", "pr", pr.Number, "group", g.HeadSHA)
-		}
-		groups[i].Status, groups[i].Conclusion = check.Status, check.Conclusion
-		b, _ := json.Marshal(pr.Number)
-		w.Records[records.MergeGroupKey(pr.Repo, g.HeadSHA)] = b
-		changed = true
+		changed = changed || wrote
 	}
 	if !changed {
 		return nil
 	}
 	return putGroups(w, pr.Repo, pr.Number, groups)
+}
+
+// answer writes check on groups[i], a group of pr, when it is not what was
+// last written there (or always, when force): the check, the group's
+// record, a line in the history of each task pr closes when the group stops
+// passing, and a recheck of the group built on it. It reports whether it
+// wrote.
+func (p *Decider) answer(ctx context.Context, w *store.Commit, inst int64, d *store.Delivery, pr *rules.PullRequest, groups []mq.Group, i int, check rules.Check, force bool, log *slog.Logger) (bool, error) {
+	g := groups[i]
+	if check.Status == g.Status && check.Conclusion == g.Conclusion && !force {
+		return false, nil
+	}
+	ew, err := records.CommitFor(inst, d, nil, []rules.Effect{{Kind: rules.EffectCheck, Repo: pr.Repo, Number: pr.Number, SHA: g.HeadSHA, Check: &check}})
+	if err != nil {
+		return false, err
+	}
+	w.Effects = append(w.Effects, ew.Effects...)
+	if g.Passing() && check.Conclusion == "failure" {
+		why := fmt.Sprintf("merge queue: the group of #%d (%s) no longer passes countersign/verification, so GitHub takes #%d out of the queue: %s",
+			pr.Number, g.Ref, pr.Number, check.Note)
+		w.Enqueue = append(w.Enqueue, gateNotes(inst, d, pr, "group/"+g.HeadSHA, why)...)
+		log.Info("a queued pull request's merge group stopped passing", "pr", pr.Number, "group", g.HeadSHA)
+	}
+	if check.Status != g.Status || check.Conclusion != g.Conclusion {
+		if err := p.recheckBehind(ctx, w, inst, d, pr.Repo, g.HeadSHA); err != nil {
+			return false, err
+		}
+	}
+	groups[i].Status, groups[i].Conclusion = check.Status, check.Conclusion
+	b, _ := json.Marshal(pr.Number)
+	w.Records[records.MergeGroupKey(pr.Repo, g.HeadSHA)] = b
+	return true, nil
+}
+
+// behindGroup is the group built on another (records.MergeGroupBehindKey).
+type behindGroup struct {
+	PR      int    `json:"pr"`
+	HeadSHA string `json:"head_sha"`
+}
+
+// ahead is the group with head base, the group a group is built on, as
+// countersign last answered it; nil when base is no group it tracks (the
+// base branch, or a group GitHub destroyed).
+func (p *Decider) ahead(ctx context.Context, repo, base string) (*mq.Ahead, error) {
+	if base == "" {
+		return nil, nil
+	}
+	var n int
+	if ok, err := records.Load(ctx, p.store, records.MergeGroupKey(repo, base), &n); err != nil || !ok || n == 0 {
+		return nil, err
+	}
+	groups, err := records.LoadMergeGroups(ctx, p.store, repo, n)
+	if err != nil {
+		return nil, err
+	}
+	for _, g := range groups {
+		if g.HeadSHA == base {
+			return &mq.Ahead{PR: n, Status: g.Status, Conclusion: g.Conclusion}, nil
+		}
+	}
+	return nil, nil
+}
+
+// recheckBehind queues a recheck of the group built on the group with head
+// sha, if countersign tracks one: its answer carries this group's.
+func (p *Decider) recheckBehind(ctx context.Context, w *store.Commit, inst int64, d *store.Delivery, repo, sha string) error {
+	var b behindGroup
+	if ok, err := records.Load(ctx, p.store, records.MergeGroupBehindKey(repo, sha), &b); err != nil || !ok || b.PR == 0 {
+		return err
+	}
+	sum := sha256.Sum256([]byte(d.ID + "\x00" + sha))
+	w.Enqueue = append(w.Enqueue, deliveries.Derived("merge-group-recheck/"+hex.EncodeToString(sum[:12]), deliveries.MergeGroup, rules.TaskKey(repo, b.PR),
+		deliveries.MergeGroupPayload{Installation: inst, Repo: repo, Action: mq.Recheck, PR: b.PR, HeadSHA: b.HeadSHA}))
+	return nil
+}
+
+// forgetBehind deletes the record that the group with head sha is built on
+// the group with head base.
+func (p *Decider) forgetBehind(ctx context.Context, w *store.Commit, repo, base, sha string) error {
+	if base == "" {
+		return nil
+	}
+	var b behindGroup
+	ok, err := records.Load(ctx, p.store, records.MergeGroupBehindKey(repo, base), &b)
+	if err != nil || !ok || b.HeadSHA != sha {
+		return err
+	}
+	w.Records[records.MergeGroupBehindKey(repo, base)] = nil
+	return nil
+}
+
+// recheck decides again group md.HeadSHA of pull request md.PR (groups are
+// its tracked groups) from countersign's records, the group ahead of it
+// having changed its answer; nothing when the group is no longer tracked or
+// its answer is the same.
+func (p *Decider) recheck(ctx context.Context, md deliveries.MergeGroupPayload, groups []mq.Group, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
+	i := slices.IndexFunc(groups, func(g mq.Group) bool { return g.HeadSHA == md.HeadSHA })
+	if i < 0 {
+		return store.Commit{}, nil
+	}
+	pr, err := records.LoadPR(ctx, p.store, md.Repo, md.PR)
+	if err != nil || pr == nil || !pr.Open {
+		return store.Commit{}, err
+	}
+	c, err := p.clients(md.Installation)
+	if err != nil {
+		return store.Commit{}, fault.Permanent(err)
+	}
+	check, err := p.groupCheck(ctx, c, md.Repo, md.PR, pr, nil, groups[i], log)
+	if err != nil {
+		return store.Commit{}, err
+	}
+	w := store.Commit{Records: map[string][]byte{}}
+	if wrote, err := p.answer(ctx, &w, md.Installation, d, pr, groups, i, check, false, log); err != nil || !wrote {
+		return store.Commit{}, err
+	}
+	return w, putGroups(&w, md.Repo, md.PR, groups)
 }
 
 // gateNotes are the deliveries that write why into the history of each task

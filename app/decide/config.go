@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/countersign/countersign/app/deliveries"
 	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/gh"
 	"github.com/countersign/countersign/app/lookup"
@@ -42,8 +43,49 @@ func (p *Decider) onPush(ctx context.Context, d *store.Delivery, e *github.PushE
 		return store.Commit{}, err
 	}
 	log.Info("repository configuration re-read", "repo", repo, "valid", rec.Error == "")
-	return records.CommitFor(inst, d, nil, []rules.Effect{{Kind: rules.EffectConfigCheck, Repo: repo, SHA: e.GetAfter(),
+	w, err := records.CommitFor(inst, d, nil, []rules.Effect{{Kind: rules.EffectConfigCheck, Repo: repo, SHA: e.GetAfter(),
 		Problem: rec.Error, Line: rec.Line}})
+	if err != nil || (prev != nil && sameGate(prev.Config.Gate, rec.Config.Gate)) {
+		return w, err
+	}
+	// gate: changed: the open pull requests that close no task are answered
+	// again under it (tightened, one that passed must not pass any more).
+	regate, err := p.untrackedOpen(ctx, repo)
+	if err != nil {
+		return store.Commit{}, err
+	}
+	for _, n := range regate {
+		w.Enqueue = append(w.Enqueue, deliveries.Derived(fmt.Sprintf("%s/check/%d", d.ID, n), deliveries.Check, rules.TaskKey(repo, n),
+			deliveries.CheckPayload{Installation: inst, Repo: repo, Number: n}))
+	}
+	log.Info("gate configuration changed: pull requests that close no task answered again", "repo", repo, "pulls", len(regate))
+	return w, nil
+}
+
+// sameGate reports whether a and b answer every pull request that closes no
+// task alike.
+func sameGate(a, b rules.GateConfig) bool {
+	return a.Untracked == b.Untracked && slices.EqualFunc(a.Exempt, b.Exempt, rules.SameLogin)
+}
+
+// untrackedOpen are the open pull requests of repo countersign has a record
+// of that close no task.
+func (p *Decider) untrackedOpen(ctx context.Context, repo string) ([]int, error) {
+	ns, err := records.ScanNumbers(ctx, p.store, strings.TrimSuffix(records.PRKey(repo, 0), "0"))
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, n := range ns {
+		pr, err := records.LoadPR(ctx, p.store, repo, n)
+		if err != nil {
+			return nil, err
+		}
+		if pr != nil && pr.Open && pr.Head != "" && len(pr.Links) == 0 {
+			out = append(out, n)
+		}
+	}
+	return out, nil
 }
 
 func touchesConfig(e *github.PushEvent) bool {

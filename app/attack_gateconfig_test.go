@@ -34,3 +34,24 @@ func TestAttackGateTightenedConfigReanswers(t *testing.T) {
 		t.Errorf("a configuration change outside gate: wrote a check on the pull request (%d runs, then %d)", before, after)
 	}
 }
+
+// gate.exempt names a login; an account that takes that login after its
+// holder renamed theirs is not the account exempted. As for leads and
+// verifiers, the login is pinned to the account that held it when the
+// configuration first named it (DESIGN §1: people are user ids).
+func TestAttackGateExemptLoginTakenOver(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	h.gh.SetPermission(testRepo, "dave", "write")
+	h.gh.SetFile(testRepo, rules.ConfigPath, "gate:\n  exempt: [dave]\n")
+	_, sha := h.gh.OpenPR(testRepo, "dave", githubtest.PROptions{Title: "Bump x", Body: "Bumps x."})
+	h.settle()
+	wantCheck(t, h, sha, "success")
+
+	h.gh.RenameUser("dave", "dave-renamed")
+	h.gh.ClaimLogin("dave")
+	_, sha2 := h.gh.OpenPR(testRepo, "dave", githubtest.PROptions{Title: "Bump y", Body: "Bumps y."})
+	h.settle()
+	r := wantCheck(t, h, sha2, "failure")
+	wantContains(t, "the newcomer's check", r.Title, "Closes no task: does not pass")
+}

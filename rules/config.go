@@ -62,7 +62,7 @@ type Config struct {
 	Goals      GoalConfig        `yaml:"goals" doc:"Goals (milestones)."`
 	Gate       GateConfig        `yaml:"gate" doc:"What the countersign/verification check answers a pull request that closes no task."`
 	// Pins are the accounts the logins named here (leads, verifiers, pilots,
-	// critics' reviewers) had when the configuration first named them: lower
+	// critics' reviewers, gate.exempt) had when the configuration first named them: lower
 	// case login -> user id. Filled by the adapters, never by the file: a
 	// login given up and taken by someone else names no one (docs/design.md, Roles).
 	Pins map[string]int64 `yaml:"-" json:"pins,omitempty"`
@@ -199,7 +199,7 @@ func (c Config) Pinned(login string, u User) bool {
 }
 
 // NamedLogins are the logins (not teams) the configuration names: leads,
-// verifiers, agents' pilots and critics' reviewers.
+// verifiers, agents' pilots, critics' reviewers and gate.exempt.
 func (c Config) NamedLogins() []string {
 	var out []string
 	add := func(l string) {
@@ -224,6 +224,9 @@ func (c Config) NamedLogins() []string {
 		for _, l := range rs {
 			add(l)
 		}
+	}
+	for _, l := range c.Gate.Exempt {
+		add(l)
 	}
 	slices.Sort(out)
 	return out

@@ -21,9 +21,9 @@ var untrackedModes = []string{UntrackedRequire, UntrackedAllow}
 // request that closes no task (DESIGN §2: every pull request gets an answer).
 type GateConfig struct {
 	Untracked string `yaml:"untracked" doc:"A pull request that closes no task: require (its countersign/verification check does not pass) or allow (it passes, saying it closes no task)."`
-	// Exempt are the authors whose pull requests may close no task. They
-	// are matched by login: see docs/merge-queue.md for why that is enough
-	// for what an exemption allows.
+	// Exempt are the authors whose pull requests may close no task: each
+	// login names the account that held it when the configuration first
+	// named it (Config.Pins), as leads' and verifiers' logins do.
 	Exempt []string `yaml:"exempt" doc:"Logins whose pull requests may close no task (their check passes), e.g. dependabot[bot]."`
 }
 
@@ -67,6 +67,14 @@ func (g GateConfig) Exempted(login string) bool {
 	return false
 }
 
+// ExemptedUser reports whether account u is one of gate.exempt: its login
+// is, and that login was pinned (pins: Config.Pins) to u's account, or to
+// none. An account that took the login after its holder gave it up is not
+// exempted.
+func (g GateConfig) ExemptedUser(u User, pins map[string]int64) bool {
+	return g.Exempted(u.Login) && Config{Pins: pins}.Pinned(u.Login, u)
+}
+
 // gateRelaxations are the ways next's gate: lets more pull requests through
 // than was's (see Relaxations).
 func gateRelaxations(was, next GateConfig) []string {
@@ -92,8 +100,9 @@ const (
 // answer. It passes under gate.untracked allow, or when pr's author is in
 // gate.exempt, and only when pr names no issue to close at all: one whose
 // named issues could not be linked (too many, or an author who may not build
-// here) is not work without a task, and never passes this way.
-func UntrackedCheck(pr *PullRequest, g GateConfig) Check {
+// here) is not work without a task, and never passes this way. pins are the
+// configuration's (Config.Pins): an exemption is of an account.
+func UntrackedCheck(pr *PullRequest, g GateConfig, pins map[string]int64) Check {
 	c := Check{Status: "completed", Conclusion: "failure", Tasks: []CheckTask{}, Untracked: UntrackedFails}
 	switch {
 	case pr.TooMany > 0:
@@ -102,7 +111,7 @@ func UntrackedCheck(pr *PullRequest, g GateConfig) Check {
 		c.Note = fmt.Sprintf("@%s, who opened it, may not build here (no write permission, not assigned to the issue), so the issues it names are not linked: someone who may build here must open it, or be assigned to the task.", pr.Author.Login)
 	case len(pr.Named) > 0:
 		c.Note = "The issues it names are not open tasks countersign tracks."
-	case g.Exempted(pr.Author.Login):
+	case g.ExemptedUser(pr.Author, pins):
 		c.Conclusion, c.Untracked = "success", UntrackedExempts
 	case g.Untracked == UntrackedAllow:
 		c.Conclusion, c.Untracked = "success", UntrackedPasses

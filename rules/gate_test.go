@@ -98,7 +98,7 @@ func TestUntrackedCheck(t *testing.T) {
 		{"too many named: never passes", PullRequest{PRFacts: PRFacts{Author: bot}, TooMany: 11}, exempt, "failure", UntrackedFails, "names 11 issues"},
 		{"an outsider's refused links: never passes", PullRequest{PRFacts: PRFacts{Author: alice}, Refused: []int{3}, Named: []int{3}}, allow, "failure", UntrackedFails, "may not build here"},
 	} {
-		c := UntrackedCheck(&tc.pr, tc.gate)
+		c := UntrackedCheck(&tc.pr, tc.gate, nil)
 		if c.Status != "completed" || c.Conclusion != tc.conclusion || c.Untracked != tc.mode || !strings.Contains(c.Note, tc.note) {
 			t.Errorf("%s: check = %+v, want completed %s (%s) noting %q", tc.name, c, tc.conclusion, tc.mode, tc.note)
 		}

@@ -198,6 +198,7 @@ type Input struct {
 	PR    *rules.PullRequest // the record of Entry.PR (nil: there is no such pull request)
 	Tasks []*rules.Task      // Tasks[i] is the record of PR.Links[i], nil when there is none
 	Gate  rules.GateConfig
+	Pins  map[string]int64 // the configuration's pinned logins (rules.Config.Pins)
 	// Ahead is the group this one is built on (its base_sha), when that is
 	// a group countersign tracks; nil when it is built on the base branch.
 	Ahead *Ahead
@@ -275,7 +276,7 @@ func decide(in Input) rules.Check {
 		return c
 	}
 	if len(pr.Links) == 0 {
-		u := rules.UntrackedCheck(pr, in.Gate)
+		u := rules.UntrackedCheck(pr, in.Gate, in.Pins)
 		u.Queue = &entry
 		return u
 	}

@@ -209,7 +209,7 @@ func (p *Decider) groupCheck(ctx context.Context, c Client, repo string, n int, 
 		if err != nil {
 			return rules.Check{}, err
 		}
-		in.Gate = cfg.Gate
+		in.Gate, in.Pins = cfg.Gate, cfg.Pins
 	}
 	return mq.Decide(in), nil
 }
@@ -422,7 +422,7 @@ func (p *Decider) UntrackedGate(ctx context.Context, c Client, pr *rules.PullReq
 	if err != nil {
 		return nil, err
 	}
-	check := rules.UntrackedCheck(pr, cfg.Gate)
+	check := rules.UntrackedCheck(pr, cfg.Gate, cfg.Pins)
 	return &rules.Effect{Kind: rules.EffectCheck, Repo: pr.Repo, Number: pr.Number, SHA: pr.Head, Check: &check}, nil
 }
 

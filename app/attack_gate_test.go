@@ -187,3 +187,52 @@ func TestAttackGateGroupBehindDecidedFirst(t *testing.T) {
 	r := wantCheck(t, h, groupB, "failure")
 	wantContains(t, "B's group's check", r.Summary, fmt.Sprintf("#%d", prA))
 }
+
+// An outsider's pull request that says Fixes #N links nothing; under
+// allow, or with the outsider exempt, it still does not pass (it is not
+// work without a task), and neither does its group.
+func TestAttackGateOutsiderFixesUnderAllow(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	h.gh.SetFile(testRepo, rules.ConfigPath, "gate:\n  untracked: allow\n  exempt: [mallory]\n")
+	n := h.gh.OpenIssue(testRepo, "carol", "Login form", "")
+	h.settle()
+	pr, sha := h.gh.OpenPR(testRepo, "mallory", githubtest.PROptions{Title: "Login form", Body: fmt.Sprintf("Fixes #%d", n)})
+	h.settle()
+	r := wantCheck(t, h, sha, "failure")
+	wantContains(t, "the outsider's check", r.Summary, "may not build here")
+	wantState(t, h, n, "pending")
+	queue(t, h, pr, "carol", "failure")
+}
+
+// An exempt author's pull request that closes a task is gated on the task.
+func TestAttackGateExemptAuthorClosingTaskIsGated(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	h.gh.SetFile(testRepo, rules.ConfigPath, "gate:\n  exempt: [alice]\n")
+	_, pr, sha := taskWithPR(h, "Login form", githubtest.PROptions{Title: "Login form"})
+	ciPasses(h, sha)
+	h.settle()
+	wantCheck(t, h, sha, "in_progress")
+	queue(t, h, pr, "alice", "failure")
+}
+
+// A push to a queued pull request: GitHub takes it out of the queue (its
+// group destroyed); the tracking ends and the new head waits for review.
+func TestAttackGatePushWhileQueued(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	n, pr, _ := verifiedPR(t, h, "Login form")
+	group := queue(t, h, pr, "alice", "success")
+	sha2 := h.gh.Push(testRepo, pr, githubtest.Commit{Message: "one more"})
+	h.settle()
+	if q := h.gh.MergeQueue(testRepo); len(q) != 0 {
+		t.Fatalf("queue %+v: a push takes the pull request out", q)
+	}
+	if g := trackedGroups(t, h, pr); g != "" {
+		t.Fatalf("a destroyed group is still tracked: %s", g)
+	}
+	wantState(t, h, n, "review")
+	wantCheck(t, h, sha2, "in_progress")
+	wantCheck(t, h, group, "success") // GitHub dropped it; nothing rewrites a destroyed group
+}

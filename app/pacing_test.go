@@ -66,9 +66,9 @@ func TestBurstOfIssuesIsPaced(t *testing.T) {
 		limit githubtest.WriteLimit
 		paced int
 	}{
-		// Unpaced, the limit is 100 writes in any 10 s: the burst's 400-odd
+		// Unpaced, the limit is 100 writes in any 5 s: the burst's 400-odd
 		// writes run into it however slow a loaded test machine is.
-		{"unpaced", githubtest.WriteLimit{Writes: 100, Window: 10 * time.Second}, 0},
+		{"unpaced", githubtest.WriteLimit{Writes: 100, Window: 5 * time.Second}, 0},
 		{"paced", githubtest.WriteLimit{Writes: 100, Window: time.Second}, 90},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -82,7 +82,7 @@ func TestBurstOfIssuesIsPaced(t *testing.T) {
 				}
 				issues = append(issues, n)
 			}
-			h.settleWithin(2 * time.Minute)
+			h.settleWithin(4 * time.Minute) // a bound, not a measure: a loaded machine is slow
 			reqs := h.gh.Requests()
 			refused := h.gh.WritesRefused()
 			t.Logf("%d requests, %d writes, %d refused; most writes in a second: %d",

@@ -125,12 +125,14 @@ func stage(r CIRun) int {
 // maxRuns bounds the runs kept per commit.
 const maxRuns = 100
 
-// MergeRun records run r among runs (the runs of one commit, one per name and
-// kind): it replaces an older run of its name, and is ignored if a newer one is
-// known. It returns the new list (sorted by name; at most maxRuns, the oldest
+// MergeRun records run r among runs (the runs of one commit: one check run
+// per App and name, as GitHub keeps the latest of each; one status per
+// context): it replaces an older run of its name (and App), and is ignored if a
+// newer one is known. Two Apps' runs of one name are two runs: a later pass
+// from one never hides the other's failure. It returns the new list (sorted by name; at most maxRuns, the oldest
 // dropped) and whether anything changed. runs is not modified.
 func MergeRun(runs []CIRun, r CIRun) ([]CIRun, bool) {
-	i := slices.IndexFunc(runs, func(o CIRun) bool { return o.Name == r.Name && o.Status == r.Status })
+	i := slices.IndexFunc(runs, func(o CIRun) bool { return o.Name == r.Name && o.Status == r.Status && o.App == r.App })
 	out := slices.Clone(runs)
 	switch {
 	case i < 0:
@@ -156,13 +158,13 @@ func MergeRun(runs []CIRun, r CIRun) ([]CIRun, bool) {
 		if c := strings.Compare(a.Name, b.Name); c != 0 {
 			return c
 		}
-		if a.Status == b.Status {
-			return 0
+		if a.Status != b.Status {
+			if a.Status {
+				return 1
+			}
+			return -1
 		}
-		if a.Status {
-			return 1
-		}
-		return -1
+		return strings.Compare(a.App, b.App)
 	})
 	return out, true
 }

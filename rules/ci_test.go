@@ -15,6 +15,12 @@ func checkRun(name string, id int64, state, conclusion string, min int) CIRun {
 		App: "github-actions"}
 }
 
+// otherApp is r created by another App than GitHub Actions.
+func otherApp(r CIRun) CIRun {
+	r.App = "travis-ci"
+	return r
+}
+
 func done(name string, id int64, conclusion string, min int) CIRun {
 	return checkRun(name, id, "completed", conclusion, min)
 }
@@ -126,6 +132,14 @@ func TestMergeRun(t *testing.T) {
 			commitStatus("test", 30, "pending", 6), []CIRun{test, commitStatus("test", 31, "success", 9)}, false},
 		{"names are case sensitive", []CIRun{test}, done("Test", 40, "success", 9),
 			[]CIRun{done("Test", 40, "success", 9), test}, true},
+		// GitHub keeps the latest check run per App and name: another App's
+		// later `test` is a run of its own, never a re-run of this one.
+		{"another App's run of the name is kept beside it", []CIRun{lint, test}, otherApp(done("test", 41, "success", 9)),
+			[]CIRun{lint, test, otherApp(done("test", 41, "success", 9))}, true},
+		{"another App's run sorts after by App", []CIRun{lint, otherApp(done("test", 41, "success", 9))}, test,
+			[]CIRun{lint, test, otherApp(done("test", 41, "success", 9))}, true},
+		{"a newer run of the same App replaces only its own", []CIRun{lint, test, otherApp(done("test", 41, "failure", 9))},
+			otherApp(done("test", 42, "success", 10)), []CIRun{lint, test, otherApp(done("test", 42, "success", 10))}, true},
 	}
 	t.Run("a late delivery of a run's earlier state does not undo its completion", func(t *testing.T) {
 		got, changed := MergeRun([]CIRun{lint, test}, checkRun("test", 20, "in_progress", "", 5))

@@ -143,10 +143,18 @@ func MergeRun(runs []CIRun, r CIRun) ([]CIRun, bool) {
 		out[i] = r
 	}
 	if len(out) > maxRuns {
-		oldest := 0
-		for j := range out {
-			if out[oldest].newer(out[j]) {
-				oldest = j
+		// The oldest run goes, but what blocks (a failure, a run still
+		// going) outlives what passed: a dropped failure would let the whole
+		// CI (WholeCI) pass over it.
+		oldest := -1
+		for _, blocking := range []bool{false, true} {
+			for j := range out {
+				if out[j].blocks() == blocking && (oldest < 0 || out[oldest].newer(out[j])) {
+					oldest = j
+				}
+			}
+			if oldest >= 0 {
+				break
 			}
 		}
 		if out[oldest] == r {
@@ -282,6 +290,10 @@ func (c ContractConfig) WholeCI() bool { return c.Checks == nil }
 // MapChecksHint is what a /verify refused while waiting for CI says about the
 // key that names the runs.
 const MapChecksHint = "to require named runs, map them in `contracts.checks` in " + ConfigPath
+
+// blocks reports whether run r stands in the way of the whole CI passing:
+// it failed, or has not concluded.
+func (r CIRun) blocks() bool { return r.Result() != ResultPass && !r.neutral() }
 
 // neutral reports whether a run ended without passing or failing: a skipped
 // job, or a neutral conclusion. As branch protection does, the whole CI

@@ -201,6 +201,29 @@ func TestMergeRunCap(t *testing.T) {
 			t.Errorf("got %d runs starting %q, want r000 (lowest id) dropped", len(got), got[0].Name)
 		}
 	})
+	t.Run("past the cap a failure outlives older passes", func(t *testing.T) {
+		// A matrix of more than maxRuns jobs whose first job failed: the
+		// failure is what the whole CI must see, not the 100 passes after it.
+		runs := full()
+		runs[0].Conclusion = "failure"
+		runs[1].State, runs[1].Conclusion = "in_progress", ""
+		got, changed := MergeRun(runs, done("zzz", 1, "success", 500))
+		if !changed || len(got) != maxRuns {
+			t.Fatalf("changed %v, %d runs; want true, %d", changed, len(got), maxRuns)
+		}
+		if got[0].Name != "r000" || got[1].Name != "r001" || got[2].Name != "r003" {
+			t.Errorf("kept %q, %q, %q first; want r000 (failed) and r001 (in progress) kept, r002 (the oldest pass) dropped", got[0].Name, got[1].Name, got[2].Name)
+		}
+		if res, detail, _, _ := wholeCIResult(got, "", nil); res != ResultFail {
+			t.Errorf("the whole CI over the runs kept is %s (%s), want fail", res, detail)
+		}
+	})
+	t.Run("a failure older than all at the cap is kept over a pass", func(t *testing.T) {
+		got, changed := MergeRun(full(), done("new", 1, "failure", 0))
+		if !changed || len(got) != maxRuns || !slices.ContainsFunc(got, func(r CIRun) bool { return r.Name == "new" }) || got[0].Name != "new" || got[1].Name != "r001" {
+			t.Errorf("changed %v, %d runs starting %q, %q; want the failure kept and r000 (the oldest pass) dropped", changed, len(got), got[0].Name, got[1].Name)
+		}
+	})
 	t.Run("a replacement at the cap drops nothing", func(t *testing.T) {
 		got, changed := MergeRun(full(), done("r000", 9999, "failure", 600))
 		if !changed || len(got) != maxRuns || got[0].Conclusion != "failure" {
@@ -209,7 +232,7 @@ func TestMergeRunCap(t *testing.T) {
 	})
 	t.Run("a run older than all at the cap changes nothing", func(t *testing.T) {
 		runs := full()
-		got, changed := MergeRun(runs, done("new", 1, "failure", 0))
+		got, changed := MergeRun(runs, done("new", 1, "success", 0))
 		if !reflect.DeepEqual(got, runs) {
 			t.Errorf("got %d runs, want the input unchanged", len(got))
 		}

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"maps"
@@ -264,6 +265,9 @@ func ParseConfig(data []byte) (Config, error) {
 	if len(data) > maxConfigBytes {
 		return Config{}, &ConfigError{Msg: fmt.Sprintf("file is larger than %d bytes", maxConfigBytes)}
 	}
+	// A byte order mark may start a YAML stream (editors on Windows write
+	// one); it is no part of the first key.
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	body, raw, err := readYAML(data)
 	if body == nil || err != nil && len(Problems(err)) == 0 {
 		if err != nil {

@@ -95,6 +95,15 @@ func TestParseConfigOverrides(t *testing.T) {
 			func(c *Config) { c.Agents = map[string]string{"copilot[bot]": "alice", "Claude-Bot": "Bob"} }},
 		{"separation", "separation: triple\n",
 			func(c *Config) { c.Separation = SeparationTriple }},
+		// YAML allows a byte order mark at the start of the file, and editors
+		// on Windows write one: the file is read as if it had none.
+		{"a UTF-8 byte order mark", "\ufeffseparation: triple\ncontracts:\n  checks: {unit-test: [test]}\n",
+			func(c *Config) {
+				c.Separation = SeparationTriple
+				c.Contracts.Checks = map[string][]string{"unit-test": {"test"}}
+			}},
+		{"Windows line ends", "separation: triple\r\nleads: [alice]\r\n",
+			func(c *Config) { c.Separation, c.Leads = SeparationTriple, []string{"alice"} }},
 		{"tasks.track alone keeps label and ignore_labels", "tasks: {track: labeled}\n",
 			func(c *Config) { c.Tasks.Track = "labeled" }},
 		{"tasks.label and empty ignore_labels", yml("tasks:", "  label: work", "  ignore_labels: []"),

@@ -62,3 +62,59 @@ func TestCountersignsOwnRunsAreNotCI(t *testing.T) {
 	h.settle()
 	wantState(t, h, n, "verified")
 }
+
+// A configuration file over 1 MB is one GitHub's contents API does not serve
+// (encoding "none", no content). It is an invalid file like any other: the
+// bot keeps its configuration and goes on, and the countersign/config check
+// on the pushed commit says what is wrong.
+func TestConfigurationOverOneMegabyteIsReportedNotFatal(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	h.gh.SetPermission(testRepo, "dave", "write")
+	good := h.gh.PushDefault(testRepo, "carol", map[string]string{rules.ConfigPath: "leads: [dave]\n"})
+	h.settle()
+	if r := configCheck(h, good); r.Conclusion != "success" {
+		t.Fatalf("valid configuration reported %+v", r)
+	}
+	big := "leads: [dave]\n" + strings.Repeat("# padding\n", 110_000)
+	bad := h.gh.PushDefault(testRepo, "carol", map[string]string{rules.ConfigPath: big})
+	h.settle()
+	r := configCheck(h, bad)
+	if r.Conclusion != "failure" || !strings.Contains(r.Summary, "larger than") {
+		t.Fatalf("a configuration of %d bytes reported %+v", len(big), r)
+	}
+	// The bot goes on, with dave still the lead.
+	n := h.gh.OpenIssue(testRepo, "alice", "Task", "")
+	h.gh.Assign(testRepo, n, "alice", "alice")
+	h.gh.Comment(testRepo, n, "alice", "/start")
+	h.gh.Comment(testRepo, n, "alice", "/submit done")
+	h.gh.Comment(testRepo, n, "carol", "/approve")
+	h.settle()
+	wantState(t, h, n, "completed")
+	h.gh.Comment(testRepo, n, "dave", "/skip-verify trivial")
+	h.settle()
+	wantState(t, h, n, "verified")
+}
+
+// The same on a fresh installation, where no configuration was ever read:
+// the defaults stand, and a pull request proposing such a file is told why
+// it would be refused, in words.
+func TestConfigurationOverOneMegabyteOnAFreshInstallation(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	big := "leads: [dave]\n" + strings.Repeat("# padding\n", 110_000)
+	h.gh.SetFile(testRepo, rules.ConfigPath, big)
+	n, pr, sha := taskWithPR(h, "Login form", githubtest.PROptions{Title: "Login", Files: []string{"internal/login/login.go"}})
+	h.gh.CheckRun(testRepo, sha, "build", "", "success", "")
+	h.gh.Review(testRepo, pr, "carol", "APPROVED", "")
+	h.settle()
+	wantState(t, h, n, "completed")
+
+	_, cfgSHA := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Config", Commits: []githubtest.Commit{{
+		Contents: map[string]string{rules.ConfigPath: big}}}})
+	h.settle()
+	r := configCheck(h, cfgSHA)
+	if r.Conclusion != "failure" || !strings.Contains(r.Summary, "larger than") {
+		t.Fatalf("a proposed configuration of %d bytes reported %+v", len(big), r)
+	}
+}

@@ -179,6 +179,12 @@ func (e *ConfigError) Error() string {
 	return fmt.Sprintf("%s:%d:%d: %s", ConfigPath, e.Line, e.Column, e.Msg)
 }
 
+// TooLargeConfig is the mistake of a configuration file larger than
+// ParseConfig reads (1 MB, as much as GitHub's contents API serves).
+func TooLargeConfig() *ConfigError {
+	return &ConfigError{Msg: fmt.Sprintf("file is larger than %d bytes", maxConfigBytes)}
+}
+
 // SameLogin reports whether two GitHub logins name the same account.
 func SameLogin(a, b string) bool { return strings.EqualFold(a, b) }
 
@@ -263,7 +269,7 @@ var (
 // *ConfigError.
 func ParseConfig(data []byte) (Config, error) {
 	if len(data) > maxConfigBytes {
-		return Config{}, &ConfigError{Msg: fmt.Sprintf("file is larger than %d bytes", maxConfigBytes)}
+		return Config{}, TooLargeConfig()
 	}
 	// A byte order mark may start a YAML stream (editors on Windows write
 	// one); it is no part of the first key.

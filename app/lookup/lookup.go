@@ -98,11 +98,11 @@ func (p *Lookup) ReadConfig(ctx context.Context, c Client, repo string, prev *re
 		}
 		log.Warn("invalid repository configuration; keeping the last good one", "repo", repo, "error", rec.Error)
 	default:
-		text, err := file.GetContent()
-		if err != nil {
-			return rec, fmt.Errorf("decode %s: %w", rules.ConfigPath, err)
+		var cfg rules.Config
+		text, err := ConfigText(file)
+		if err == nil {
+			cfg, err = rules.ParseConfig([]byte(text))
 		}
-		cfg, err := rules.ParseConfig([]byte(text))
 		var ce *rules.ConfigError
 		switch {
 		case errors.As(err, &ce):
@@ -113,6 +113,9 @@ func (p *Lookup) ReadConfig(ctx context.Context, c Client, repo string, prev *re
 			log.Warn("invalid repository configuration; keeping the last good one", "repo", repo, "mistakes", len(rules.Problems(err)), "first", ce.Error())
 		case err != nil:
 			rec.Error = err.Error()
+			if prev != nil {
+				rec.Config = prev.Config
+			}
 		default:
 			rec.Config = cfg
 		}
@@ -132,6 +135,21 @@ func (p *Lookup) ReadConfig(ctx context.Context, c Client, repo string, prev *re
 		return rec, fmt.Errorf("cache configuration: %w", err)
 	}
 	return rec, nil
+}
+
+// ConfigText is the text of configuration file f as the contents API gave
+// it. A file GitHub does not serve the content of (over 1 MB: encoding
+// "none") or cannot be decoded is a mistake of the file (*rules.ConfigError),
+// reported as any other: never a failure to retry.
+func ConfigText(f *github.RepositoryContent) (string, error) {
+	if f.GetEncoding() == "none" {
+		return "", rules.TooLargeConfig()
+	}
+	text, err := f.GetContent()
+	if err != nil {
+		return "", &rules.ConfigError{Msg: "cannot decode the file: " + err.Error()}
+	}
+	return text, nil
 }
 
 // pins are the accounts of the logins cfg names (rules.Config.Pins): the pin

@@ -118,3 +118,41 @@ func TestConfigurationOverOneMegabyteOnAFreshInstallation(t *testing.T) {
 		t.Fatalf("a proposed configuration of %d bytes reported %+v", len(big), r)
 	}
 }
+
+// agents: names an agent's pilot, who then stands in for the default pilots
+// (whoever assigned or opened the agent's work) as a builder. A misspelt
+// pilot, an account GitHub does not know, would make no one the pilot: the
+// person driving the agent could approve and verify its work. That typo
+// switches a gate off, so the file is refused, on the default branch and on
+// the pull request that proposes it, naming the login.
+func TestConfigurationNamingAnUnknownPilotIsRefused(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	h.gh.SetPermission(testRepo, "dave", "write")
+	good := h.gh.PushDefault(testRepo, "carol", map[string]string{rules.ConfigPath: "leads: [dave]\n"})
+	h.settle()
+	if r := configCheck(h, good); r.Conclusion != "success" {
+		t.Fatalf("valid configuration reported %+v", r)
+	}
+	typo := "leads: [dave]\nagents:\n  \"copilot[bot]\": alcie\n"
+	_, prSHA := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Config", Commits: []githubtest.Commit{{
+		Contents: map[string]string{rules.ConfigPath: typo}}}})
+	h.settle()
+	if r := configCheck(h, prSHA); r.Conclusion != "failure" || !strings.Contains(r.Summary, `"alcie"`) || !strings.Contains(r.Summary, ":3") {
+		t.Fatalf("a pull request naming an unknown pilot reported %+v", r)
+	}
+	bad := h.gh.PushDefault(testRepo, "carol", map[string]string{rules.ConfigPath: typo})
+	h.settle()
+	if r := configCheck(h, bad); r.Conclusion != "failure" || !strings.Contains(r.Summary, `"alcie"`) {
+		t.Fatalf("a pushed configuration naming an unknown pilot reported %+v", r)
+	}
+	// The last good configuration stands: dave is the lead.
+	n := h.gh.OpenIssue(testRepo, "alice", "Task", "")
+	h.gh.Assign(testRepo, n, "alice", "alice")
+	h.gh.Comment(testRepo, n, "alice", "/start")
+	h.gh.Comment(testRepo, n, "alice", "/submit done")
+	h.gh.Comment(testRepo, n, "carol", "/approve")
+	h.gh.Comment(testRepo, n, "dave", "/skip-verify trivial")
+	h.settle()
+	wantState(t, h, n, "verified")
+}

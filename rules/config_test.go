@@ -538,3 +538,34 @@ func TestParseConfigCountRanges(t *testing.T) {
 		}
 	}
 }
+
+// A pilot that is no GitHub account (a typo) is a mistake at its line: the
+// agent would have no pilot, and whoever drives it could verify its work.
+func TestUnknownPilots(t *testing.T) {
+	known := func(l string) bool { return strings.EqualFold(l, "alice") }
+	for _, tc := range []struct {
+		name, in string
+		line     int // 0: no mistake
+	}{
+		{"a known pilot", yml("leads: [dave]", "agents:", `  "copilot[bot]": alice`), 0},
+		{"a known pilot, other case and @", yml("agents: {claude-bot: '@Alice'}"), 0},
+		{"an unknown pilot", yml("leads: [dave]", "agents:", `  "copilot[bot]": alcie`), 3},
+		{"behind a byte order mark", "\ufeff" + yml("agents:", `  "copilot[bot]": alcie`), 2},
+		{"no agents", yml("leads: [alcie]"), 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := ParseConfig([]byte(tc.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = UnknownPilots([]byte(tc.in), cfg, known)
+			var ce *ConfigError
+			switch {
+			case tc.line == 0 && err != nil:
+				t.Fatalf("UnknownPilots = %v, want nil", err)
+			case tc.line != 0 && (!errors.As(err, &ce) || ce.Line != tc.line || !strings.Contains(err.Error(), `"alcie"`)):
+				t.Fatalf("UnknownPilots = %v, want a mistake at line %d naming \"alcie\"", err, tc.line)
+			}
+		})
+	}
+}

@@ -101,6 +101,11 @@ func (p *Decider) pullConfigCheck(ctx context.Context, c Client, old, cur *rules
 	if err == nil {
 		next, err = rules.ParseConfig([]byte(text))
 	}
+	if err == nil {
+		if err = p.look.UnknownPilots(ctx, c, []byte(text), next); err != nil && !errors.As(err, new(*rules.ConfigError)) {
+			return nil, err
+		}
+	}
 	if err != nil {
 		e.Problem = err.Error()
 		var ce *rules.ConfigError

@@ -103,6 +103,11 @@ func (p *Lookup) ReadConfig(ctx context.Context, c Client, repo string, prev *re
 		if err == nil {
 			cfg, err = rules.ParseConfig([]byte(text))
 		}
+		if err == nil {
+			if err = p.UnknownPilots(ctx, c, []byte(text), cfg); err != nil && !isConfigError(err) {
+				return rec, err
+			}
+		}
 		var ce *rules.ConfigError
 		switch {
 		case errors.As(err, &ce):
@@ -135,6 +140,27 @@ func (p *Lookup) ReadConfig(ctx context.Context, c Client, repo string, prev *re
 		return rec, fmt.Errorf("cache configuration: %w", err)
 	}
 	return rec, nil
+}
+
+// UnknownPilots is rules.UnknownPilots of configuration file data (read as
+// cfg), with the accounts GitHub knows (one request per login not seen
+// lately): a *rules.ConfigError when a pilot is no account, another error
+// when GitHub could not say.
+func (p *Lookup) UnknownPilots(ctx context.Context, c Client, data []byte, cfg rules.Config) error {
+	known := map[string]bool{}
+	for _, pilot := range cfg.Agents {
+		u, err := p.gh.Account(ctx, c, pilot)
+		if err != nil {
+			return err
+		}
+		known[strings.ToLower(pilot)] = u.ID != 0
+	}
+	return rules.UnknownPilots(data, cfg, func(login string) bool { return known[strings.ToLower(login)] })
+}
+
+func isConfigError(err error) bool {
+	var ce *rules.ConfigError
+	return errors.As(err, &ce)
 }
 
 // ConfigText is the text of configuration file f as the contents API gave

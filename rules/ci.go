@@ -125,12 +125,14 @@ func stage(r CIRun) int {
 // maxRuns bounds the runs kept per commit.
 const maxRuns = 100
 
-// MergeRun records run r among runs (the runs of one commit, one per name and
-// kind): it replaces an older run of its name, and is ignored if a newer one is
-// known. It returns the new list (sorted by name; at most maxRuns, the oldest
+// MergeRun records run r among runs (the runs of one commit: one check run
+// per App and name, as GitHub keeps the latest of each; one status per
+// context): it replaces an older run of its name (and App), and is ignored if a
+// newer one is known. Two Apps' runs of one name are two runs: a later pass
+// from one never hides the other's failure. It returns the new list (sorted by name; at most maxRuns, the oldest
 // dropped) and whether anything changed. runs is not modified.
 func MergeRun(runs []CIRun, r CIRun) ([]CIRun, bool) {
-	i := slices.IndexFunc(runs, func(o CIRun) bool { return o.Name == r.Name && o.Status == r.Status })
+	i := slices.IndexFunc(runs, func(o CIRun) bool { return o.Name == r.Name && o.Status == r.Status && o.App == r.App })
 	out := slices.Clone(runs)
 	switch {
 	case i < 0:
@@ -141,10 +143,18 @@ func MergeRun(runs []CIRun, r CIRun) ([]CIRun, bool) {
 		out[i] = r
 	}
 	if len(out) > maxRuns {
-		oldest := 0
-		for j := range out {
-			if out[oldest].newer(out[j]) {
-				oldest = j
+		// The oldest run goes, but what blocks (a failure, a run still
+		// going) outlives what passed: a dropped failure would let the whole
+		// CI (WholeCI) pass over it.
+		oldest := -1
+		for _, blocking := range []bool{false, true} {
+			for j := range out {
+				if out[j].blocks() == blocking && (oldest < 0 || out[oldest].newer(out[j])) {
+					oldest = j
+				}
+			}
+			if oldest >= 0 {
+				break
 			}
 		}
 		if out[oldest] == r {
@@ -156,13 +166,13 @@ func MergeRun(runs []CIRun, r CIRun) ([]CIRun, bool) {
 		if c := strings.Compare(a.Name, b.Name); c != 0 {
 			return c
 		}
-		if a.Status == b.Status {
-			return 0
+		if a.Status != b.Status {
+			if a.Status {
+				return 1
+			}
+			return -1
 		}
-		if a.Status {
-			return 1
-		}
-		return -1
+		return strings.Compare(a.App, b.App)
 	})
 	return out, true
 }
@@ -280,6 +290,10 @@ func (c ContractConfig) WholeCI() bool { return c.Checks == nil }
 // MapChecksHint is what a /verify refused while waiting for CI says about the
 // key that names the runs.
 const MapChecksHint = "to require named runs, map them in `contracts.checks` in " + ConfigPath
+
+// blocks reports whether run r stands in the way of the whole CI passing:
+// it failed, or has not concluded.
+func (r CIRun) blocks() bool { return r.Result() != ResultPass && !r.neutral() }
 
 // neutral reports whether a run ended without passing or failing: a skipped
 // job, or a neutral conclusion. As branch protection does, the whole CI

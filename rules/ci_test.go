@@ -15,6 +15,12 @@ func checkRun(name string, id int64, state, conclusion string, min int) CIRun {
 		App: "github-actions"}
 }
 
+// otherApp is r created by another App than GitHub Actions.
+func otherApp(r CIRun) CIRun {
+	r.App = "travis-ci"
+	return r
+}
+
 func done(name string, id int64, conclusion string, min int) CIRun {
 	return checkRun(name, id, "completed", conclusion, min)
 }
@@ -126,6 +132,14 @@ func TestMergeRun(t *testing.T) {
 			commitStatus("test", 30, "pending", 6), []CIRun{test, commitStatus("test", 31, "success", 9)}, false},
 		{"names are case sensitive", []CIRun{test}, done("Test", 40, "success", 9),
 			[]CIRun{done("Test", 40, "success", 9), test}, true},
+		// GitHub keeps the latest check run per App and name: another App's
+		// later `test` is a run of its own, never a re-run of this one.
+		{"another App's run of the name is kept beside it", []CIRun{lint, test}, otherApp(done("test", 41, "success", 9)),
+			[]CIRun{lint, test, otherApp(done("test", 41, "success", 9))}, true},
+		{"another App's run sorts after by App", []CIRun{lint, otherApp(done("test", 41, "success", 9))}, test,
+			[]CIRun{lint, test, otherApp(done("test", 41, "success", 9))}, true},
+		{"a newer run of the same App replaces only its own", []CIRun{lint, test, otherApp(done("test", 41, "failure", 9))},
+			otherApp(done("test", 42, "success", 10)), []CIRun{lint, test, otherApp(done("test", 42, "success", 10))}, true},
 	}
 	t.Run("a late delivery of a run's earlier state does not undo its completion", func(t *testing.T) {
 		got, changed := MergeRun([]CIRun{lint, test}, checkRun("test", 20, "in_progress", "", 5))
@@ -187,6 +201,29 @@ func TestMergeRunCap(t *testing.T) {
 			t.Errorf("got %d runs starting %q, want r000 (lowest id) dropped", len(got), got[0].Name)
 		}
 	})
+	t.Run("past the cap a failure outlives older passes", func(t *testing.T) {
+		// A matrix of more than maxRuns jobs whose first job failed: the
+		// failure is what the whole CI must see, not the 100 passes after it.
+		runs := full()
+		runs[0].Conclusion = "failure"
+		runs[1].State, runs[1].Conclusion = "in_progress", ""
+		got, changed := MergeRun(runs, done("zzz", 1, "success", 500))
+		if !changed || len(got) != maxRuns {
+			t.Fatalf("changed %v, %d runs; want true, %d", changed, len(got), maxRuns)
+		}
+		if got[0].Name != "r000" || got[1].Name != "r001" || got[2].Name != "r003" {
+			t.Errorf("kept %q, %q, %q first; want r000 (failed) and r001 (in progress) kept, r002 (the oldest pass) dropped", got[0].Name, got[1].Name, got[2].Name)
+		}
+		if res, detail, _, _ := wholeCIResult(got, "", nil); res != ResultFail {
+			t.Errorf("the whole CI over the runs kept is %s (%s), want fail", res, detail)
+		}
+	})
+	t.Run("a failure older than all at the cap is kept over a pass", func(t *testing.T) {
+		got, changed := MergeRun(full(), done("new", 1, "failure", 0))
+		if !changed || len(got) != maxRuns || !slices.ContainsFunc(got, func(r CIRun) bool { return r.Name == "new" }) || got[0].Name != "new" || got[1].Name != "r001" {
+			t.Errorf("changed %v, %d runs starting %q, %q; want the failure kept and r000 (the oldest pass) dropped", changed, len(got), got[0].Name, got[1].Name)
+		}
+	})
 	t.Run("a replacement at the cap drops nothing", func(t *testing.T) {
 		got, changed := MergeRun(full(), done("r000", 9999, "failure", 600))
 		if !changed || len(got) != maxRuns || got[0].Conclusion != "failure" {
@@ -195,7 +232,7 @@ func TestMergeRunCap(t *testing.T) {
 	})
 	t.Run("a run older than all at the cap changes nothing", func(t *testing.T) {
 		runs := full()
-		got, changed := MergeRun(runs, done("new", 1, "failure", 0))
+		got, changed := MergeRun(runs, done("new", 1, "success", 0))
 		if !reflect.DeepEqual(got, runs) {
 			t.Errorf("got %d runs, want the input unchanged", len(got))
 		}

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"maps"
@@ -178,6 +179,40 @@ func (e *ConfigError) Error() string {
 	return fmt.Sprintf("%s:%d:%d: %s", ConfigPath, e.Line, e.Column, e.Msg)
 }
 
+// bom is the UTF-8 byte order mark.
+var bom = []byte("\ufeff")
+
+// UnknownPilots checks the pilots that agents: names in configuration file
+// data (which ParseConfig read as cfg) against the accounts GitHub knows: a
+// configured pilot stands in for an agent's default pilots, so a pilot that
+// is no account (a typo) would leave the agent's work without one, and
+// whoever drives it free to approve and verify it. Each is a mistake at its
+// line (ConfigErrors); nil when every pilot is known.
+func UnknownPilots(data []byte, cfg Config, known func(login string) bool) error {
+	var (
+		errs problems
+		at   *locator
+	)
+	for _, a := range slices.Sorted(maps.Keys(cfg.Agents)) {
+		p := cfg.Agents[a]
+		if known(p) {
+			continue
+		}
+		if at == nil {
+			body, _, _ := readYAML(bytes.TrimPrefix(data, bom))
+			at = &locator{body}
+		}
+		errs.add(at.errorf(fmt.Sprintf("agents: the pilot of %s, %s, is no GitHub account: the agent would have no pilot, and whoever drives it could approve and verify its work", quote(a), quote(p)), "agents", a))
+	}
+	return errs.err()
+}
+
+// TooLargeConfig is the mistake of a configuration file larger than
+// ParseConfig reads (1 MB, as much as GitHub's contents API serves).
+func TooLargeConfig() *ConfigError {
+	return &ConfigError{Msg: fmt.Sprintf("file is larger than %d bytes", maxConfigBytes)}
+}
+
 // SameLogin reports whether two GitHub logins name the same account.
 func SameLogin(a, b string) bool { return strings.EqualFold(a, b) }
 
@@ -265,8 +300,11 @@ var (
 // *ConfigError.
 func ParseConfig(data []byte) (Config, error) {
 	if len(data) > maxConfigBytes {
-		return Config{}, &ConfigError{Msg: fmt.Sprintf("file is larger than %d bytes", maxConfigBytes)}
+		return Config{}, TooLargeConfig()
 	}
+	// A byte order mark may start a YAML stream (editors on Windows write
+	// one); it is no part of the first key.
+	data = bytes.TrimPrefix(data, bom)
 	body, raw, err := readYAML(data)
 	if body == nil || err != nil && len(Problems(err)) == 0 {
 		if err != nil {

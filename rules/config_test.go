@@ -95,6 +95,15 @@ func TestParseConfigOverrides(t *testing.T) {
 			func(c *Config) { c.Agents = map[string]string{"copilot[bot]": "alice", "Claude-Bot": "Bob"} }},
 		{"separation", "separation: triple\n",
 			func(c *Config) { c.Separation = SeparationTriple }},
+		// YAML allows a byte order mark at the start of the file, and editors
+		// on Windows write one: the file is read as if it had none.
+		{"a UTF-8 byte order mark", "\ufeffseparation: triple\ncontracts:\n  checks: {unit-test: [test]}\n",
+			func(c *Config) {
+				c.Separation = SeparationTriple
+				c.Contracts.Checks = map[string][]string{"unit-test": {"test"}}
+			}},
+		{"Windows line ends", "separation: triple\r\nleads: [alice]\r\n",
+			func(c *Config) { c.Separation, c.Leads = SeparationTriple, []string{"alice"} }},
 		{"tasks.track alone keeps label and ignore_labels", "tasks: {track: labeled}\n",
 			func(c *Config) { c.Tasks.Track = "labeled" }},
 		{"tasks.label and empty ignore_labels", yml("tasks:", "  label: work", "  ignore_labels: []"),
@@ -527,5 +536,36 @@ func TestParseConfigCountRanges(t *testing.T) {
 		if !strings.Contains(schema, fmt.Sprintf(`"maximum": %d`, r.max)) || !strings.Contains(schema, fmt.Sprintf(`"minimum": %d`, r.min)) {
 			t.Errorf("the schema does not show %s's range %d..%d", path, r.min, r.max)
 		}
+	}
+}
+
+// A pilot that is no GitHub account (a typo) is a mistake at its line: the
+// agent would have no pilot, and whoever drives it could verify its work.
+func TestUnknownPilots(t *testing.T) {
+	known := func(l string) bool { return strings.EqualFold(l, "alice") }
+	for _, tc := range []struct {
+		name, in string
+		line     int // 0: no mistake
+	}{
+		{"a known pilot", yml("leads: [dave]", "agents:", `  "copilot[bot]": alice`), 0},
+		{"a known pilot, other case and @", yml("agents: {claude-bot: '@Alice'}"), 0},
+		{"an unknown pilot", yml("leads: [dave]", "agents:", `  "copilot[bot]": alcie`), 3},
+		{"behind a byte order mark", "\ufeff" + yml("agents:", `  "copilot[bot]": alcie`), 2},
+		{"no agents", yml("leads: [alcie]"), 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := ParseConfig([]byte(tc.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = UnknownPilots([]byte(tc.in), cfg, known)
+			var ce *ConfigError
+			switch {
+			case tc.line == 0 && err != nil:
+				t.Fatalf("UnknownPilots = %v, want nil", err)
+			case tc.line != 0 && (!errors.As(err, &ce) || ce.Line != tc.line || !strings.Contains(err.Error(), `"alcie"`)):
+				t.Fatalf("UnknownPilots = %v, want a mistake at line %d naming \"alcie\"", err, tc.line)
+			}
+		})
 	}
 }

@@ -138,12 +138,16 @@ func (p *Decider) pullConfigCheck(ctx context.Context, c Client, old, cur *rules
 		e.Problem = rules.ConfigPath + " is a directory, not a file"
 		return e, nil
 	}
-	text, err := file.GetContent()
-	if err != nil {
-		e.Problem = fmt.Sprintf("%s: cannot decode the file: %v", rules.ConfigPath, err)
-		return e, nil
+	var next rules.Config
+	text, err := lookup.ConfigText(file)
+	if err == nil {
+		next, err = rules.ParseConfig([]byte(text))
 	}
-	next, err := rules.ParseConfig([]byte(text))
+	if err == nil {
+		if err = p.look.UnknownPilots(ctx, c, []byte(text), next); err != nil && !errors.As(err, new(*rules.ConfigError)) {
+			return nil, err
+		}
+	}
 	if err != nil {
 		e.Problem = err.Error()
 		var ce *rules.ConfigError

@@ -98,11 +98,16 @@ func (p *Lookup) ReadConfig(ctx context.Context, c Client, repo string, prev *re
 		}
 		log.Warn("invalid repository configuration; keeping the last good one", "repo", repo, "error", rec.Error)
 	default:
-		text, err := file.GetContent()
-		if err != nil {
-			return rec, fmt.Errorf("decode %s: %w", rules.ConfigPath, err)
+		var cfg rules.Config
+		text, err := ConfigText(file)
+		if err == nil {
+			cfg, err = rules.ParseConfig([]byte(text))
 		}
-		cfg, err := rules.ParseConfig([]byte(text))
+		if err == nil {
+			if err = p.UnknownPilots(ctx, c, []byte(text), cfg); err != nil && !isConfigError(err) {
+				return rec, err
+			}
+		}
 		var ce *rules.ConfigError
 		switch {
 		case errors.As(err, &ce):
@@ -113,6 +118,9 @@ func (p *Lookup) ReadConfig(ctx context.Context, c Client, repo string, prev *re
 			log.Warn("invalid repository configuration; keeping the last good one", "repo", repo, "mistakes", len(rules.Problems(err)), "first", ce.Error())
 		case err != nil:
 			rec.Error = err.Error()
+			if prev != nil {
+				rec.Config = prev.Config
+			}
 		default:
 			rec.Config = cfg
 		}
@@ -132,6 +140,42 @@ func (p *Lookup) ReadConfig(ctx context.Context, c Client, repo string, prev *re
 		return rec, fmt.Errorf("cache configuration: %w", err)
 	}
 	return rec, nil
+}
+
+// UnknownPilots is rules.UnknownPilots of configuration file data (read as
+// cfg), with the accounts GitHub knows (one request per login not seen
+// lately): a *rules.ConfigError when a pilot is no account, another error
+// when GitHub could not say.
+func (p *Lookup) UnknownPilots(ctx context.Context, c Client, data []byte, cfg rules.Config) error {
+	known := map[string]bool{}
+	for _, pilot := range cfg.Agents {
+		u, err := p.gh.Account(ctx, c, pilot)
+		if err != nil {
+			return err
+		}
+		known[strings.ToLower(pilot)] = u.ID != 0
+	}
+	return rules.UnknownPilots(data, cfg, func(login string) bool { return known[strings.ToLower(login)] })
+}
+
+func isConfigError(err error) bool {
+	var ce *rules.ConfigError
+	return errors.As(err, &ce)
+}
+
+// ConfigText is the text of configuration file f as the contents API gave
+// it. A file GitHub does not serve the content of (over 1 MB: encoding
+// "none") or cannot be decoded is a mistake of the file (*rules.ConfigError),
+// reported as any other: never a failure to retry.
+func ConfigText(f *github.RepositoryContent) (string, error) {
+	if f.GetEncoding() == "none" {
+		return "", rules.TooLargeConfig()
+	}
+	text, err := f.GetContent()
+	if err != nil {
+		return "", &rules.ConfigError{Msg: "cannot decode the file: " + err.Error()}
+	}
+	return text, nil
 }
 
 // pins are the accounts of the logins cfg names (rules.Config.Pins): the pin

@@ -176,15 +176,15 @@ func (s *Server) getContents(c *apiCall) {
 			if content, ok := cm.files[p]; ok && p != "" {
 				full := rp.fullName()
 				sum := blobSHA(content)
-				c.json(http.StatusOK, &github.RepositoryContent{
+				rc := &github.RepositoryContent{
 					Type: ptr("file"), Name: ptr(path.Base(p)), Path: ptr(p), SHA: ptr(sum), Size: ptr(len(content)),
 					URL:         ptr(s.apiURL("repos/" + full + "/contents/" + p + "?ref=" + sha)),
 					HTMLURL:     ptr(s.webURL(full + "/blob/" + sha + "/" + p)),
 					GitURL:      ptr(s.apiURL("repos/" + full + "/git/blobs/" + sum)),
 					DownloadURL: ptr("https://raw.githubusercontent.com/" + full + "/" + sha + "/" + p),
-					Encoding:    ptr("base64"),
-					Content:     ptr(wrapBase64(base64.StdEncoding.EncodeToString([]byte(content)))),
-				})
+				}
+				rc.Encoding, rc.Content = fileContent(content)
+				c.json(http.StatusOK, rc)
 				return
 			}
 		}
@@ -204,8 +204,7 @@ func (s *Server) getContents(c *apiCall) {
 	}
 	if content, ok := rp.files[p]; ok && p != "" {
 		rc := entry(p, "file", len(content), blobSHA(content))
-		rc.Encoding = ptr("base64")
-		rc.Content = ptr(wrapBase64(base64.StdEncoding.EncodeToString([]byte(content))))
+		rc.Encoding, rc.Content = fileContent(content)
 		c.json(http.StatusOK, rc)
 		return
 	}
@@ -240,6 +239,19 @@ func (s *Server) getContents(c *apiCall) {
 		list = []*github.RepositoryContent{}
 	}
 	c.json(http.StatusOK, list)
+}
+
+// maxContentBytes is the largest file the contents API serves the content
+// of (1 MB); larger ones (up to 100 MB) come with encoding "none" and empty
+// content, to be read as raw or as a blob.
+const maxContentBytes = 1 << 20
+
+// fileContent is a file's encoding and content as the contents API gives them.
+func fileContent(content string) (encoding, text *string) {
+	if len(content) > maxContentBytes {
+		return ptr("none"), ptr("")
+	}
+	return ptr("base64"), ptr(wrapBase64(base64.StdEncoding.EncodeToString([]byte(content))))
 }
 
 // wrapBase64 breaks base64 text into lines of 60 characters, as GitHub does.

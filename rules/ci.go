@@ -289,6 +289,10 @@ func (c ContractConfig) WholeCI() bool { return c.Checks == nil }
 
 // MapChecksHint is what a /verify refused while waiting for CI says about the
 // key that names the runs.
+// noCIReported begins the detail of a whole-CI criterion no run has reported
+// for.
+const noCIReported = "no CI run has reported"
+
 const MapChecksHint = "to require named runs, map them in `contracts.checks` in " + ConfigPath
 
 // blocks reports whether run r stands in the way of the whole CI passing:
@@ -347,7 +351,7 @@ func wholeCIResult(runs []CIRun, where string, distrust func(CIRun) string) (Res
 	case len(passed) == 0 && len(neutral) > 0:
 		return ResultPending, "no CI run has passed" + where + " yet" + note, "", time.Time{}
 	case len(passed) == 0:
-		return ResultPending, "no CI run has reported" + where + " yet" + note, "", time.Time{}
+		return ResultPending, noCIReported + where + " yet" + note, "", time.Time{}
 	}
 	return ResultPass, strings.Join(passed, ", ") + " passed" + where + note, url, at
 }

@@ -444,7 +444,11 @@ func (d *decider) waitHint(blocking []Criterion) string {
 			continue
 		}
 		if d.f.Config.Contracts.WholeCI() {
-			return " Every CI run on the head counts while `contracts.checks` is unset; " + MapChecksHint + "."
+			hint := " Every CI run on the head counts while `contracts.checks` is unset; " + MapChecksHint + "."
+			if strings.HasPrefix(c.Detail, noCIReported) {
+				hint += " A repository with no CI at all can write `contracts: {checks: {}}`: then the verifier checks every criterion."
+			}
+			return hint
 		}
 		return " The runs each criterion waits for are named in `contracts.checks` in " + ConfigPath + "."
 	}

@@ -159,10 +159,17 @@ func TestWholeCIVerify(t *testing.T) {
 			want: want{state: Verified, steps: []step{{Verified, "/verify"}}, labels: lbl(Verified)}},
 		{name: "no run yet: refused, naming the key that maps runs", task: completed([]CIRun{}), ev: fxComment("bob", "/verify"), facts: wholeCI,
 			want: want{state: Completed, notices: []NoticeKind{NoticeRefused},
-				check: refusedFor("ci pending (no CI run has reported on #12 (h1) yet)", "to require named runs, map them in `contracts.checks` in .github/countersign.yml")}},
+				check: refusedFor("ci pending (no CI run has reported on #12 (h1) yet)", "to require named runs, map them in `contracts.checks` in .github/countersign.yml",
+					"A repository with no CI at all can write `contracts: {checks: {}}`")}},
 		{name: "build running: refused, naming it and the key", task: completed([]CIRun{checkRun("build", 7, "in_progress", "", 50)}),
 			ev: fxComment("bob", "/verify"), facts: wholeCI,
-			want: want{state: Completed, notices: []NoticeKind{NoticeRefused}, check: refusedFor("ci pending (`build` in_progress", "`contracts.checks`")}},
+			want: want{state: Completed, notices: []NoticeKind{NoticeRefused}, check: func(t *testing.T, d Decision) {
+				t.Helper()
+				refusedFor("ci pending (`build` in_progress", "`contracts.checks`")(t, d)
+				if r := refusalReason(d); strings.Contains(r, "no CI at all") {
+					t.Errorf("refusal %q offers the way out of a repository with no CI, which has a run", r)
+				}
+			}}},
 		{name: "build fails in review: a failed attempt", task: review(build), ev: prEv(PRChecked, fxHead, false, []CIRun{done("build", 8, "failure", 60)}),
 			facts: wholeCI,
 			want: want{state: InProgress, steps: []step{{InProgress, "failed attempt: ci (`build`: failure on #12 (h1))"}}, labels: lbl(InProgress),

@@ -197,10 +197,12 @@ type Effect struct {
 	SHA    string     `json:"sha,omitempty"`
 	Check  *Check     `json:"check,omitempty"`
 	// Problem and Line: the configuration error of a config-check; Note, a
-	// remark on a valid one (e.g. the file is removed: the defaults apply).
+	// remark on a valid one; Removed: the change removes the file (the
+	// defaults apply).
 	Problem string `json:"problem,omitempty"`
 	Line    int    `json:"line,omitempty"`
 	Note    string `json:"note,omitempty"`
+	Removed bool   `json:"removed,omitempty"`
 	// Label and RenameTo: the repository label of a rename-label or
 	// create-label.
 	Label    string `json:"label,omitempty"`

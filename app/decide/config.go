@@ -43,8 +43,12 @@ func (p *Decider) onPush(ctx context.Context, d *store.Delivery, e *github.PushE
 		return store.Commit{}, err
 	}
 	log.Info("repository configuration re-read", "repo", repo, "valid", rec.Error == "")
-	w, err := records.CommitFor(inst, d, nil, []rules.Effect{{Kind: rules.EffectConfigCheck, Repo: repo, SHA: e.GetAfter(),
-		Problem: rec.Error, Line: rec.Line}})
+	check := rules.Effect{Kind: rules.EffectConfigCheck, Repo: repo, SHA: e.GetAfter(), Problem: rec.Error, Line: rec.Line}
+	if rec.Absent {
+		check.Removed = true
+		check.Note = "This push removes " + rules.ConfigPath + ": countersign uses the defaults from now on " + defaultsNote + "."
+	}
+	w, err := records.CommitFor(inst, d, nil, []rules.Effect{check})
 	if err != nil || (prev != nil && sameGate(prev.Config.Gate, rec.Config.Gate)) {
 		return w, err
 	}
@@ -88,6 +92,11 @@ func (p *Decider) untrackedOpen(ctx context.Context, repo string) ([]int, error)
 	return out, nil
 }
 
+// defaultsNote says what the defaults are, for a check on a change that
+// removes the configuration file.
+const defaultsNote = "(leads: people with admin or maintain permission; anyone with write permission may verify; separation: auto; " +
+	"every CI run on the head counts; a pull request that closes no task does not pass)"
+
 func touchesConfig(e *github.PushEvent) bool {
 	commits := e.Commits
 	if e.HeadCommit != nil {
@@ -129,8 +138,8 @@ func (p *Decider) pullConfigCheck(ctx context.Context, c Client, old, cur *rules
 	case fault.IsStatus(err, http.StatusNotFound):
 		// The pull request removes (or renames) the file: valid, but say what
 		// that means.
-		e.Note = "This pull request removes " + rules.ConfigPath + ": once it is merged, countersign uses the defaults " +
-			"(leads: people with admin or maintain permission; anyone with write permission may verify; separation: auto; the default contracts)."
+		e.Removed = true
+		e.Note = "This pull request removes " + rules.ConfigPath + ": once it is merged, countersign uses the defaults " + defaultsNote + "."
 		return e, nil
 	case err != nil:
 		return nil, fmt.Errorf("read %s of #%d: %w", rules.ConfigPath, cur.Number, err)

@@ -67,8 +67,12 @@ func (x *Executor) configCheck(ctx context.Context, c Client, owner, name string
 	if e.Number > 0 {
 		out.Summary = github.String(fmt.Sprintf("countersign will use this configuration once pull request #%d is merged into the default branch.", e.Number))
 	}
+	if e.Removed {
+		out.Title = github.String(rules.ConfigPath + " removed: the defaults apply")
+		out.Summary = github.String("")
+	}
 	if e.Note != "" {
-		out.Summary = github.String(out.GetSummary() + "\n\n" + e.Note)
+		out.Summary = github.String(strings.TrimSpace(out.GetSummary() + "\n\n" + e.Note))
 	}
 	conclusion := "success"
 	if e.Problem != "" {

@@ -88,7 +88,7 @@ func (p *Lookup) ReadConfig(ctx context.Context, c Client, repo string, prev *re
 	file, _, _, err := c.GetContents(ctx, gh.OwnerOf(repo), gh.NameOf(repo), rules.ConfigPath, nil)
 	switch {
 	case fault.IsStatus(err, http.StatusNotFound):
-		rec.Config = rules.DefaultConfig()
+		rec.Config, rec.Absent = rules.DefaultConfig(), true
 	case err != nil:
 		return rec, fmt.Errorf("read %s: %w", rules.ConfigPath, err)
 	case file == nil: // a directory: GitHub lists it

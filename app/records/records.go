@@ -206,7 +206,9 @@ type Config struct {
 	Config rules.Config `json:"config"`
 	Error  string       `json:"error,omitempty"` // the file's problem: Config is the last good one
 	Line   int          `json:"line,omitempty"`
-	ReadAt time.Time    `json:"read_at"`
+	// Absent: the default branch has no such file (Config is the defaults).
+	Absent bool      `json:"absent,omitempty"`
+	ReadAt time.Time `json:"read_at"`
 }
 
 // LabelView is the record of the owned labels countersign last set on an

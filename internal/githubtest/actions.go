@@ -722,19 +722,44 @@ func (s *Server) ReopenMilestone(repo string, number int, user string) {
 // sends a push event for refs/heads/main with commits[].added/modified.
 // It returns the new head sha.
 func (s *Server) PushDefault(repo, user string, files map[string]string) string {
+	return s.pushDefault(repo, user, files, nil)
+}
+
+// RemoveDefault commits the removal of paths from the default branch and
+// sends a push event with commits[].removed. It returns the new head sha.
+func (s *Server) RemoveDefault(repo, user string, paths ...string) string {
+	return s.pushDefault(repo, user, nil, paths)
+}
+
+func (s *Server) pushDefault(repo, user string, files map[string]string, remove []string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rp := s.actRepo("PushDefault", repo)
 	if rp == nil {
 		return ""
 	}
-	paths := make([]string, 0, len(files))
+	paths := make([]string, 0, len(files)+len(remove))
 	for p := range files {
+		paths = append(paths, strings.Trim(p, "/"))
+	}
+	for _, p := range remove {
 		paths = append(paths, strings.Trim(p, "/"))
 	}
 	sort.Strings(paths)
 	before := rp.headSHA
-	c := s.newCommit(rp, user, "Update "+strings.Join(paths, ", "), before)
+	verb := "Update "
+	if len(files) == 0 {
+		verb = "Remove "
+	}
+	c := s.newCommit(rp, user, verb+strings.Join(paths, ", "), before)
+	for _, p := range remove {
+		p = strings.Trim(p, "/")
+		if _, ok := rp.files[p]; ok {
+			delete(rp.files, p)
+			c.removed = append(c.removed, p)
+		}
+	}
+	sort.Strings(c.removed)
 	for p, content := range files {
 		p = strings.Trim(p, "/")
 		if _, ok := rp.files[p]; ok {
@@ -757,7 +782,7 @@ func (s *Server) emitPush(rp *repoState, user, before string, c *commitState) {
 		ID: ptr(c.sha), TreeID: ptr(blobSHA("tree:" + c.sha)), Distinct: ptr(true), Message: ptr(c.message),
 		Timestamp: ts(c.time), URL: ptr(s.webURL(rp.fullName() + "/commit/" + c.sha)),
 		Author: author, Committer: author,
-		Added: append([]string{}, c.added...), Removed: []string{}, Modified: append([]string{}, c.changed...),
+		Added: append([]string{}, c.added...), Removed: append([]string{}, c.removed...), Modified: append([]string{}, c.changed...),
 	}
 	s.emit(rp, "push", "", user, &github.PushEvent{
 		Ref: ptr("refs/heads/" + rp.defaultBranch), Before: ptr(before), After: ptr(c.sha),

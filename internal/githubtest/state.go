@@ -128,6 +128,7 @@ type commitState struct {
 	time          time.Time
 	added         []string
 	changed       []string
+	removed       []string
 	files         map[string]string // files written on a PR's branch up to this commit (path -> content)
 }
 

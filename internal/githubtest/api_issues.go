@@ -921,7 +921,7 @@ func (s *Server) listIssueEvents(c *apiCall) {
 			ev.Milestone = &github.Milestone{Title: ptr(e.milestone)}
 		}
 		if userType(e.actor) == "Bot" && e.actor == s.botLogin {
-			ev.PerformedViaGithubApp = &github.App{ID: ptr(s.opts.AppID), Slug: ptr(s.opts.AppSlug)}
+			ev.PerformedViaGithubApp = s.ghApp(s.opts.AppSlug) // GitHub's integration: name and html_url too
 		}
 		out = append(out, ev)
 	}

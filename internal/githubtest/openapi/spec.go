@@ -15,6 +15,18 @@ import (
 
 type obj = map[string]any
 
+// KeptRequired are the required fields a relaxed validation still requires
+// (unless GitHub may send them as null):
+// those that say which thing a body is and in what state, which countersign
+// and go-github read. The fake may leave out any other field (most are
+// hypermedia URLs and counters it does not model, or nulls go-github's
+// omitempty drops: an absent field and a null read the same).
+var KeptRequired = map[string]bool{
+	"id": true, "number": true, "login": true, "name": true, "state": true,
+	"status": true, "sha": true, "head_sha": true, "ref": true, "type": true,
+	"action": true, "html_url": true, "user": true, "head": true, "base": true,
+}
+
 // Spec is a (subset of a) GitHub OpenAPI description, ready to validate
 // JSON values against its schemas.
 type Spec struct {
@@ -72,6 +84,9 @@ func (s *Spec) compiler(relaxed bool) (*jsonschema.Compiler, error) {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.AssertFormat()
+	// The library's uri-template check splits on "/" and so refuses GitHub's
+	// own "{/name}" expressions: check only that braces pair up.
+	c.RegisterFormat(&jsonschema.Format{Name: "uri-template", Validate: uriTemplate})
 	if err := c.AddResource(s.loc, doc); err != nil {
 		return nil, err
 	}
@@ -110,8 +125,24 @@ func schemaOf(v any, relaxed, inProps bool) any {
 			return v
 		}
 		if relaxed {
-			if _, ok := v["required"].([]any); ok {
-				delete(v, "required")
+			if req, ok := v["required"].([]any); ok {
+				var keep []any
+				for _, f := range req {
+					if name, _ := f.(string); KeptRequired[name] && !allowsNull(v, name) {
+						keep = append(keep, f)
+					}
+				}
+				if keep == nil {
+					delete(v, "required")
+				} else {
+					v["required"] = keep
+				}
+			}
+			// Without `required` the branches of a oneOf overlap (a
+			// simple-user is also an enterprise): one must match.
+			if one, ok := v["oneOf"]; ok {
+				delete(v, "oneOf")
+				v["anyOf"] = one
 			}
 		}
 		if n, ok := v["nullable"].(bool); ok {
@@ -278,4 +309,52 @@ func (s *Spec) ComponentSchema(name string, relaxed bool) (*jsonschema.Schema, e
 		return nil, nil
 	}
 	return s.compile(pointer("components", "schemas", name), relaxed)
+}
+
+func uriTemplate(v any) error {
+	s, ok := v.(string)
+	if !ok {
+		return nil
+	}
+	open := false
+	for _, ch := range s {
+		switch ch {
+		case '{':
+			if open {
+				return fmt.Errorf("nested curly braces")
+			}
+			open = true
+		case '}':
+			if !open {
+				return fmt.Errorf("unmatched closing brace")
+			}
+			open = false
+		}
+	}
+	if open {
+		return fmt.Errorf("no matching closing brace")
+	}
+	return nil
+}
+
+// allowsNull tells whether schema v's property name may be null (its schema,
+// rewritten by schemaOf, has a "null" type or an anyOf branch of it).
+func allowsNull(v obj, name string) bool {
+	props, _ := v["properties"].(obj)
+	p, _ := props[name].(obj)
+	if t, ok := p["type"].([]any); ok {
+		for _, x := range t {
+			if x == "null" {
+				return true
+			}
+		}
+	}
+	if any, ok := p["anyOf"].([]any); ok {
+		for _, b := range any {
+			if b, ok := b.(obj); ok && b["type"] == "null" {
+				return true
+			}
+		}
+	}
+	return false
 }

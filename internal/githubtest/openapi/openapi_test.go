@@ -237,6 +237,9 @@ func checkCall(t *testing.T, rest *openapi.Spec, r githubtest.Request, ty *tally
 
 	// The status and the response body.
 	status := strconv.Itoa(r.Status)
+	if op == "PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}" && r.Status == http.StatusUnprocessableEntity {
+		t.Logf("%s: documented drift (TestFakeRefusesWhatGitHubRefuses): the fake refuses to change a completed run; GitHub accepts", call)
+	}
 	documented := slices.Contains(rest.Statuses(r.Method, tpl), status)
 	if !documented {
 		if _, ok := generalStatuses[r.Status]; !ok {

@@ -102,7 +102,8 @@ func numericClaim(v any) (int64, bool) {
 
 func (s *Server) getApp(c *apiCall) {
 	app := s.ghApp(s.opts.AppSlug)
-	app.Owner = &github.User{Login: ptr("countersign"), Type: ptr("Organization")}
+	app.Owner = s.ghUser("countersign") // GitHub's owner is a whole account (id, html_url, ...)
+	app.Owner.Type = ptr("Organization")
 	app.Description = ptr("fake GitHub App (githubtest)")
 	app.Permissions = installationPermissions()
 	app.Events = s.ghInstallationFull(&installationState{}).Events

@@ -24,6 +24,10 @@ func (s *Server) checkRoutes(h routeFunc) {
 	h("POST", r+"/statuses/{sha}", authRepo, s.createStatusAPI)
 }
 
+const maxAnnotations = 50
+
+var annotationLevels = map[string]bool{"notice": true, "warning": true, "failure": true}
+
 type checkRunReq struct {
 	Name        *string                `json:"name"`
 	HeadSHA     *string                `json:"head_sha"`
@@ -47,6 +51,12 @@ func (c *apiCall) validateCheckRun(req *checkRunReq, current *checkRunState) boo
 		c.invalid("CheckRun", "conclusion", "invalid", "")
 		return false
 	}
+	// "You cannot change a check run conclusion to stale, only GitHub can
+	// set this."
+	if req.Conclusion != nil && *req.Conclusion == "stale" {
+		c.invalid("CheckRun", "conclusion", "invalid", "Only GitHub can set the conclusion stale.")
+		return false
+	}
 	status := ""
 	if req.Status != nil {
 		status = *req.Status
@@ -54,6 +64,11 @@ func (c *apiCall) validateCheckRun(req *checkRunReq, current *checkRunState) boo
 	hasConclusion := req.Conclusion != nil && *req.Conclusion != ""
 	if status == "completed" && !hasConclusion && (current == nil || current.conclusion == "") {
 		c.unprocessable("Conclusion is required when status is completed.")
+		return false
+	}
+	// The conclusion is "Required if you provide completed_at".
+	if req.CompletedAt != nil && !hasConclusion && (current == nil || current.conclusion == "") {
+		c.unprocessable("Conclusion is required when completed_at is provided.")
 		return false
 	}
 	if hasConclusion && status != "" && status != "completed" {
@@ -64,6 +79,19 @@ func (c *apiCall) validateCheckRun(req *checkRunReq, current *checkRunState) boo
 		if o.Title == nil || o.Summary == nil {
 			c.invalid("CheckRun", "output", "missing_field", "output requires title and summary")
 			return false
+		}
+		// "The Checks API limits the number of annotations to a maximum
+		// of 50 per API request"; each needs its path, lines, level and
+		// message.
+		if len(o.Annotations) > maxAnnotations {
+			c.invalid("CheckRun", "annotations", "custom", "Only "+strconv.Itoa(maxAnnotations)+" annotations are allowed per request; "+strconv.Itoa(len(o.Annotations))+" were supplied.")
+			return false
+		}
+		for _, a := range o.Annotations {
+			if a == nil || a.Path == nil || a.StartLine == nil || a.EndLine == nil || a.Message == nil || !annotationLevels[a.GetAnnotationLevel()] {
+				c.invalid("CheckRun", "annotations", "invalid", "an annotation needs path, start_line, end_line, annotation_level (notice, warning or failure) and message")
+				return false
+			}
 		}
 		if utf8.RuneCountInString(o.GetSummary()) > maxOutputText || utf8.RuneCountInString(o.GetText()) > maxOutputText {
 			c.invalid("CheckRun", "output", "custom", "Only 65535 characters are allowed; "+strconv.Itoa(utf8.RuneCountInString(o.GetSummary()+o.GetText()))+" were supplied.")

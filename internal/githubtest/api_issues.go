@@ -192,15 +192,12 @@ func sortIssues(list []*issueState, by, dir string) {
 	})
 }
 
-// parseNames reads label or user names: ["a","b"], [{"name":"a"}], "a".
+// parseNames reads label or user names: ["a","b"], [{"name":"a"}]. Like
+// GitHub, it refuses anything but an array ("labels": "a" is invalid).
 func parseNames(raw json.RawMessage) ([]string, bool) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, true
-	}
-	var one string
-	if json.Unmarshal(raw, &one) == nil {
-		return []string{one}, true
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
@@ -378,7 +375,10 @@ func (s *Server) patchIssue(c *apiCall) {
 	}
 	if raw, ok := m["assignee"]; ok && !setAssignees {
 		setAssignees = true
-		assignees, _ = parseNames(raw)
+		var one string
+		if json.Unmarshal(raw, &one) == nil && one != "" { // the single assignee, a login
+			assignees = []string{one}
+		}
 	}
 	milestone, setMilestone := -1, false
 	if raw, ok := m["milestone"]; ok {
@@ -921,7 +921,7 @@ func (s *Server) listIssueEvents(c *apiCall) {
 			ev.Milestone = &github.Milestone{Title: ptr(e.milestone)}
 		}
 		if userType(e.actor) == "Bot" && e.actor == s.botLogin {
-			ev.PerformedViaGithubApp = &github.App{ID: ptr(s.opts.AppID), Slug: ptr(s.opts.AppSlug)}
+			ev.PerformedViaGithubApp = s.ghApp(s.opts.AppSlug) // GitHub's integration: name and html_url too
 		}
 		out = append(out, ev)
 	}

@@ -65,6 +65,10 @@ type Options struct {
 	// WriteLimits are more such limits, each enforced as WriteLimit is: a
 	// write must fit in every one of them (SecondaryLimits: GitHub's).
 	WriteLimits []WriteLimit
+	// RecordBodies makes Requests keep each call's request and response
+	// bodies (Request.Body, Request.Response): the OpenAPI conformance test
+	// checks them. Off by default, so other tests pay nothing.
+	RecordBodies bool
 }
 
 // SecondaryLimits are GitHub's documented secondary limits on
@@ -104,6 +108,13 @@ type Request struct {
 	// ("" for installation tokens, app JWTs and unauthenticated calls).
 	User string
 	Time time.Time
+	// Route is the fake's route pattern that served the call (gorilla/mux,
+	// e.g. "/repos/{owner}/{repo}/issues/{number:[0-9]+}"), as Routes lists
+	// it; "" when no route matched.
+	Route string
+	// Body and Response are the request body and the response body as
+	// sent (nil for 204 and 304); kept only with Options.RecordBodies.
+	Body, Response []byte
 }
 
 // Server is a running fake GitHub. All its methods are safe for concurrent use.
@@ -366,6 +377,7 @@ type reqInfo struct {
 	body     []byte
 	inst     int64  // installation of the token, once authenticated
 	user     string // login of the personal access token, once authenticated
+	route    string // the route pattern that matched
 }
 
 func infoOf(r *http.Request) *reqInfo {
@@ -586,11 +598,22 @@ func (s *Server) finish(w http.ResponseWriter, r *http.Request, rec *recorder, r
 		_, _ = w.Write(body)
 	}
 
-	s.mu.Lock()
-	s.requests = append(s.requests, Request{
+	req := Request{
 		Method: r.Method, Path: path, Query: r.URL.RawQuery, Status: code,
-		Installation: ri.inst, User: ri.user, Time: now,
-	})
+		Installation: ri.inst, User: ri.user, Time: now, Route: ri.route,
+	}
+	if req.Route == "" {
+		req.Route = s.routeOf(r, path)
+	}
+	if s.opts.RecordBodies {
+		req.Body = ri.body
+		req.Response = append([]byte(nil), body...)
+		if body == nil {
+			req.Response = nil
+		}
+	}
+	s.mu.Lock()
+	s.requests = append(s.requests, req)
 	s.mu.Unlock()
 	s.logf("%s %s -> %d", r.Method, r.URL.RequestURI(), code)
 }
@@ -790,11 +813,55 @@ func (s *Server) routes() *mux.Router {
 	return r
 }
 
+// routeOf is the route pattern that serves method and (unescaped) path, for
+// calls answered before routing (a FailNext fault); "" if none.
+func (s *Server) routeOf(r *http.Request, path string) string {
+	r2 := r.Clone(r.Context())
+	r2.URL.Path = path
+	r2.URL.RawPath = ""
+	var m mux.RouteMatch
+	if s.router == nil || !s.router.Match(r2, &m) || m.Route == nil || m.MatchErr != nil {
+		return ""
+	}
+	t, _ := m.Route.GetPathTemplate()
+	return t
+}
+
+// Route is one API route of the fake: a method and a gorilla/mux path
+// pattern, without the /api/v3 prefix.
+type Route struct {
+	Method  string
+	Pattern string
+}
+
+// Routes lists every API route the fake serves, in the order they are
+// registered (the OpenAPI conformance test checks each against GitHub's
+// description).
+func Routes() []Route {
+	var out []Route
+	r := (&Server{}).routes()
+	_ = r.Walk(func(rt *mux.Route, _ *mux.Router, _ []*mux.Route) error {
+		p, err := rt.GetPathTemplate()
+		if err != nil {
+			return nil
+		}
+		ms, _ := rt.GetMethods()
+		for _, m := range ms {
+			out = append(out, Route{Method: m, Pattern: p})
+		}
+		return nil
+	})
+	return out
+}
+
 type routeFunc func(method, path string, auth authKind, fn func(*apiCall))
 
 func (s *Server) wrap(auth authKind, fn func(*apiCall)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c := &apiCall{s: s, w: w, r: r, info: infoOf(r), vars: map[string]string{}}
+		if cr := mux.CurrentRoute(r); cr != nil {
+			c.info.route, _ = cr.GetPathTemplate()
+		}
 		for k, v := range mux.Vars(r) {
 			u, err := url.PathUnescape(v)
 			if err != nil {

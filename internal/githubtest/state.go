@@ -773,7 +773,8 @@ func (s *Server) ghRepoCommit(rp *repoState, c *commitState) *github.RepositoryC
 	committer := &github.CommitAuthor{Name: ptr(c.committerLogin()), Email: ptr(c.committerEmail()), Date: ts(c.time)}
 	parents := make([]*github.Commit, 0, len(c.parents))
 	for _, p := range c.parents {
-		parents = append(parents, &github.Commit{SHA: ptr(p), URL: ptr(s.apiURL("repos/" + rp.fullName() + "/commits/" + p))})
+		parents = append(parents, &github.Commit{SHA: ptr(p), URL: ptr(s.apiURL("repos/" + rp.fullName() + "/commits/" + p)),
+			HTMLURL: ptr(s.webURL(rp.fullName() + "/commit/" + p))})
 	}
 	return &github.RepositoryCommit{
 		NodeID: ptr("C_" + c.sha[:16]),

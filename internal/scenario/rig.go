@@ -37,6 +37,9 @@ type RigOptions struct {
 	// Repo is the repository ("owner/name") the scenario plays in; default
 	// DefaultRepo.
 	Repo string
+	// RecordBodies makes the fake GitHub keep every call's request and
+	// response bodies (githubtest.Options.RecordBodies).
+	RecordBodies bool
 }
 
 // Rig is a fake GitHub and a real countersign bot (embedded bbolt store in a
@@ -81,7 +84,7 @@ func NewRig(ctx context.Context, o RigOptions) (_ *Rig, err error) {
 			r.Close()
 		}
 	}()
-	r.gh = githubtest.New(githubtest.Options{})
+	r.gh = githubtest.New(githubtest.Options{RecordBodies: o.RecordBodies})
 	r.gh.AddRepo(repo, rigInstallation)
 	if e := r.gh.Err(); e != nil {
 		return nil, fmt.Errorf("scenario: %w", e)

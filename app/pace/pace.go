@@ -260,23 +260,21 @@ func (b *Bucket) earliest(from time.Time, c Class) time.Time {
 	panic("pace: no moment fits a grant")
 }
 
-// take reserves one grant of class c at or after now; after, when not zero,
-// is a turn of the same group just taken: the next goes with it, as soon as
-// the windows allow, without the background token bucket's spacing. Call
-// with b.mu held.
-func (b *Bucket) take(now time.Time, c Class, after time.Time) grant {
-	var from time.Time
-	switch {
-	case !after.IsZero():
-		from = after
-	case c == Interactive:
-		from = latest(now, b.lastIn)
-	default:
-		tat := latest(b.tat, now)
-		from = latest(now, tat.Add(-time.Duration(b.burst-1)*b.interval)) // Burst at once, then one per refill
-		from = latest(from, b.lastBg)
+// start is the first moment a new group of class c may take its turns
+// from: interactive turns go after the latest interactive one; background
+// turns after the latest background one, and as the token bucket allows
+// (Burst at once, then one per refill). Call with b.mu held.
+func (b *Bucket) start(now time.Time, c Class) time.Time {
+	if c == Interactive {
+		return latest(now, b.lastIn)
 	}
-	at := b.earliest(from, c)
+	tat := latest(b.tat, now)
+	from := latest(now, tat.Add(-time.Duration(b.burst-1)*b.interval))
+	return latest(from, b.lastBg)
+}
+
+// book records a grant of class c at at. Call with b.mu held.
+func (b *Bucket) book(now time.Time, c Class, at time.Time) grant {
 	g := grant{at: at, class: c, prevTat: b.tat}
 	if c == Interactive {
 		b.lastIn = latest(b.lastIn, at)
@@ -294,6 +292,83 @@ func (b *Bucket) take(now time.Time, c Class, after time.Time) grant {
 	})
 	b.grants = slices.Insert(b.grants, i, g)
 	return g
+}
+
+// takeGroup reserves n grants of class c at one moment, the first at or
+// after from at which the windows hold all n, and returns them; nil when no
+// moment can (n is more than a window holds). Call with b.mu held.
+func (b *Bucket) takeGroup(now time.Time, c Class, from time.Time, n int) []grant {
+	at, ok := b.earliestGroup(from, c, n)
+	if !ok {
+		return nil
+	}
+	gs := make([]grant, n)
+	for i := range gs {
+		gs[i] = b.book(now, c, at)
+	}
+	return gs
+}
+
+// earliestGroup is the first moment at or after from at which n grants of
+// class c fit together; false when none does. Call with b.mu held.
+func (b *Bucket) earliestGroup(from time.Time, c Class, n int) (time.Time, bool) {
+	for _, w := range b.windows {
+		if n > w.capacity[c] {
+			return time.Time{}, false
+		}
+	}
+	if b.fitsGroup(from, c, n) {
+		return from, true
+	}
+	// As for one grant (earliest): what fits changes only where a grant is,
+	// or where one leaves a window.
+	var cands []time.Time
+	for _, g := range b.grants {
+		if g.at.After(from) {
+			cands = append(cands, g.at)
+		}
+		for _, w := range b.windows {
+			if t := g.at.Add(w.span); t.After(from) {
+				cands = append(cands, t)
+			}
+		}
+	}
+	slices.SortFunc(cands, func(a, b time.Time) int { return a.Compare(b) })
+	for _, t := range cands {
+		if b.fitsGroup(t, c, n) {
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// fitsGroup reports whether n grants of class c fit together at t: each
+// fits with the ones before it in place. Call with b.mu held.
+func (b *Bucket) fitsGroup(t time.Time, c Class, n int) bool {
+	var probes []uint64
+	defer func() {
+		for _, id := range probes {
+			b.drop(id)
+		}
+	}()
+	for k := range n {
+		if !b.fits(t, c) {
+			return false
+		}
+		if k == n-1 {
+			break
+		}
+		id := uint64(math.MaxUint64) - uint64(k) // never a real grant's id
+		i, _ := slices.BinarySearchFunc(b.grants, t, func(g grant, t time.Time) int {
+			if g.at.After(t) {
+				return 1
+			}
+			return -1
+		})
+		b.grants = slices.Insert(b.grants, i, grant{at: t, class: c, id: id})
+		probes = append(probes, id)
+	}
+	return true
 }
 
 // drop hands grant id back. Call with b.mu held.
@@ -328,14 +403,31 @@ func (b *Bucket) Reserve(c Class, n int) *Ticket {
 	now := b.clock.Now()
 	b.forget(now)
 	t := &Ticket{b: b, class: c}
-	var after time.Time
-	for range max(n, 1) {
-		g := b.take(now, c, after)
-		after = g.at
-		t.grants = append(t.grants, g)
-	}
-	slices.SortFunc(t.grants, func(x, y grant) int { return x.at.Compare(y.at) })
+	t.grants = b.takeTogether(now, c, b.start(now, c), max(n, 1))
 	return t
+}
+
+// takeTogether takes n turns of class c from from: at one moment when the
+// windows hold them all (a group whose turns were spread over the moments
+// single turns free up could wait for its last while its first went by),
+// else each as soon as the windows allow after the one before. Call with
+// b.mu held.
+func (b *Bucket) takeTogether(now time.Time, c Class, from time.Time, n int) []grant {
+	if n > 1 {
+		if gs := b.takeGroup(now, c, from, n); gs != nil {
+			return gs
+		}
+	}
+	gs := make([]grant, 0, n)
+	for i := range n {
+		after := from
+		if i > 0 {
+			after = gs[i-1].at
+		}
+		gs = append(gs, b.book(now, c, b.earliest(after, c)))
+	}
+	slices.SortFunc(gs, func(x, y grant) int { return x.at.Compare(y.at) })
+	return gs
 }
 
 // Bucket is the bucket the ticket's turns were taken from.
@@ -386,11 +478,7 @@ func (t *Ticket) Renew() {
 		b.drop(g.id)
 	}
 	b.forget(now)
-	after := now
-	for i := range t.grants {
-		t.grants[i] = b.take(now, t.class, after)
-		after = t.grants[i].at
-	}
+	t.grants = b.takeTogether(now, t.class, now, len(t.grants))
 }
 
 // Wait blocks until the ticket's next turn, uses it, and returns how long it

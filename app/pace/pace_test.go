@@ -398,3 +398,63 @@ func waitAsync(ctx context.Context, t *testing.T, b *Bucket, c Class) <-chan tim
 	}()
 	return done
 }
+
+// Under a saturated minute, a group's turns are taken together, at the first
+// moment the windows hold all of them, not spread one by one over the
+// moments single turns free up. Spread, the group could never go: the
+// holder sleeps until its last turn is near (a write waits inside a delivery
+// only a slack's worth), comes back, finds its first turn gone by unused
+// for longer than the slack, and is renewed, spread again, behind every
+// ticket taken meanwhile, and so on forever (seen: 136 keys waiting and no
+// write for minutes).
+func TestGroupTurnsGoTogetherUnderASaturatedMinute(t *testing.T) {
+	b, clock := newBucket(t, Limits{PerMinute: 60, Burst: 1}) // a background turn a second; slack 1 s
+	ctx := context.Background()
+	// Fill the minute one turn a second, as a steady stream of writes does.
+	fillSteadily(t, b, clock, 60)
+	slack := time.Minute / 60
+	for i := range 5 {
+		group := b.Reserve(Background, 3)
+		if !group.At().Equal(group.Last()) {
+			t.Fatalf("group %d: its 3 turns go from %v to %v, want together", i, group.At().Sub(clock.Now()), group.Last().Sub(clock.Now()))
+		}
+		// The holder sleeps until its group is near, as a deferred key does,
+		// and comes back then: its turns are still its own.
+		at := group.At()
+		clock.Advance(group.Last().Sub(clock.Now()))
+		group.Renew()
+		if !group.At().Equal(at) {
+			t.Fatalf("group %d: coming back on time, its turns moved by %v", i, group.At().Sub(at))
+		}
+		for j := range 3 {
+			if w, err := group.Wait(ctx, slack); err != nil || w != 0 {
+				t.Fatalf("group %d, turn %d: waited %v (%v)", i, j, w, err)
+			}
+		}
+	}
+}
+
+// A late holder's group is renewed together too.
+func TestLateGroupIsRenewedTogether(t *testing.T) {
+	b, clock := newBucket(t, Limits{PerMinute: 60, Burst: 1})
+	fillSteadily(t, b, clock, 60)
+	group := b.Reserve(Background, 3)
+	clock.Advance(group.Last().Sub(clock.Now()) + 5*time.Second) // late
+	group.Renew()
+	if !group.At().Equal(group.Last()) || group.At().Before(clock.Now()) {
+		t.Fatalf("renewed, the group goes from %v to %v, want together, not before now", group.At().Sub(clock.Now()), group.Last().Sub(clock.Now()))
+	}
+}
+
+// fillSteadily uses n background turns, each when it comes, as a steady
+// stream of writes does.
+func fillSteadily(t *testing.T, b *Bucket, clock *clocktest.Fake, n int) {
+	t.Helper()
+	for range n {
+		tk := b.Reserve(Background, 1)
+		clock.Advance(max(tk.At().Sub(clock.Now()), 0))
+		if _, err := tk.Wait(context.Background(), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

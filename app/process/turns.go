@@ -106,14 +106,17 @@ func (p *Processor) groupTurns(ctx context.Context, key string, group []records.
 	} else {
 		t = b.Reserve(class, n)
 	}
-	if wait := t.Last().Sub(now); wait > b.Limits().Minute/blockDivisor { // the group goes when all its turns are near
+	block := b.Limits().Minute / blockDivisor
+	if wait := t.Last().Sub(now); wait > block { // the group goes when all its turns are near
 		p.tickets.mu.Lock()
 		p.tickets.held[key] = heldTicket{head: group[0].Key, ticket: t}
 		p.tickets.mu.Unlock()
 		if p.deferred != nil {
 			p.deferred()
 		}
-		return nil, nil, fault.WaitError{Wait: wait, Why: fmt.Sprintf("write pacing: %s writes of %s wait for their turn in %v",
+		// The key wakes half a block early and waits the rest inside the
+		// delivery: a key picked up a little late still finds its turns.
+		return nil, nil, fault.WaitError{Wait: wait - block/2, Why: fmt.Sprintf("write pacing: %s writes of %s wait for their turn in %v",
 			class, group[0].Delivery, wait.Round(time.Millisecond))}
 	}
 	return pace.WithTicket(ctx, t), t.Release, nil

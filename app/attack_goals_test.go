@@ -1,0 +1,103 @@
+package app_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// Attacks on goals (DESIGN §4) and the lead-only commands (§6), played
+// through the webhook endpoint against the fake GitHub.
+
+// A task issue that an admin deletes is no longer a task of its milestone:
+// the goal must not wait for it forever. Before, the goal kept the deleted
+// task as not verified, so it never became pending-verify and every close of
+// the milestone by the lead was undone ("#N is not verified") with no way out.
+func TestAttackGoalDeletedTaskLeavesTheGoal(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	m := h.gh.CreateMilestone(testRepo, "carol", "v1")
+	a := h.gh.OpenIssue(testRepo, "carol", "Export to CSV", "")
+	b := h.gh.OpenIssue(testRepo, "carol", "Duplicate of export", "")
+	h.gh.SetMilestone(testRepo, a, "carol", m)
+	h.gh.SetMilestone(testRepo, b, "carol", m)
+	h.settle()
+	doneTask(t, h, a)
+	wantGoal(t, h, m, "active")
+
+	h.gh.DeleteIssue(testRepo, b, "carol")
+	h.settle()
+	wantGoal(t, h, m, "pending-verify")
+	_, body := goalIssueOf(t, h, m)
+	if strings.Contains(body, "Duplicate of export") {
+		t.Fatalf("the dashboard still lists the deleted task #%d:\n%s", b, body)
+	}
+
+	h.gh.CloseMilestone(testRepo, m, "carol")
+	h.settle()
+	milestoneOpen(t, h, m, false)
+	wantGoal(t, h, m, "verified")
+}
+
+// goals.integration_check is a gate on the lead's confirmation: a commit
+// status that a builder of the goal's tasks posts for it counts no more than
+// a builder's status counts for their own task (DESIGN §3: "commit statuses
+// whose creator is not a builder"). Before, any status creator counted, so
+// the builder of every task could turn the integration check green by hand.
+func TestAttackGoalIntegrationStatusPostedByABuilderDoesNotCount(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	h.gh.PushDefault(testRepo, "carol", map[string]string{".github/countersign.yml": "goals: {integration_check: integration}\n"})
+	m := h.gh.CreateMilestone(testRepo, "carol", "v1")
+	a := h.gh.OpenIssue(testRepo, "carol", "Export to CSV", "")
+	h.gh.SetMilestone(testRepo, a, "carol", m)
+	h.settle()
+	doneTask(t, h, a) // alice builds it
+	g := wantGoal(t, h, m, "pending-verify")
+
+	head := h.gh.PushDefault(testRepo, "carol", map[string]string{"main.go": "package main"})
+	h.gh.SetStatusBy(testRepo, head, "alice", "integration", "success", "")
+	h.settle()
+	h.gh.CloseMilestone(testRepo, m, "carol")
+	h.settle()
+	milestoneOpen(t, h, m, true)
+	wantGoal(t, h, m, "pending-verify")
+	got := replies(h, g)
+	wantContains(t, "the refusal", strings.ToLower(got[len(got)-1]), "integration")
+
+	// The same status from someone who built none of the goal's tasks counts.
+	h.gh.SetStatusBy(testRepo, head, "bob", "integration", "success", "")
+	h.settle()
+	h.gh.CloseMilestone(testRepo, m, "carol")
+	h.settle()
+	milestoneOpen(t, h, m, false)
+	wantGoal(t, h, m, "verified")
+}
+
+// A verified goal whose task a lead reopens for a regression is no longer
+// confirmed: back to active, the milestone and the goal issue reopened.
+func TestAttackGoalVerifiedTaskReopenedWithdrawsTheConfirmation(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	m := h.gh.CreateMilestone(testRepo, "carol", "v1")
+	a := h.gh.OpenIssue(testRepo, "carol", "Export to CSV", "")
+	h.gh.SetMilestone(testRepo, a, "carol", m)
+	h.settle()
+	doneTask(t, h, a)
+	g := wantGoal(t, h, m, "pending-verify")
+	h.gh.Comment(testRepo, g, "carol", "/verify-goal")
+	h.settle()
+	wantGoal(t, h, m, "verified")
+	milestoneOpen(t, h, m, false)
+
+	h.gh.Comment(testRepo, a, "carol", "/reopen exports are empty since the last release")
+	h.settle()
+	wantState(t, h, a, "in-progress")
+	wantGoal(t, h, m, "active")
+	milestoneOpen(t, h, m, true)
+	if is, _ := h.gh.Issue(testRepo, g); is.State != "open" {
+		t.Fatalf("goal issue #%d is %s, want open", g, is.State)
+	}
+	got := replies(h, g)
+	wantContains(t, "the goal issue's notice", got[len(got)-1], fmt.Sprintf("#%d", a))
+}

@@ -101,3 +101,39 @@ func TestAttackGoalVerifiedTaskReopenedWithdrawsTheConfirmation(t *testing.T) {
 	got := replies(h, g)
 	wantContains(t, "the goal issue's notice", got[len(got)-1], fmt.Sprintf("#%d", a))
 }
+
+// The goal issue is countersign's, like the task card (DESIGN §5): deleted
+// by an admin, it is opened again at once, with the goal's labels and
+// dashboard, and it is the goal issue from then on: the dashboard follows
+// the goal there, and a lead's /verify-goal on it counts.
+func TestAttackGoalDeletedGoalIssueIsOpenedAgain(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	m := h.gh.CreateMilestone(testRepo, "carol", "v1")
+	a := h.gh.OpenIssue(testRepo, "carol", "Export to CSV", "")
+	h.gh.SetMilestone(testRepo, a, "carol", m)
+	h.settle()
+	old := wantGoal(t, h, m, "open")
+
+	h.gh.DeleteIssue(testRepo, old, "carol")
+	h.settle()
+	g := wantGoal(t, h, m, "open")
+	if g == old {
+		t.Fatalf("goal issue #%d still the deleted one", g)
+	}
+	_, body := goalIssueOf(t, h, m)
+	wantContains(t, "the new goal issue", body, "Export to CSV")
+
+	b := h.gh.OpenIssue(testRepo, "carol", "Import from CSV", "")
+	h.gh.SetMilestone(testRepo, b, "carol", m)
+	h.settle()
+	_, body = goalIssueOf(t, h, m)
+	wantContains(t, "the new goal issue", body, "Import from CSV")
+	doneTask(t, h, a)
+	doneTask(t, h, b)
+	wantGoal(t, h, m, "pending-verify")
+	h.gh.Comment(testRepo, g, "carol", "/verify-goal")
+	h.settle()
+	wantGoal(t, h, m, "verified")
+	milestoneOpen(t, h, m, false)
+}

@@ -276,6 +276,10 @@ const (
 	GoalIssueClosed    GoalEventKind = "goal.closed"    // by hand
 	GoalIssueReopened  GoalEventKind = "goal.reopened"  // by hand
 	GoalIssueCreated   GoalEventKind = "goal.created"   // the adapter created (or found) the goal issue: Issue
+	// GoalIssueGone: someone deleted the goal issue Issue (or transferred it
+	// to another repository): another is opened, as the task card is posted
+	// again (DESIGN §5).
+	GoalIssueGone GoalEventKind = "goal.gone"
 )
 
 // GoalEvent is one thing that happened to a milestone's goal.
@@ -420,6 +424,11 @@ func DecideGoal(g *Goal, ev GoalEvent, f GoalFacts) GoalDecision {
 		d.issueClosed()
 	case GoalIssueReopened:
 		d.issueReopened()
+	case GoalIssueGone:
+		if ev.Issue > 0 && ev.Issue == d.g.Issue {
+			d.g.Issue = 0
+			d.note(fmt.Sprintf("goal issue #%d deleted by @%s: opened again", ev.Issue, ev.Actor))
+		}
 	case GoalIssueCreated:
 		if ev.Issue > 0 && ev.Issue != d.g.Issue {
 			d.g.Issue = ev.Issue

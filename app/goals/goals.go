@@ -105,6 +105,7 @@ func (p *Decider) IssueOf(ctx context.Context, repo string, is *github.Issue) (i
 var IssueKinds = map[string]rules.GoalEventKind{
 	"closed": rules.GoalIssueClosed, "reopened": rules.GoalIssueReopened,
 	"labeled": rules.GoalIssueLabeled, "unlabeled": rules.GoalIssueUnlabeled,
+	"deleted": rules.GoalIssueGone, "transferred": rules.GoalIssueGone,
 }
 
 // OnIssue hands an event of goal issue is (of milestone m) to its goal.
@@ -190,6 +191,13 @@ func (p *Decider) Decide(ctx context.Context, gd deliveries.GoalPayload, d *stor
 		// in the repository): the labels countersign recorded setting there
 		// are no longer what it carries.
 		w.Records[records.LabelViewKey(ev.Repo, issue)] = records.StaleLabelView
+	}
+	if ev.Kind == rules.GoalIssueGone && dec.Goal != nil && dec.Goal.Issue == 0 {
+		// The goal issue is gone: the goal's effect opens another, rather
+		// than edit the one it last wrote. (The old number stays known as a
+		// goal issue: never a task.)
+		w.Records["goal-issue-of/"+rules.GoalKey(ev.Repo, ev.Milestone)] = nil
+		w.Records[records.GoalTextKey(ev.Repo, ev.Issue)] = nil
 	}
 	if dec.Goal != nil {
 		b, err := json.Marshal(dec.Goal)

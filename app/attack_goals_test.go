@@ -137,3 +137,91 @@ func TestAttackGoalDeletedGoalIssueIsOpenedAgain(t *testing.T) {
 	wantGoal(t, h, m, "verified")
 	milestoneOpen(t, h, m, false)
 }
+
+// lastDelivery is the id of the latest webhook of event and action.
+func lastDelivery(t *testing.T, h *harness, event, action string) string {
+	t.Helper()
+	ds := h.gh.Deliveries()
+	for i := len(ds) - 1; i >= 0; i-- {
+		if ds[i].Event == event && ds[i].Action == action {
+			return ds[i].ID
+		}
+	}
+	t.Fatalf("no %s.%s delivered", event, action)
+	return ""
+}
+
+// The leads are a team (@acme/leads): a member confirms the goal; someone
+// with admin permission who is not in it may not (the configured leads
+// replace the admins); /reject-goal without a reason is refused and changes
+// nothing. Every refusal is a reply that quotes the command. A redelivered
+// close by a non-lead is refused once (one reply, one reopen).
+func TestAttackGoalTeamLeadsAndRefusals(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	h.gh.SetPermission(testRepo, "dave", "write")
+	h.gh.AddTeam("acme", "leads", "dave")
+	h.gh.PushDefault(testRepo, "carol", map[string]string{".github/countersign.yml": "leads: [\"@acme/leads\"]\n"})
+	m := h.gh.CreateMilestone(testRepo, "dave", "v1")
+	a := h.gh.OpenIssue(testRepo, "dave", "Export to CSV", "")
+	h.gh.SetMilestone(testRepo, a, "dave", m)
+	h.settle()
+	doneTask(t, h, a)
+	g := wantGoal(t, h, m, "pending-verify")
+
+	h.gh.Comment(testRepo, g, "carol", "/verify-goal looks fine to me")
+	h.settle()
+	wantGoal(t, h, m, "pending-verify")
+	got := replies(h, g)
+	wantContains(t, "carol's refusal", got[len(got)-1], "> /verify-goal looks fine to me", "lead")
+
+	h.gh.Comment(testRepo, g, "dave", "/reject-goal")
+	h.settle()
+	wantGoal(t, h, m, "pending-verify")
+	got = replies(h, g)
+	wantContains(t, "the refusal", got[len(got)-1], "> /reject-goal", "reason")
+
+	h.gh.CloseMilestone(testRepo, m, "carol")
+	h.settle()
+	milestoneOpen(t, h, m, true)
+	before := len(replies(h, g))
+	if err := h.gh.Redeliver(lastDelivery(t, h, "milestone", "closed")); err != nil {
+		t.Fatal(err)
+	}
+	h.settle()
+	milestoneOpen(t, h, m, true)
+	if n := len(replies(h, g)); n != before {
+		t.Fatalf("a redelivered close got %d more replies", n-before)
+	}
+
+	h.gh.Comment(testRepo, g, "dave", "/verify-goal exports open in a spreadsheet")
+	h.settle()
+	wantGoal(t, h, m, "verified")
+	milestoneOpen(t, h, m, false)
+}
+
+// A verified goal's milestone reopened by hand is no longer confirmed: the
+// goal is pending-verify again (its tasks are still verified), and the goal
+// issue is open again with a notice to the leads.
+func TestAttackGoalMilestoneReopenedByHandWithdrawsTheConfirmation(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	m := h.gh.CreateMilestone(testRepo, "carol", "v1")
+	a := h.gh.OpenIssue(testRepo, "carol", "Export to CSV", "")
+	h.gh.SetMilestone(testRepo, a, "carol", m)
+	h.settle()
+	doneTask(t, h, a)
+	h.gh.CloseMilestone(testRepo, m, "carol")
+	h.settle()
+	g := wantGoal(t, h, m, "verified")
+
+	h.gh.ReopenMilestone(testRepo, m, "alice")
+	h.settle()
+	wantGoal(t, h, m, "pending-verify")
+	milestoneOpen(t, h, m, true)
+	if is, _ := h.gh.Issue(testRepo, g); is.State != "open" {
+		t.Fatalf("goal issue #%d is %s, want open", g, is.State)
+	}
+	got := replies(h, g)
+	wantContains(t, "the notice", got[len(got)-1], "@carol")
+}

@@ -225,3 +225,40 @@ func TestAttackGoalMilestoneReopenedByHandWithdrawsTheConfirmation(t *testing.T)
 	got := replies(h, g)
 	wantContains(t, "the notice", got[len(got)-1], "@carol")
 }
+
+// A deleted milestone is no goal any more: its goal issue is closed, and
+// says why, rather than stay open, labeled active, with a dashboard of a
+// goal that no longer exists. Its former tasks' later changes do not bring
+// it back.
+func TestAttackGoalDeletedMilestoneClosesItsGoalIssue(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	m := h.gh.CreateMilestone(testRepo, "carol", "v1")
+	a := h.gh.OpenIssue(testRepo, "carol", "Export to CSV", "")
+	h.gh.SetMilestone(testRepo, a, "carol", m)
+	h.settle()
+	h.gh.Assign(testRepo, a, "carol", "alice")
+	h.gh.Comment(testRepo, a, "alice", "/start")
+	h.settle()
+	g := wantGoal(t, h, m, "active")
+
+	h.gh.DeleteMilestone(testRepo, m, "carol")
+	h.settle()
+	is, _ := h.gh.Issue(testRepo, g)
+	if is.State != "closed" {
+		t.Fatalf("the goal issue #%d of a deleted milestone is %s", g, is.State)
+	}
+	wantContains(t, "the goal issue", is.Body, "deleted")
+
+	h.gh.Comment(testRepo, a, "alice", "/submit")
+	h.settle()
+	wantState(t, h, a, "review")
+	if is, _ := h.gh.Issue(testRepo, g); is.State != "closed" {
+		t.Fatalf("the goal issue #%d of a deleted milestone is %s again", g, is.State)
+	}
+	for _, n := range h.gh.IssueNumbers(testRepo) {
+		if is, _ := h.gh.Issue(testRepo, n); n != g && is.User == h.gh.BotLogin() {
+			t.Fatalf("countersign opened #%d %q", n, is.Title)
+		}
+	}
+}

@@ -741,6 +741,25 @@ func (s *Server) ReopenMilestone(repo string, number int, user string) {
 	}
 }
 
+// DeleteMilestone deletes a milestone (milestone.deleted). Its issues and
+// pull requests lose it silently, as on GitHub: no issues.demilestoned is
+// sent for them (a deleted label is not unlabeled from each issue either).
+func (s *Server) DeleteMilestone(repo string, number int, user string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp, m := s.actMilestone("DeleteMilestone", repo, number)
+	if m == nil {
+		return
+	}
+	s.emitMilestone(rp, m, "deleted", user, nil)
+	delete(rp.milestones, number)
+	for _, is := range rp.issues {
+		if is.milestone == number {
+			is.milestone = 0
+		}
+	}
+}
+
 // ---- default branch ----
 
 // PushDefault commits files (path -> content) to the default branch and

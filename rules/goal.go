@@ -62,6 +62,9 @@ type Goal struct {
 	Issue           int       `json:"issue,omitempty"`
 	State           GoalState `json:"state"`
 	MilestoneClosed bool      `json:"milestone_closed,omitempty"`
+	// MilestoneDeleted: the milestone was deleted; the goal is no more, its
+	// goal issue closed, and nothing changes it again.
+	MilestoneDeleted bool `json:"milestone_deleted,omitempty"`
 	// Tasks are every task of the milestone, sorted by number. Overrides
 	// (/skip-verify, /force-complete) are their Unverified and Forced flags.
 	Tasks []GoalTask `json:"tasks,omitempty"`
@@ -266,6 +269,7 @@ const (
 	GoalMilestoneEdited   GoalEventKind = "milestone.edited" // Title
 	GoalMilestoneClosed   GoalEventKind = "milestone.closed"
 	GoalMilestoneReopened GoalEventKind = "milestone.reopened"
+	GoalMilestoneDeleted  GoalEventKind = "milestone.deleted"
 	// GoalTaskChanged: a task of the milestone changed, was added to it (In),
 	// or left it (moved to another milestone, milestone removed, no longer
 	// tracked: !In). Task is the task as it is now; Title the milestone's.
@@ -325,7 +329,7 @@ const (
 	// as it must: titled IssueTitle(), in the milestone, its body the dashboard
 	// of the goal record as it is when the effect is applied, carrying exactly
 	// Labels among the goal-owned labels (GoalOwned), closed exactly when
-	// Labels holds goal:verified. It is created when the record has no Issue
+	// Labels holds goal:verified or the milestone was deleted. It is created when the record has no Issue
 	// (or it is gone) and no issue of the bot carries the milestone's goal
 	// marker; the adapter then sends GoalIssueCreated.
 	EffectGoalIssue EffectKind = "goal-issue"
@@ -395,6 +399,9 @@ func DecideGoal(g *Goal, ev GoalEvent, f GoalFacts) GoalDecision {
 			return d.finish()
 		}
 	} else {
+		if g.MilestoneDeleted {
+			return GoalDecision{} // the milestone is gone: no goal any more
+		}
 		d.g = g.Clone()
 	}
 	switch ev.Kind {
@@ -414,6 +421,9 @@ func DecideGoal(g *Goal, ev GoalEvent, f GoalFacts) GoalDecision {
 		d.milestoneClosed()
 	case GoalMilestoneReopened:
 		d.milestoneReopened()
+	case GoalMilestoneDeleted:
+		d.g.MilestoneDeleted, d.g.MilestoneClosed = true, false
+		d.note(fmt.Sprintf("milestone deleted by @%s: the goal is no more, and its goal issue is closed", ev.Actor))
 	case GoalTaskChanged:
 		d.taskChanged()
 	case GoalCommented:

@@ -155,7 +155,7 @@ var handled = []struct {
 	{event: "check_run", actions: []string{"created", "completed"}},
 	{event: "check_suite", actions: []string{"completed"}},
 	{event: "status", actions: []string{""}},
-	{event: "milestone", actions: []string{"created", "edited", "closed", "opened"}},
+	{event: "milestone", actions: []string{"created", "edited", "closed", "opened", "deleted"}},
 	{event: "push", actions: []string{""}},
 	{event: "label", actions: []string{"edited", "deleted"}},
 	// the merge queue (mergequeue/decide)

@@ -64,6 +64,7 @@ func Deliver(inst int64, d *store.Delivery, ev rules.GoalEvent, i int) store.Del
 var milestoneKinds = map[string]rules.GoalEventKind{
 	"created": rules.GoalMilestoneSeen, "edited": rules.GoalMilestoneEdited,
 	"closed": rules.GoalMilestoneClosed, "opened": rules.GoalMilestoneReopened,
+	"deleted": rules.GoalMilestoneDeleted,
 }
 
 // OnMilestone hands a milestone event to its goal.

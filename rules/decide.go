@@ -43,6 +43,14 @@ func DecideTask(t *Task, ev Event, f Facts) Decision {
 		d.note(ev.Text)
 		return d.finish()
 	}
+	if ev.Kind == IssueGone {
+		if t == nil {
+			return Decision{}
+		}
+		d.t = t.Clone()
+		d.gone()
+		return d.finish()
+	}
 	if ev.PR != nil && ev.Kind != Commented && !mayLink(t, ev, f) {
 		return Decision{} // an outsider's pull request is nothing to this task
 	}
@@ -107,6 +115,19 @@ func DecideTask(t *Task, ev Event, f Facts) Decision {
 	}
 	d.evaluate()
 	return d.finish()
+}
+
+// gone records that the task's issue was deleted or transferred away: it
+// leaves its milestone (whose goal must no longer wait for it). The issue is
+// gone: neither its card nor its labels are written.
+func (d *decider) gone() {
+	why := fmt.Sprintf("issue deleted or transferred by @%s", d.ev.Actor.Login)
+	if m := d.t.Milestone; m != 0 {
+		why += fmt.Sprintf(": it left milestone %d", m)
+		d.t.Milestone = 0
+	}
+	d.t.History = append(d.t.History, Transition{From: d.t.State, To: d.t.State, Actor: d.ev.Actor.Login, At: d.ev.At, Why: clip(why, maxWhy)})
+	d.changed = true
 }
 
 // maxCardRepairs bounds the card repairs a task's history records: past it,

@@ -62,6 +62,9 @@ type Goal struct {
 	Issue           int       `json:"issue,omitempty"`
 	State           GoalState `json:"state"`
 	MilestoneClosed bool      `json:"milestone_closed,omitempty"`
+	// MilestoneDeleted: the milestone was deleted; the goal is no more, its
+	// goal issue closed, and nothing changes it again.
+	MilestoneDeleted bool `json:"milestone_deleted,omitempty"`
 	// Tasks are every task of the milestone, sorted by number. Overrides
 	// (/skip-verify, /force-complete) are their Unverified and Forced flags.
 	Tasks []GoalTask `json:"tasks,omitempty"`
@@ -266,6 +269,7 @@ const (
 	GoalMilestoneEdited   GoalEventKind = "milestone.edited" // Title
 	GoalMilestoneClosed   GoalEventKind = "milestone.closed"
 	GoalMilestoneReopened GoalEventKind = "milestone.reopened"
+	GoalMilestoneDeleted  GoalEventKind = "milestone.deleted"
 	// GoalTaskChanged: a task of the milestone changed, was added to it (In),
 	// or left it (moved to another milestone, milestone removed, no longer
 	// tracked: !In). Task is the task as it is now; Title the milestone's.
@@ -276,6 +280,10 @@ const (
 	GoalIssueClosed    GoalEventKind = "goal.closed"    // by hand
 	GoalIssueReopened  GoalEventKind = "goal.reopened"  // by hand
 	GoalIssueCreated   GoalEventKind = "goal.created"   // the adapter created (or found) the goal issue: Issue
+	// GoalIssueGone: someone deleted the goal issue Issue (or transferred it
+	// to another repository): another is opened, as the task card is posted
+	// again (DESIGN §5).
+	GoalIssueGone GoalEventKind = "goal.gone"
 )
 
 // GoalEvent is one thing that happened to a milestone's goal.
@@ -321,7 +329,7 @@ const (
 	// as it must: titled IssueTitle(), in the milestone, its body the dashboard
 	// of the goal record as it is when the effect is applied, carrying exactly
 	// Labels among the goal-owned labels (GoalOwned), closed exactly when
-	// Labels holds goal:verified. It is created when the record has no Issue
+	// Labels holds goal:verified or the milestone was deleted. It is created when the record has no Issue
 	// (or it is gone) and no issue of the bot carries the milestone's goal
 	// marker; the adapter then sends GoalIssueCreated.
 	EffectGoalIssue EffectKind = "goal-issue"
@@ -391,6 +399,9 @@ func DecideGoal(g *Goal, ev GoalEvent, f GoalFacts) GoalDecision {
 			return d.finish()
 		}
 	} else {
+		if g.MilestoneDeleted {
+			return GoalDecision{} // the milestone is gone: no goal any more
+		}
 		d.g = g.Clone()
 	}
 	switch ev.Kind {
@@ -410,6 +421,9 @@ func DecideGoal(g *Goal, ev GoalEvent, f GoalFacts) GoalDecision {
 		d.milestoneClosed()
 	case GoalMilestoneReopened:
 		d.milestoneReopened()
+	case GoalMilestoneDeleted:
+		d.g.MilestoneDeleted, d.g.MilestoneClosed = true, false
+		d.note(fmt.Sprintf("milestone deleted by @%s: the goal is no more, and its goal issue is closed", ev.Actor))
 	case GoalTaskChanged:
 		d.taskChanged()
 	case GoalCommented:
@@ -420,6 +434,11 @@ func DecideGoal(g *Goal, ev GoalEvent, f GoalFacts) GoalDecision {
 		d.issueClosed()
 	case GoalIssueReopened:
 		d.issueReopened()
+	case GoalIssueGone:
+		if ev.Issue > 0 && ev.Issue == d.g.Issue {
+			d.g.Issue = 0
+			d.note(fmt.Sprintf("goal issue #%d deleted by @%s: opened again", ev.Issue, ev.Actor))
+		}
 	case GoalIssueCreated:
 		if ev.Issue > 0 && ev.Issue != d.g.Issue {
 			d.g.Issue = ev.Issue

@@ -504,6 +504,30 @@ func TestDecideGoal(t *testing.T) {
 			want: GoalVerified, effects: []EffectKind{eIssue, eNotice}, notices: []NoticeKind{NoticeGoalRefused},
 			says: []string{"/reject-goal <reason>", "closed again"}},
 		{name: "goal issue of an active goal reopened: nothing", goal: gxGoal(GoalActive, gxTask(1, ip)), ev: gxLabel(GoalIssueReopened, "alice", "")},
+
+		// The milestone deleted: the goal is no more; nothing changes it again.
+		{name: "milestone deleted: the goal issue is closed", goal: gxGoal(GoalActive, gxTask(1, ip)), ev: gxEvent(GoalMilestoneDeleted, "lead"),
+			want: GoalActive, effects: []EffectKind{eIssue},
+			check: func(t *testing.T, g *Goal) {
+				if !g.MilestoneDeleted || !strings.Contains(g.History[len(g.History)-1].Why, "deleted") {
+					t.Errorf("goal %+v", g)
+				}
+			}},
+		{name: "a task of a deleted milestone changes: nothing", goal: func() *Goal { g := gxGoal(GoalActive, gxTask(1, ip)); g.MilestoneDeleted = true; return g }(),
+			ev: gxTaskEvent(gxTask(1, r), true)},
+		{name: "the goal issue of a deleted milestone reopened: nothing", goal: func() *Goal { g := gxGoal(GoalActive, gxTask(1, ip)); g.MilestoneDeleted = true; return g }(),
+			ev: gxLabel(GoalIssueReopened, "alice", "")},
+
+		// The goal issue deleted (or transferred away): another is opened.
+		{name: "goal issue deleted: opened again", goal: gxGoal(GoalActive, gxTask(1, ip)), ev: gxLabel(GoalIssueGone, "lead", ""),
+			want: GoalActive, effects: []EffectKind{eIssue},
+			check: func(t *testing.T, g *Goal) {
+				if g.Issue != 0 || !strings.Contains(g.History[len(g.History)-1].Why, "deleted") {
+					t.Errorf("goal issue %d, history %+v", g.Issue, g.History)
+				}
+			}},
+		{name: "an old goal issue deleted: nothing", goal: gxGoal(GoalActive, gxTask(1, ip)),
+			ev: func() GoalEvent { ev := gxLabel(GoalIssueGone, "lead", ""); ev.Issue = gxIssue + 1; return ev }()},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -80,6 +80,7 @@ type goalView struct {
 	Milestone        int
 	State            string
 	MilestoneClosed  bool
+	MilestoneDeleted bool
 	Verified         int
 	Counted          int
 	Dropped          int
@@ -137,7 +138,7 @@ const maxTitle = 80
 func goalViewOf(g *rules.Goal, integrationCheck, marker string, tasks, history, listed, reason int) goalView {
 	st := rules.GoalStats(g.Tasks)
 	v := goalView{Marker: marker, Title: inline(g.Title, 200), Milestone: g.Milestone, State: string(g.State),
-		MilestoneClosed: g.MilestoneClosed, Counted: len(g.Counted()), Dropped: st.Dropped,
+		MilestoneClosed: g.MilestoneClosed, MilestoneDeleted: g.MilestoneDeleted, Counted: len(g.Counted()), Dropped: st.Dropped,
 		VerifiedAt: g.VerifiedAt, IntegrationCheck: inline(integrationCheck, 100), Stats: st, Counts: st.ByState}
 	v.Verified = v.Counted - len(g.Unverified())
 	if g.Verifier != "" {

@@ -24,6 +24,7 @@ var issueKinds = map[string]rules.EventKind{
 	"assigned": rules.IssueAssigned, "unassigned": rules.IssueAssigned,
 	"closed": rules.IssueClosed, "reopened": rules.IssueReopened,
 	"labeled": rules.IssueLabeled, "unlabeled": rules.IssueUnlabeled,
+	"deleted": rules.IssueGone, "transferred": rules.IssueGone,
 }
 
 func (p *Decider) onIssue(ctx context.Context, d *store.Delivery, e *github.IssuesEvent, log *slog.Logger) (store.Commit, error) {

@@ -41,6 +41,9 @@ func (p *Decider) decideTaskWith(ctx context.Context, inst int64, d *store.Deliv
 	if err != nil {
 		return store.Commit{}, err
 	}
+	if task == nil && ev.Kind == rules.IssueGone {
+		return store.Commit{}, nil // an issue that was no task: nothing to forget
+	}
 	rebuilt := false
 	if task == nil {
 		// A goal issue (any issue this App opened) is never a task, whatever

@@ -37,7 +37,7 @@ func (x *Executor) goalIssueEffect(ctx context.Context, c Client, owner, name st
 		return fault.Permanent(err)
 	}
 	state := "open"
-	if g.State == rules.GoalVerified {
+	if g.State == rules.GoalVerified || g.MilestoneDeleted {
 		state = "closed"
 	}
 	digest := fmt.Sprintf("%x", sha256.Sum256([]byte(g.IssueTitle()+"\x00"+body)))
@@ -96,6 +96,9 @@ func (x *Executor) goalIssueEffect(ctx context.Context, c Client, owner, name st
 	is, err := x.findGoalIssue(ctx, c, owner, name, g)
 	if err != nil {
 		return err
+	}
+	if is == nil && g.MilestoneDeleted {
+		return nil // no goal issue for a milestone that is gone
 	}
 	if is == nil {
 		is, _, err = c.CreateIssue(ctx, owner, name, &github.IssueRequest{Title: github.String(g.IssueTitle()), Body: github.String(body),

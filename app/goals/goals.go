@@ -64,6 +64,7 @@ func Deliver(inst int64, d *store.Delivery, ev rules.GoalEvent, i int) store.Del
 var milestoneKinds = map[string]rules.GoalEventKind{
 	"created": rules.GoalMilestoneSeen, "edited": rules.GoalMilestoneEdited,
 	"closed": rules.GoalMilestoneClosed, "opened": rules.GoalMilestoneReopened,
+	"deleted": rules.GoalMilestoneDeleted,
 }
 
 // OnMilestone hands a milestone event to its goal.
@@ -105,6 +106,7 @@ func (p *Decider) IssueOf(ctx context.Context, repo string, is *github.Issue) (i
 var IssueKinds = map[string]rules.GoalEventKind{
 	"closed": rules.GoalIssueClosed, "reopened": rules.GoalIssueReopened,
 	"labeled": rules.GoalIssueLabeled, "unlabeled": rules.GoalIssueUnlabeled,
+	"deleted": rules.GoalIssueGone, "transferred": rules.GoalIssueGone,
 }
 
 // OnIssue hands an event of goal issue is (of milestone m) to its goal.
@@ -164,7 +166,7 @@ func (p *Decider) Decide(ctx context.Context, gd deliveries.GoalPayload, d *stor
 	check := cfg.Goals.IntegrationCheck
 	ask := people.New(c, ev.Repo, cfg).Ask(ctx, people.Sources{
 		Integration: func(ctx context.Context) (string, error) {
-			return p.integration(ctx, c, ev.Repo, check, cfg.Contracts)
+			return p.integration(ctx, c, ev.Repo, check, cfg.Contracts, g)
 		},
 	})
 	dec := rules.DecideGoal(g, ev, rules.GoalFacts{IntegrationCheck: check, Ask: ask})
@@ -190,6 +192,13 @@ func (p *Decider) Decide(ctx context.Context, gd deliveries.GoalPayload, d *stor
 		// in the repository): the labels countersign recorded setting there
 		// are no longer what it carries.
 		w.Records[records.LabelViewKey(ev.Repo, issue)] = records.StaleLabelView
+	}
+	if ev.Kind == rules.GoalIssueGone && dec.Goal != nil && dec.Goal.Issue == 0 {
+		// The goal issue is gone: the goal's effect opens another, rather
+		// than edit the one it last wrote. (The old number stays known as a
+		// goal issue: never a task.)
+		w.Records["goal-issue-of/"+rules.GoalKey(ev.Repo, ev.Milestone)] = nil
+		w.Records[records.GoalTextKey(ev.Repo, ev.Issue)] = nil
 	}
 	if dec.Goal != nil {
 		b, err := json.Marshal(dec.Goal)
@@ -219,8 +228,25 @@ func goalIssueOf(before, after *rules.Goal, ev rules.GoalEvent) int {
 
 // integration is the state of check (a check run name or status context, `*`
 // for any text) on the head of the default branch, from trusted sources
-// (contracts.apps, contracts.status_creators; see rules.Distrust).
-func (p *Decider) integration(ctx context.Context, c Client, repo, check string, contracts rules.ContractConfig) (string, error) {
+// (contracts.apps, contracts.status_creators; see rules.Distrust): a commit
+// status posted by a builder of one of goal g's tasks counts for nothing, as
+// a builder's status counts for nothing on their own task.
+func (p *Decider) integration(ctx context.Context, c Client, repo, check string, contracts rules.ContractConfig, g *rules.Goal) (string, error) {
+	var tasks []*rules.Task
+	if g != nil {
+		for _, gt := range g.Tasks {
+			t, err := records.LoadTask(ctx, p.store, repo, gt.Number)
+			if err != nil {
+				return "", err
+			}
+			if t != nil {
+				tasks = append(tasks, t)
+			}
+		}
+	}
+	builder := func(u rules.User) bool {
+		return slices.ContainsFunc(tasks, func(t *rules.Task) bool { return t.IsBuilder(u) })
+	}
 	r, _, err := c.GetRepository(ctx, gh.OwnerOf(repo), gh.NameOf(repo))
 	if err != nil {
 		return "", fmt.Errorf("read repository: %w", err)
@@ -231,7 +257,7 @@ func (p *Decider) integration(ctx context.Context, c Client, repo, check string,
 	}
 	state := rules.IntegrationNone
 	for _, run := range runs {
-		if !rules.MatchCheck(check, run.Name) || rules.Distrust(contracts, run, nil) != "" {
+		if !rules.MatchCheck(check, run.Name) || rules.Distrust(contracts, run, builder) != "" {
 			continue
 		}
 		switch run.Result() {

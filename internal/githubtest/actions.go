@@ -132,6 +132,31 @@ func (s *Server) CloseIssue(repo string, n int, user, stateReason string) {
 	s.closeIssue(rp, is, user, stateReason)
 }
 
+// DeleteIssue deletes issue n, as an admin does (GitHub's deleteIssue
+// mutation): it is gone with its comments (reading it answers 410 Gone), and
+// GitHub sends issues.deleted with the issue as it was.
+func (s *Server) DeleteIssue(repo string, n int, user string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp, is := s.actIssue("DeleteIssue", repo, n)
+	if is == nil {
+		return
+	}
+	if is.pr != nil {
+		s.misuse("DeleteIssue: %s#%d is a pull request (pull requests cannot be deleted)", repo, n)
+		return
+	}
+	delete(rp.issues, n)
+	if rp.deleted == nil {
+		rp.deleted = map[int]bool{}
+	}
+	rp.deleted[n] = true
+	for _, id := range is.comments {
+		delete(s.comments, id)
+	}
+	s.emitIssue(rp, is, "deleted", user, issueExtra{})
+}
+
 // ReopenIssue reopens issue n (issues.reopened, state_reason "reopened").
 func (s *Server) ReopenIssue(repo string, n int, user string) {
 	s.mu.Lock()
@@ -713,6 +738,25 @@ func (s *Server) ReopenMilestone(repo string, number int, user string) {
 	defer s.mu.Unlock()
 	if rp, m := s.actMilestone("ReopenMilestone", repo, number); m != nil {
 		s.setMilestoneState(rp, m, user, "open")
+	}
+}
+
+// DeleteMilestone deletes a milestone (milestone.deleted). Its issues and
+// pull requests lose it silently, as on GitHub: no issues.demilestoned is
+// sent for them (a deleted label is not unlabeled from each issue either).
+func (s *Server) DeleteMilestone(repo string, number int, user string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp, m := s.actMilestone("DeleteMilestone", repo, number)
+	if m == nil {
+		return
+	}
+	s.emitMilestone(rp, m, "deleted", user, nil)
+	delete(rp.milestones, number)
+	for _, is := range rp.issues {
+		if is.milestone == number {
+			is.milestone = 0
+		}
 	}
 }
 

@@ -1,0 +1,123 @@
+package app_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/countersign/countersign/internal/githubtest"
+)
+
+// These tests attack what people see and say (DESIGN §5, §6): the replies
+// countersign posts, and what it quotes in them, through the webhook endpoint
+// against the fake GitHub.
+
+// completedTask is a task built by alice, approved by carol, with CI green:
+// bob may verify or reject it.
+func completedTask(t *testing.T, h *harness) (n, pr int) {
+	t.Helper()
+	n, pr, sha := taskWithPR(h, "Login form", githubtest.PROptions{Title: "Login"})
+	ciPasses(h, sha)
+	h.gh.Review(testRepo, pr, "carol", "APPROVED", "")
+	h.settle()
+	wantState(t, h, n, "completed")
+	return n, pr
+}
+
+// A rejection is told with a new comment that quotes its reason (§5). A
+// reason as long as a comment may be (GitHub takes 65,536 characters) must
+// not make that comment too long for GitHub: the builder is told anyway,
+// with the reason cut.
+func TestRejectionWithAVeryLongReasonIsStillNotified(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	n, _ := completedTask(t, h)
+	reason := strings.Repeat("the form does not submit ", 65528/25)
+	reason += strings.Repeat("!", 65528-len(reason))
+	h.gh.Comment(testRepo, n, "bob", "/reject "+reason) // 65,536 characters: as long as a comment may be
+	h.settle()
+	wantState(t, h, n, "in-progress")
+	rs := replies(h, n)
+	if len(rs) != 1 || !strings.Contains(rs[0], "rejected") || !strings.Contains(rs[0], "> the form does not submit") {
+		t.Fatalf("want one rejection notice quoting the reason, got %d replies:\n%.500s", len(rs), strings.Join(rs, "\n---\n"))
+	}
+}
+
+// A refused command gets a reply that quotes it (§5), however long its line:
+// the quote is cut so that the reply fits in a comment.
+func TestRefusedVeryLongCommandIsStillAnswered(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	h.gh.SetPermission(testRepo, "mallory", "read")
+	n := h.gh.OpenIssue(testRepo, "carol", "Login form", "")
+	h.settle()
+	h.gh.Comment(testRepo, n, "mallory", "/verify "+strings.Repeat("x", 65528))
+	h.settle()
+	rs := replies(h, n)
+	if len(rs) != 1 || !strings.Contains(rs[0], "Refused") || !strings.Contains(rs[0], "> /verify xxx") {
+		t.Fatalf("want one refusal quoting the command, got %d replies", len(rs))
+	}
+
+	// Ten refused long commands in one comment share one reply, which fits too.
+	var body strings.Builder
+	for range 10 {
+		body.WriteString("/approve " + strings.Repeat("y", 6000) + "\n\n")
+	}
+	h.gh.Comment(testRepo, n, "mallory", body.String())
+	h.settle()
+	if rs = replies(h, n); len(rs) != 2 {
+		t.Fatalf("want the second comment's refusals answered, got %d replies", len(rs))
+	}
+}
+
+// An outsider's pull request gets one reply for its refused links (§2, §5),
+// and a pull request naming too many tasks one reply: editing its
+// description back and forth must not make countersign reply again and
+// again. Past the bound (3 replies to one person on one pull request an
+// hour), replies are held.
+func TestPullRequestLinkRepliesAreBoundedWhenEditedBackAndForth(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	h.gh.SetPermission(testRepo, "mallory", "read")
+	n := h.gh.OpenIssue(testRepo, "carol", "Login form", "")
+	h.settle()
+	pr, _ := h.gh.OpenPR(testRepo, "mallory", githubtest.PROptions{Title: "Login", Body: fmt.Sprintf("Fixes #%d", n)})
+	h.settle()
+	if got := len(botComments(h, pr)); got != 1 {
+		t.Fatalf("the outsider's pull request got %d replies, want 1", got)
+	}
+	for range 6 {
+		h.gh.EditPR(testRepo, pr, "mallory", "Login", "nothing")
+		h.settle()
+		h.gh.EditPR(testRepo, pr, "mallory", "Login", fmt.Sprintf("Fixes #%d", n))
+		h.settle()
+	}
+	if got := len(botComments(h, pr)); got > 3 {
+		t.Fatalf("editing the description back and forth got %d replies, want at most 3", got)
+	}
+	wantState(t, h, n, "pending")
+
+	// Too many tasks, then ten, then too many again, and so on.
+	var eleven, ten strings.Builder
+	for i := range 11 {
+		m := h.gh.OpenIssue(testRepo, "carol", fmt.Sprintf("Task %d", i), "")
+		fmt.Fprintf(&eleven, "Fixes #%d\n", m)
+		if i < 10 {
+			fmt.Fprintf(&ten, "Fixes #%d\n", m)
+		}
+	}
+	many, _ := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "All", Body: eleven.String()})
+	h.settle()
+	if got := len(botComments(h, many)); got != 1 {
+		t.Fatalf("a pull request naming 11 tasks got %d replies, want 1", got)
+	}
+	for range 5 {
+		h.gh.EditPR(testRepo, many, "alice", "All", ten.String())
+		h.settle()
+		h.gh.EditPR(testRepo, many, "alice", "All", eleven.String())
+		h.settle()
+	}
+	if got := len(botComments(h, many)); got > 3 {
+		t.Fatalf("editing between 10 and 11 tasks got %d replies, want at most 3", got)
+	}
+}

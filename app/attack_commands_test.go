@@ -121,3 +121,50 @@ func TestPullRequestLinkRepliesAreBoundedWhenEditedBackAndForth(t *testing.T) {
 		t.Fatalf("editing between 10 and 11 tasks got %d replies, want at most 3", got)
 	}
 }
+
+// What people wrote is quoted back without @-mentioning anyone (the rejection
+// notice already does so): a reason that names @dave or a team must not make
+// countersign ping them again in the comments it posts later, the /status
+// reply anyone may ask for and the escalation. Those are new comments, so
+// their mentions notify.
+func TestRepliesQuotingPeoplesTextMentionNoOne(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	h.gh.SetPermission(testRepo, "dave", "write")
+	h.gh.SetPermission(testRepo, "mallory", "read")
+	n, pr := completedTask(t, h)
+	h.gh.Comment(testRepo, n, "bob", "/reject @dave and @acme/everyone: the form breaks")
+	h.settle()
+	wantState(t, h, n, "in-progress")
+	sha := h.gh.Push(testRepo, pr, githubtest.Commit{Message: "fix"})
+	ciPasses(h, sha)
+	h.gh.Review(testRepo, pr, "carol", "APPROVED", "")
+	h.settle()
+	wantState(t, h, n, "completed")
+	h.gh.Comment(testRepo, n, "bob", "/reject still broken, @dave")
+	h.settle()
+	h.gh.Comment(testRepo, n, "mallory", "/status")
+	h.settle()
+	rs := replies(h, n)
+	var escalation, status string
+	for _, r := range rs {
+		switch {
+		case strings.Contains(r, "state `in-progress`"):
+			status = r
+		case strings.Contains(r, "escalated**"):
+			escalation = r
+		}
+	}
+	if escalation == "" || status == "" {
+		t.Fatalf("want an escalation and a status reply, got:\n%s", strings.Join(rs, "\n---\n"))
+	}
+	wantContains(t, "the status reply", status, "the form breaks")
+	wantContains(t, "the escalation", escalation, "the form breaks", "@carol")
+	for what, r := range map[string]string{"the status reply": status, "the escalation": escalation} {
+		for _, m := range []string{"@dave", "@acme/everyone"} {
+			if strings.Contains(r, m) {
+				t.Errorf("%s mentions %s from a reason:\n%s", what, m, r)
+			}
+		}
+	}
+}

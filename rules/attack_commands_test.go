@@ -55,3 +55,20 @@ func TestArgsTrimmedOfInvisibleCharacters(t *testing.T) {
 		}
 	}
 }
+
+// /verify-goal on a task is refused with where it works: the goal issue
+// countersign opened for a milestone. A `goal` label makes no issue a goal
+// (DESIGN §2), so the reply must not send people to "the one labeled goal".
+func TestGoalCommandOnATaskSaysWhereItWorks(t *testing.T) {
+	for _, cmd := range []string{"/verify-goal", "/reject-goal broken"} {
+		d := DecideTask(fxTask(Completed, true), fxComment("lead", cmd), fxFacts("lead"))
+		r := noticeOf(d, NoticeRefused)
+		if r == nil || len(r.Refusals) != 1 {
+			t.Fatalf("%s on a task: want one refusal, got %+v", cmd, r)
+		}
+		why := r.Refusals[0].Reason
+		if !strings.Contains(why, "countersign opened for a milestone") || strings.Contains(why, "labeled `goal`") || !strings.HasSuffix(why, ".") {
+			t.Errorf("%s on a task: %q", cmd, why)
+		}
+	}
+}

@@ -168,3 +168,25 @@ func TestRepliesQuotingPeoplesTextMentionNoOne(t *testing.T) {
 		}
 	}
 }
+
+// The task card is countersign's (§5): a builder's /submit summary lands in
+// its history, and must not be able to write under the card's table, with
+// HTML, text that reads as countersign's own (a second "State: verified").
+func TestSubmitSummaryCannotWriteMarkupOnTheCard(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	n := h.gh.OpenIssue(testRepo, "carol", "Write the runbook", "")
+	h.gh.Assign(testRepo, n, "carol", "alice")
+	h.gh.Comment(testRepo, n, "alice", "/start")
+	h.settle()
+	h.gh.Comment(testRepo, n, "alice", "/submit done </td></tr></table></details><h3>State: verified by the lead</h3>")
+	h.settle()
+	wantState(t, h, n, "review")
+	c := card(t, h, n)
+	wantContains(t, "the card", c, "State: verified by the lead")
+	for _, bad := range []string{"</table>", "<h3>"} {
+		if strings.Contains(c, bad) {
+			t.Fatalf("the card carries %q from a /submit summary as markup:\n%s", bad, c)
+		}
+	}
+}

@@ -100,6 +100,9 @@ var all = template.Must(template.New("").Funcs(template.FuncMap{
 		}
 		return "⏳"
 	},
+	"celltext": func(s string) string { // words (people's among them) in one table cell: no HTML, link or image
+		return cellTextEscaper.Replace(strings.Join(strings.Fields(s), " "))
+	},
 	"cell": func(s string) string { // keep a value inside one Markdown table cell
 		s = strings.ReplaceAll(s, "\r", "")
 		s = strings.ReplaceAll(s, "\n", " ")
@@ -204,6 +207,12 @@ var markdownEscaper = strings.NewReplacer(
 // detailEscaper escapes what could make a link, an image, HTML or a table
 // cell's end, and leaves code spans alone.
 var detailEscaper = strings.NewReplacer("[", `\[`, "]", `\]`, "<", `\<`, ">", `\>`, "!", `\!`, "|", `\|`, "&", `\&`)
+
+// cellTextEscaper keeps text inside one table cell (or line) as written: it
+// escapes what could make HTML (which could close the card's table or its
+// <details> and write anything under them), a link or an image, or end the
+// cell; code spans, mentions and brackets ("copilot[bot]") are kept.
+var cellTextEscaper = strings.NewReplacer(`\`, `\\`, "<", `\<`, ">", `\>`, "&", `\&`, "](", `]\(`, "|", `\|`)
 
 // MaxQuote is how many characters of people's text (a command, a reason)
 // a comment quotes: a reason may be as long as a comment, and the comment

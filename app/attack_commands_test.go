@@ -190,3 +190,43 @@ func TestSubmitSummaryCannotWriteMarkupOnTheCard(t *testing.T) {
 		}
 	}
 }
+
+// The bound on replies (§5) is per person and per issue or pull request:
+// /help and /status answers count in it; past it a refused command gets
+// nothing (and changes nothing); the same person's share on the pull
+// request is their own, and another person's share is untouched.
+func TestReplyShareIsPerPersonAndThread(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	h.gh.SetPermission(testRepo, "mallory", "read")
+	n, pr := completedTask(t, h)
+	before := card(t, h, n)
+	for _, body := range []string{"/help", "/status", "/help"} {
+		h.gh.Comment(testRepo, n, "mallory", body)
+		h.settle()
+	}
+	if got := len(replies(h, n)); got != 3 {
+		t.Fatalf("#%d: %d replies to mallory's /help and /status, want 3", n, got)
+	}
+	h.gh.Comment(testRepo, n, "mallory", "/verify")
+	h.settle()
+	if got := len(replies(h, n)); got != 3 {
+		t.Fatalf("#%d: mallory's 4th command in the hour got a reply (%d replies)", n, got)
+	}
+	wantState(t, h, n, "completed")
+	if after := card(t, h, n); after != before {
+		t.Fatalf("a refused, unanswered command changed the card:\n%s", after)
+	}
+	// Her share on the pull request is her own.
+	h.gh.Comment(testRepo, pr, "mallory", "/verify")
+	h.settle()
+	if got := replies(h, pr); len(got) != 1 || !strings.Contains(got[0], "Refused") {
+		t.Fatalf("mallory's refused /verify on the pull request: %d replies, want 1", len(got))
+	}
+	// Another person's share is untouched.
+	h.gh.Comment(testRepo, n, "alice", "/verify")
+	h.settle()
+	if got := replies(h, n); len(got) != 4 || !strings.Contains(got[3], "@alice **Refused:**") {
+		t.Fatalf("alice's refused /verify was not answered: %d replies", len(got))
+	}
+}

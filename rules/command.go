@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
@@ -43,7 +44,7 @@ var commandNames = map[CommandName]bool{
 // Command is one command line found in a comment.
 type Command struct {
 	Name CommandName
-	Args string // the rest of the line after the command word, trimmed ("" if none)
+	Args string // the rest of the line after the command word, trimmed of what shows nothing ("" if none)
 	Line string // the whole command line as written, trimmed (for quoting in replies)
 	// DidYouMean is set, and Name empty, for an unknown /word close to a
 	// command's name (a typo, as in /verfy): the command it suggests.
@@ -262,7 +263,19 @@ func parseCommand(line string) (Command, bool) {
 		}
 		return Command{}, false
 	}
-	return Command{Name: name, Args: strings.TrimSpace(s[end:]), Line: strings.TrimSpace(s)}, true
+	return Command{Name: name, Args: strings.TrimFunc(s[end:], invisible), Line: strings.TrimSpace(s)}, true
+}
+
+// invisible reports whether r shows nothing: a space, a format character
+// (zero-width spaces and joiners, the byte order mark, the soft hyphen) or a
+// blank letter (the Hangul fillers, the blank Braille pattern). Arguments
+// are trimmed of them, so that a reason made of them is none.
+func invisible(r rune) bool {
+	switch r {
+	case '\u115f', '\u1160', '\u3164', '\uffa0', '\u2800':
+		return true
+	}
+	return unicode.IsSpace(r) || unicode.Is(unicode.Cf, r)
 }
 
 // lowerASCII lower-cases the ASCII letters of s, and only those: byte offsets

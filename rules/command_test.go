@@ -234,6 +234,7 @@ func FuzzParseCommands(f *testing.F) {
 		"~~~~\n~~~\n/verify", "x\r/submit\r\n", "/verify-goal", "\u200b/verify",
 		"> alice wrote: done\n/verify", "> > x\n/verify", "- x\n/verify", "| a |\n|---|\n| /verify |",
 		"x <pre>\n/verify\n</pre>\n/status", "<div>\n/verify\n</div>", "LGTM\n/verfy", "``\n/verify\n``",
+		"/reject \u200b", "/reject \u200bwhy\u2060", "<details>\n\n/verify\n\n</details>", "$$\n/verify\n$$",
 	} {
 		f.Add(s)
 	}

@@ -84,7 +84,7 @@ func (d *decider) command(c Command) {
 			d.refuse(c, nearMissWhy(c))
 		}
 	case CmdVerifyGoal, CmdRejectGoal:
-		d.refuse(c, fmt.Sprintf("#%d is a task; /%s works on a goal issue (the one labeled `goal` for a milestone)", d.t.Number, c.Name))
+		d.refuse(c, fmt.Sprintf("#%d is a task; /%s works on a goal issue (the one countersign opened for a milestone).", d.t.Number, c.Name))
 	}
 }
 

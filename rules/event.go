@@ -244,12 +244,9 @@ type Notice struct {
 	Actor string     `json:"actor,omitempty"`
 	// ActorID is the id of the account Actor is the login of (0: unknown):
 	// replies to one person are bounded (docs/design.md, What people see).
-	ActorID int64 `json:"actor_id,omitempty"`
-	// Once: a reply posted at most once by design (a pull request's refused
-	// links), not counted against its person's share.
-	Once   bool   `json:"once,omitempty"`
-	Quote  string `json:"quote,omitempty"`  // the command, as written
-	Reason string `json:"reason,omitempty"` // why (ignored), or the person's reason
+	ActorID int64  `json:"actor_id,omitempty"`
+	Quote   string `json:"quote,omitempty"`  // the command, as written
+	Reason  string `json:"reason,omitempty"` // why (ignored), or the person's reason
 	// Refusals are the refused commands of one comment, answered together.
 	Refusals   []Refusal   `json:"refusals,omitempty"`
 	Mentions   []string    `json:"mentions,omitempty"`

@@ -65,8 +65,8 @@ var all = template.Must(template.New("").Funcs(template.FuncMap{
 		}
 		return v.Slice(v.Len()-n, v.Len()).Interface()
 	},
-	"quote": func(s string) string { // a Markdown block quote of s
-		lines := strings.Split(strings.TrimRight(strings.ReplaceAll(s, "\r", ""), "\n"), "\n")
+	"quote": func(s string) string { // a Markdown block quote of s, cut to MaxQuote characters
+		lines := strings.Split(strings.TrimRight(strings.ReplaceAll(clipQuote(s), "\r", ""), "\n"), "\n")
 		for i, l := range lines {
 			lines[i] = "> " + noMention(l)
 		}
@@ -99,6 +99,9 @@ var all = template.Must(template.New("").Funcs(template.FuncMap{
 			return "👤"
 		}
 		return "⏳"
+	},
+	"celltext": func(s string) string { // words (people's among them) in one table cell: no HTML, link or image
+		return cellTextEscaper.Replace(strings.Join(strings.Fields(s), " "))
 	},
 	"cell": func(s string) string { // keep a value inside one Markdown table cell
 		s = strings.ReplaceAll(s, "\r", "")
@@ -204,6 +207,39 @@ var markdownEscaper = strings.NewReplacer(
 // detailEscaper escapes what could make a link, an image, HTML or a table
 // cell's end, and leaves code spans alone.
 var detailEscaper = strings.NewReplacer("[", `\[`, "]", `\]`, "<", `\<`, ">", `\>`, "!", `\!`, "|", `\|`, "&", `\&`)
+
+// cellTextEscaper keeps text inside one table cell (or line) as written: it
+// escapes what could make HTML (which could close the card's table or its
+// <details> and write anything under them), a link or an image, or end the
+// cell; code spans, mentions and brackets ("copilot[bot]") are kept.
+var cellTextEscaper = strings.NewReplacer(`\`, `\\`, "<", `\<`, ">", `\>`, "&", `\&`, "](", `]\(`, "|", `\|`)
+
+// MaxQuote is how many characters of people's text (a command, a reason)
+// a comment quotes: a reason may be as long as a comment, and the comment
+// that quotes it must still fit, with its own words, in one.
+const MaxQuote = 1000
+
+// clipQuote cuts s to MaxQuote characters, saying so.
+func clipQuote(s string) string {
+	n := 0
+	for i := range s {
+		if n == MaxQuote {
+			return strings.TrimRight(s[:i], " \t\r\n") + " … (cut)"
+		}
+		n++
+	}
+	return s
+}
+
+// MaxComment is the most an issue comment may hold: GitHub refuses more
+// than 65,536 characters (a byte count is never less than the characters).
+const MaxComment = 65536
+
+// FitComment cuts body (at a line) so that it and then suffix fit in a
+// comment.
+func FitComment(body, suffix string) string {
+	return fitText(body, MaxComment-len(suffix), "\n\n… cut to fit a comment.\n") + suffix
+}
 
 // MaxCheckText is the most a check run's output text may hold (GitHub
 // refuses more than 65,535 characters).

@@ -40,8 +40,10 @@ type linkGate struct {
 // (cur.Links on entry: all it names), before its event is fanned out to them:
 // none when it names more than tasks.max_per_pr; for an outsider's pull
 // request only the tasks its author (or their agent's pilot) is assigned to.
-// The reply is posted once: when the pull request first names too many
-// tasks, or an outsider's link to a task is first refused. recheck asks
+// The reply is given when the pull request comes to name too many tasks,
+// or an outsider's link to a task comes to be refused; it counts against its
+// author's share of replies (DESIGN §5), so that editing the description
+// back and forth cannot make countersign reply again and again. recheck asks
 // GitHub again whether the author may build here.
 func (p *Decider) gateLinks(ctx context.Context, c Client, repo string, old, cur *rules.PullRequest, recheck bool, log *slog.Logger) (g linkGate, err error) {
 	var oldRefused []int
@@ -64,7 +66,7 @@ func (p *Decider) gateLinks(ctx context.Context, c Client, repo string, old, cur
 			return g, nil
 		}
 		log.Warn("pull request names too many tasks: links none", "pr", cur.Number, "named", cur.TooMany, "max", max)
-		g.reply = &rules.Notice{Kind: rules.NoticeRefused, Actor: cur.Author.Login, ActorID: cur.Author.ID, Once: true,
+		g.reply = &rules.Notice{Kind: rules.NoticeRefused, Actor: cur.Author.Login, ActorID: cur.Author.ID,
 			Refusals: []rules.Refusal{{
 				Quote:  fmt.Sprintf("the description of #%d names %d issues to close", cur.Number, cur.TooMany),
 				Reason: fmt.Sprintf("a pull request may close at most %d tasks (`tasks.max_per_pr`), so this one links none of them: split the work, or name fewer issues.", max),
@@ -104,7 +106,7 @@ func (p *Decider) gateLinks(ctx context.Context, c Client, repo string, old, cur
 		return g, nil
 	}
 	log.Info("an outsider's pull request links no task", "pr", cur.Number, "author", cur.Author.Login, "refused", fresh)
-	g.reply = &rules.Notice{Kind: rules.NoticeRefused, Actor: cur.Author.Login, ActorID: cur.Author.ID, Once: true,
+	g.reply = &rules.Notice{Kind: rules.NoticeRefused, Actor: cur.Author.Login, ActorID: cur.Author.ID,
 		Refusals: []rules.Refusal{{
 			Quote: fmt.Sprintf("#%d closes %s", cur.Number, issueList(fresh)),
 			Reason: fmt.Sprintf("@%s has no write permission on this repository and is not assigned to %s, so this pull request does not count as work on it. "+

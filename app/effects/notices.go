@@ -54,7 +54,7 @@ func (x *Executor) notice(ctx context.Context, c Client, owner, name string, oe 
 	if err != nil {
 		return fault.Permanent(err)
 	}
-	_, _, err = c.CreateComment(ctx, owner, name, e.Number, &github.IssueComment{Body: github.String(body + "\n" + marker)})
+	_, _, err = c.CreateComment(ctx, owner, name, e.Number, &github.IssueComment{Body: github.String(templates.FitComment(body, "\n"+marker))})
 	if err != nil {
 		return fmt.Errorf("post %s notice: %w", e.Notice.Kind, err)
 	}
@@ -66,7 +66,9 @@ func (x *Executor) notice(ctx context.Context, c Client, owner, name string, oe 
 // request within replyWindow; past that a reply is logged and counted
 // (countersign_replies_held_total), not posted. Replies are the notices a
 // person's own action calls for; what needs someone else's attention (a
-// rejection, a failure, an escalation, a regression) is always posted.
+// rejection, a failure, an escalation, a regression) is always posted. A
+// pull request's refused links are a reply to its author like any other: its
+// description edited back and forth must not make countersign reply each time.
 const (
 	maxReplies  = 3
 	replyWindow = time.Hour
@@ -86,7 +88,7 @@ var replyKinds = map[rules.NoticeKind]bool{
 func (x *Executor) replyHeld(ctx context.Context, oe records.OutboxEffect) (bool, error) {
 	e := oe.Effect
 	n := e.Notice
-	if !replyKinds[n.Kind] || n.Actor == "" || n.Once {
+	if !replyKinds[n.Kind] || n.Actor == "" {
 		return false, nil
 	}
 	tries, err := x.store.Count(ctx, "reply-tries/"+oe.Key, replyWindow)

@@ -1,0 +1,187 @@
+package app_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/countersign/countersign/internal/githubtest"
+)
+
+// The task lifecycle held to DESIGN §2, row by row, as a team meets it.
+
+// A pull request opened ready for a task still pending walks it through
+// every skipped state in order, each step on the card, and its author, the
+// only one who worked on it, becomes the assignee.
+func TestLifecyclePROpenedForPendingTaskWalksEachState(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	n := h.gh.OpenIssue(testRepo, "carol", "Login form", "")
+	h.settle()
+	wantState(t, h, n, "pending")
+	_, sha := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Login", Body: fmt.Sprintf("fixes: #%d", n)})
+	h.settle()
+	wantState(t, h, n, "review")
+	wantCheck(t, h, sha, "in_progress")
+	is, _ := h.gh.Issue(testRepo, n)
+	if len(is.Assignees) != 1 || is.Assignees[0] != "alice" {
+		t.Fatalf("#%d assignees = %v, want [alice], the pull request's author", n, is.Assignees)
+	}
+	c := card(t, h, n)
+	wantContains(t, "the card", c, "`pending` → `assigned`", "`assigned` → `in-progress`", "`in-progress` → `review`")
+	if i, j, k := strings.Index(c, "`pending` → `assigned`"), strings.Index(c, "`assigned` → `in-progress`"), strings.Index(c, "`in-progress` → `review`"); !(i < j && j < k) {
+		t.Errorf("the card's history is not in order:\n%s", c)
+	}
+}
+
+// A draft pull request puts an assigned task in progress; marking it ready
+// puts it in review.
+func TestLifecycleDraftThenReady(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	n, pr, _ := taskWithPR(h, "Login form", githubtest.PROptions{Title: "Login", Draft: true})
+	h.settle()
+	wantState(t, h, n, "in-progress")
+	h.gh.ReadyForReview(testRepo, pr, "alice")
+	h.settle()
+	wantState(t, h, n, "review")
+}
+
+// A pull request closed without merging carries no code: an approval of it
+// approves nothing that will land. The task was completed on that approval;
+// once the pull request is abandoned, completed no longer holds (completed
+// means approved), and a /verify must not make the abandoned work verified.
+func TestLifecycleAbandonedApprovedPRCannotBeVerified(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	h.gh.SetPermission(testRepo, "dave", "write")
+	n, pr, sha := taskWithPR(h, "Login form", githubtest.PROptions{Title: "Login"})
+	ciPasses(h, sha)
+	h.gh.Review(testRepo, pr, "bob", "APPROVED", "")
+	h.settle()
+	wantState(t, h, n, "completed")
+
+	h.gh.ClosePR(testRepo, pr, "alice")
+	h.settle()
+	h.gh.Comment(testRepo, n, "dave", "/verify")
+	h.settle()
+	if got := stateOf(h, n); got == "verified" || got == "completed" {
+		t.Fatalf("#%d is %q after its only pull request was closed without merging: the approval covers work that will never land", n, got)
+	}
+
+	// Reopened with the same head, what was approved for it stands (DESIGN §2).
+	h.gh.ReopenPR(testRepo, pr, "alice")
+	h.settle()
+	wantState(t, h, n, "completed")
+}
+
+// A second pull request for a task already approved is new work: the task
+// is in review again until the new one's head is approved too.
+func TestLifecycleSecondPRForApprovedTask(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	n, pr, sha := taskWithPR(h, "Login form", githubtest.PROptions{Title: "Login"})
+	ciPasses(h, sha)
+	h.gh.Review(testRepo, pr, "bob", "APPROVED", "")
+	h.settle()
+	wantState(t, h, n, "completed")
+	pr2, sha2 := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Login, part 2", Body: fmt.Sprintf("Closes #%d", n)})
+	h.settle()
+	wantState(t, h, n, "review")
+	ciPasses(h, sha2)
+	h.gh.Review(testRepo, pr2, "bob", "APPROVED", "")
+	h.settle()
+	wantState(t, h, n, "completed")
+}
+
+// One pull request for several tasks, in the keyword forms GitHub accepts.
+func TestLifecycleOnePRClosingTasksInEveryForm(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	var ns []int
+	for i := 0; i < 4; i++ {
+		n := h.gh.OpenIssue(testRepo, "carol", fmt.Sprintf("Task %d", i), "")
+		h.gh.Assign(testRepo, n, "carol", "alice")
+		ns = append(ns, n)
+	}
+	body := fmt.Sprintf("Fixes #%d, fixes #%d\nCloses %s#%d\nRESOLVED: #%d", ns[0], ns[1], testRepo, ns[2], ns[3])
+	_, sha := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "All of it", Body: body})
+	h.settle()
+	for _, n := range ns {
+		wantState(t, h, n, "review")
+	}
+	wantCheck(t, h, sha, "in_progress")
+}
+
+// A review that requests changes sends the work back, its body the reason
+// on the card.
+func TestLifecycleChangesRequestedBodyIsTheReason(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	n, pr, _ := taskWithPR(h, "Login form", githubtest.PROptions{Title: "Login"})
+	h.settle()
+	wantState(t, h, n, "review")
+	h.gh.Review(testRepo, pr, "bob", "REQUEST_CHANGES", "the password field echoes")
+	h.settle()
+	wantState(t, h, n, "in-progress")
+	wantContains(t, "the card", card(t, h, n), "the password field echoes")
+}
+
+// A task whose issue is closed by the merge of its verified pull request
+// stays closed and verified.
+func TestLifecycleVerifiedTaskClosedByMergeStaysClosed(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	h.gh.SetPermission(testRepo, "dave", "write")
+	n, pr, sha := taskWithPR(h, "Login form", githubtest.PROptions{Title: "Login"})
+	ciPasses(h, sha)
+	h.gh.Review(testRepo, pr, "bob", "APPROVED", "")
+	h.settle()
+	h.gh.Comment(testRepo, n, "dave", "/verify")
+	h.settle()
+	wantState(t, h, n, "verified")
+	h.gh.MergePR(testRepo, pr, "alice")
+	h.settle()
+	is, _ := h.gh.Issue(testRepo, n)
+	if is.State != "closed" {
+		t.Fatalf("#%d is %s after the merge of its verified pull request", n, is.State)
+	}
+	wantState(t, h, n, "verified")
+	wantCheck(t, h, sha, "success")
+}
+
+// Merging the pull request of a task that is approved but not verified
+// closes the issue on GitHub: countersign reopens it, saying why.
+func TestLifecycleMergeBeforeVerifyReopens(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	n, pr, sha := taskWithPR(h, "Login form", githubtest.PROptions{Title: "Login"})
+	ciPasses(h, sha)
+	h.gh.Review(testRepo, pr, "bob", "APPROVED", "")
+	h.settle()
+	h.gh.MergePR(testRepo, pr, "alice")
+	h.settle()
+	is, _ := h.gh.Issue(testRepo, n)
+	if is.State != "open" {
+		t.Fatalf("#%d is %s after its unverified pull request was merged", n, is.State)
+	}
+	wantState(t, h, n, "completed")
+	if r := replies(h, n); len(r) == 0 {
+		t.Fatalf("#%d was reopened with no comment saying why", n)
+	}
+}
+
+// /start by someone who is not assigned is refused; commands on the pull
+// request apply to each task it closes.
+func TestLifecycleStartByNonAssigneeAndPRCommands(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	n := h.gh.OpenIssue(testRepo, "carol", "Login form", "")
+	h.gh.Assign(testRepo, n, "carol", "alice")
+	h.gh.Comment(testRepo, n, "bob", "/start")
+	h.settle()
+	wantState(t, h, n, "assigned")
+	h.gh.Comment(testRepo, n, "alice", "/START")
+	h.settle()
+	wantState(t, h, n, "in-progress")
+}

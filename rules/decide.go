@@ -456,6 +456,9 @@ func (d *decider) setAssignees(list []User) {
 			p.Open = false
 			d.note(fmt.Sprintf("#%d no longer counts: @%s, who may build here only as an assignee, was unassigned", p.Number, p.Author.Login))
 			d.recontract(fmt.Sprintf("#%d no longer counts", p.Number))
+			if t.State == Completed {
+				d.withdrawn(fmt.Sprintf("#%d no longer counts: the approval of its head no longer covers the task's work", p.Number))
+			}
 			d.completeIfApproved()
 		}
 	}
@@ -540,6 +543,12 @@ func (d *decider) pullRequest() {
 			}
 			d.note(why)
 			d.recontract(fmt.Sprintf("#%d no longer closes it", p.Number))
+			// Completed means approved: an approval of work that no longer
+			// carries the task's code (closed unmerged, or unlinked) approves
+			// nothing that will land. Relinked with the same head, it counts again.
+			if t.State == Completed {
+				d.withdrawn(why + ": the approval of its head no longer covers the task's work")
+			}
 		}
 		d.completeIfApproved() // the approvals of the pull requests left may now cover it all
 		return

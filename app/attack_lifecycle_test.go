@@ -185,3 +185,56 @@ func TestLifecycleStartByNonAssigneeAndPRCommands(t *testing.T) {
 	h.settle()
 	wantState(t, h, n, "in-progress")
 }
+
+// A dismissed approval no longer completes the task.
+func TestLifecycleDismissedApprovalWithdrawsCompletion(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	n, pr, sha := taskWithPR(h, "Login form", githubtest.PROptions{Title: "Login"})
+	ciPasses(h, sha)
+	id := h.gh.Review(testRepo, pr, "bob", "APPROVED", "")
+	h.settle()
+	wantState(t, h, n, "completed")
+	h.gh.DismissReview(testRepo, pr, id, "carol")
+	h.settle()
+	wantState(t, h, n, "review")
+}
+
+// bob approved the first head; alice pushed again and bob approved the new
+// head. carol tidies the pull request by dismissing bob's outdated approval
+// of the old head: the approval of the head that is there still stands.
+func TestLifecycleDismissingAnOutdatedApprovalKeepsTheCurrentOne(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	n, pr, h1 := taskWithPR(h, "Login form", githubtest.PROptions{Title: "Login"})
+	ciPasses(h, h1)
+	old := h.gh.Review(testRepo, pr, "bob", "APPROVED", "")
+	h.settle()
+	wantState(t, h, n, "completed")
+	h2 := h.gh.Push(testRepo, pr, githubtest.Commit{Message: "tidy"})
+	ciPasses(h, h2)
+	h.settle()
+	wantState(t, h, n, "review")
+	h.gh.Review(testRepo, pr, "bob", "APPROVED", "")
+	h.settle()
+	wantState(t, h, n, "completed")
+
+	h.gh.DismissReview(testRepo, pr, old, "carol")
+	h.settle()
+	wantState(t, h, n, "completed")
+}
+
+// An approval by a builder does not count, and says so.
+func TestLifecycleApprovalByABuilderDoesNotCount(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	n, pr, sha := taskWithPR(h, "Login form", githubtest.PROptions{Title: "Login",
+		Commits: []githubtest.Commit{{Author: "alice"}, {Author: "bob", Message: "bob's part"}}})
+	ciPasses(h, sha)
+	h.gh.Review(testRepo, pr, "bob", "APPROVED", "")
+	h.settle()
+	wantState(t, h, n, "review")
+	if len(replies(h, pr)) == 0 {
+		t.Errorf("bob's approval, by a builder, was not counted and no one was told")
+	}
+}

@@ -550,6 +550,36 @@ func (s *Server) Review(repo string, n int, user, state, body string) int64 {
 	return rv.id
 }
 
+// DismissReview dismisses review id of pull request n, as user (someone with
+// write permission) would: only an APPROVED or CHANGES_REQUESTED review can
+// be dismissed; its state becomes DISMISSED and pull_request_review.dismissed
+// is sent, carrying the review (its author, its commit) and user as sender.
+func (s *Server) DismissReview(repo string, n int, id int64, user string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp, is := s.actPR("DismissReview", repo, n)
+	if is == nil {
+		return
+	}
+	for _, rv := range is.pr.reviews {
+		if rv.id != id {
+			continue
+		}
+		if rv.state != "APPROVED" && rv.state != "CHANGES_REQUESTED" {
+			s.misuse("DismissReview: review %d of %s#%d is %s; only an approval or a request for changes can be dismissed", id, repo, n, rv.state)
+			return
+		}
+		rv.state = "DISMISSED"
+		s.touch(is)
+		s.emit(rp, "pull_request_review", "dismissed", user, &github.PullRequestReviewEvent{
+			Action: ptr("dismissed"), Review: s.ghReview(rp, is, rv, true), PullRequest: s.ghPull(rp, is),
+			Repo: s.ghRepo(rp), Sender: s.ghUser(user), Installation: s.ghInstallation(rp.installation),
+		})
+		return
+	}
+	s.misuse("DismissReview: no review %d on %s#%d", id, repo, n)
+}
+
 // ---- other apps' CI ----
 
 func (s *Server) actSHA(what string, rp *repoState, sha string) bool {

@@ -727,7 +727,10 @@ func (d *decider) reviewed() {
 			d.note(why) // the work stays sent back, whatever CI says of the same commits
 		}
 	case "dismissed":
-		d.dropApprovals(who, p.Number)
+		// Only the dismissed review's approval is withdrawn: one of an older
+		// head (GitHub dismisses stale approvals on a push, people tidy
+		// them away) was replaced by who's later review, which stands.
+		d.dropApprovalsOn(who, p.Number, rv.Head)
 		if t.State == Completed {
 			d.withdrawn(fmt.Sprintf("the approval by @%s on #%d was dismissed", who, p.Number))
 		}
@@ -756,9 +759,13 @@ func (d *decider) withdrawn(why string) {
 // replaces them, a dismissal or a request for changes withdraws them),
 // those kept for a merged head from an earlier attempt included. u stays an
 // approver of the attempt if its approval counted in it.
-func (d *decider) dropApprovals(u User, pr int) {
+func (d *decider) dropApprovals(u User, pr int) { d.dropApprovalsOn(u, pr, "") }
+
+// dropApprovalsOn is dropApprovals for the approvals of head only ("": of
+// any head).
+func (d *decider) dropApprovalsOn(u User, pr int, head string) {
 	n := len(d.t.Approvals) + len(d.t.MergedApprovals)
-	by := func(a Approval) bool { return a.PR == pr && a.By.Is(u) }
+	by := func(a Approval) bool { return a.PR == pr && a.By.Is(u) && (head == "" || a.Head == head) }
 	d.t.Approvals = slices.DeleteFunc(d.t.Approvals, by)
 	d.t.MergedApprovals = slices.DeleteFunc(d.t.MergedApprovals, by)
 	if len(d.t.Approvals)+len(d.t.MergedApprovals) != n {

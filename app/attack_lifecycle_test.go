@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/countersign/countersign/internal/githubtest"
+	"github.com/countersign/countersign/rules"
 )
 
 // The task lifecycle held to DESIGN §2, row by row, as a team meets it.
@@ -237,4 +238,52 @@ func TestLifecycleApprovalByABuilderDoesNotCount(t *testing.T) {
 	if len(replies(h, pr)) == 0 {
 		t.Errorf("bob's approval, by a builder, was not counted and no one was told")
 	}
+}
+
+// tasks.track: milestoned. A quick fix for an issue with no milestone is no
+// task's work: its pull request closes no task, and gets gate.untracked's
+// answer (allow: it passes), not a check that waits for ever on an issue
+// countersign does not track.
+func TestLifecyclePRForAnUntrackedIssueGetsTheUntrackedAnswer(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	h.gh.SetFile(testRepo, rules.ConfigPath, "tasks: {track: milestoned}\ngate: {untracked: allow}\n")
+	n := h.gh.OpenIssue(testRepo, "carol", "Typo on the home page", "")
+	h.settle()
+	if got := stateOf(h, n); got != "" {
+		t.Fatalf("#%d, with no milestone, is tracked: %q", n, got)
+	}
+	_, sha := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Fix the typo", Body: fmt.Sprintf("Fixes #%d", n)})
+	h.settle()
+	wantCheck(t, h, sha, "success")
+}
+
+// Under the default gate.untracked (require), a pull request that names
+// only an issue countersign does not track (tasks.track: labeled, and the
+// issue lacks the label) gets a completed check that says why it does not
+// pass, not none at all.
+func TestLifecyclePRForAnUnlabeledIssueIsAnswered(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	h.gh.SetFile(testRepo, rules.ConfigPath, "tasks: {track: labeled}\n")
+	n := h.gh.OpenIssue(testRepo, "carol", "How do I log in?", "")
+	tracked := h.gh.OpenIssue(testRepo, "carol", "Login form", "")
+	h.gh.AddLabels(testRepo, tracked, "carol", "task")
+	h.gh.Assign(testRepo, tracked, "carol", "alice")
+	h.settle()
+	_, sha := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Docs", Body: fmt.Sprintf("Fixes #%d", n)})
+	h.settle()
+	wantCheck(t, h, sha, "failure")
+
+	// Naming a task as well, the check follows the task alone.
+	pr2, sha2 := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Both", Body: fmt.Sprintf("Fixes #%d\nFixes #%d", n, tracked)})
+	ciPasses(h, sha2)
+	h.gh.Review(testRepo, pr2, "bob", "APPROVED", "")
+	h.settle()
+	wantState(t, h, tracked, "completed")
+	h.gh.SetPermission(testRepo, "dave", "write")
+	h.gh.Comment(testRepo, tracked, "dave", "/verify")
+	h.settle()
+	wantState(t, h, tracked, "verified")
+	wantCheck(t, h, sha2, "success")
 }

@@ -240,10 +240,12 @@ func TestLifecycleApprovalByABuilderDoesNotCount(t *testing.T) {
 	}
 }
 
-// tasks.track: milestoned. A quick fix for an issue with no milestone is no
-// task's work: its pull request closes no task, and gets gate.untracked's
-// answer (allow: it passes), not a check that waits for ever on an issue
-// countersign does not track.
+// tasks.track: milestoned. A pull request that names only an issue with no
+// milestone closes no task. Every pull request gets an answer (DESIGN §2):
+// a completed check, not none (a required check that never comes blocks the
+// merge with no word why). One that names issues to close that are not
+// tasks does not pass even under gate.untracked: allow (rules.UntrackedCheck:
+// it says the issues it names are not tasks).
 func TestLifecyclePRForAnUntrackedIssueGetsTheUntrackedAnswer(t *testing.T) {
 	h := newHarness(t)
 	team(h)
@@ -253,9 +255,15 @@ func TestLifecyclePRForAnUntrackedIssueGetsTheUntrackedAnswer(t *testing.T) {
 	if got := stateOf(h, n); got != "" {
 		t.Fatalf("#%d, with no milestone, is tracked: %q", n, got)
 	}
-	_, sha := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Fix the typo", Body: fmt.Sprintf("Fixes #%d", n)})
+	pr, sha := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Fix the typo", Body: fmt.Sprintf("Fixes #%d", n)})
 	h.settle()
-	wantCheck(t, h, sha, "success")
+	r := wantCheck(t, h, sha, "failure")
+	wantContains(t, "the check", r.Summary+r.Text, "not open tasks")
+
+	// Its next head is answered too.
+	sha2 := h.gh.Push(testRepo, pr, githubtest.Commit{Message: "one more"})
+	h.settle()
+	wantCheck(t, h, sha2, "failure")
 }
 
 // Under the default gate.untracked (require), a pull request that names

@@ -295,3 +295,33 @@ func TestLifecyclePRForAnUnlabeledIssueIsAnswered(t *testing.T) {
 	wantState(t, h, tracked, "verified")
 	wantCheck(t, h, sha2, "success")
 }
+
+// An issue deleted (or converted to a discussion: GitHub deletes the issue)
+// is no longer a task: a pull request that also closed it passes once the
+// tasks left are verified, and its goal no longer waits for it.
+func TestLifecycleDeletedIssueIsNoLongerATask(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	h.gh.SetPermission(testRepo, "dave", "write")
+	m := h.gh.CreateMilestone(testRepo, "carol", "Login page")
+	h.settle()
+	one := h.gh.OpenIssue(testRepo, "carol", "Login form", "")
+	two := h.gh.OpenIssue(testRepo, "carol", "Should we have a login page at all?", "")
+	for _, n := range []int{one, two} {
+		h.gh.SetMilestone(testRepo, n, "carol", m)
+		h.gh.Assign(testRepo, n, "carol", "alice")
+	}
+	pr, sha := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Login", Body: fmt.Sprintf("Fixes #%d, fixes #%d", one, two)})
+	ciPasses(h, sha)
+	h.gh.Review(testRepo, pr, "bob", "APPROVED", "")
+	h.settle()
+	h.gh.Comment(testRepo, one, "dave", "/verify")
+	h.settle()
+	wantState(t, h, one, "verified")
+	wantCheck(t, h, sha, "in_progress")
+
+	h.gh.DeleteIssue(testRepo, two, "carol")
+	h.settle()
+	wantCheck(t, h, sha, "success")
+	wantGoal(t, h, m, "pending-verify")
+}

@@ -132,6 +132,31 @@ func (s *Server) CloseIssue(repo string, n int, user, stateReason string) {
 	s.closeIssue(rp, is, user, stateReason)
 }
 
+// DeleteIssue deletes issue n, as an admin does (or as converting it to a
+// discussion does): issues.deleted carries the issue as it was; the issue
+// and its comments are gone, and the REST API answers 410 Gone for it.
+func (s *Server) DeleteIssue(repo string, n int, user string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp, is := s.actIssue("DeleteIssue", repo, n)
+	if is == nil {
+		return
+	}
+	if is.pr != nil {
+		s.misuse("DeleteIssue: %s#%d is a pull request; GitHub does not delete those", repo, n)
+		return
+	}
+	s.emitIssue(rp, is, "deleted", user, issueExtra{})
+	for _, id := range is.comments {
+		delete(s.comments, id)
+	}
+	delete(rp.issues, n)
+	if rp.deleted == nil {
+		rp.deleted = map[int]bool{}
+	}
+	rp.deleted[n] = true
+}
+
 // ReopenIssue reopens issue n (issues.reopened, state_reason "reopened").
 func (s *Server) ReopenIssue(repo string, n int, user string) {
 	s.mu.Lock()

@@ -63,6 +63,10 @@ func (c *apiCall) issue() *issueState {
 		return nil
 	}
 	is := c.repo.issues[n]
+	if is == nil && c.repo.deleted[n] {
+		c.fail(http.StatusGone, "This issue was deleted")
+		return nil
+	}
 	if is == nil {
 		c.notFound()
 		return nil

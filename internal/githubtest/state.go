@@ -32,6 +32,7 @@ type repoState struct {
 	files         map[string]string // default branch: path -> content
 	labels        []*labelState     // creation order
 	issues        map[int]*issueState
+	deleted       map[int]bool // issues deleted (or converted to discussions): GitHub answers 410 Gone
 	lastNumber    int
 	milestones    map[int]*milestoneState
 	lastMilestone int

@@ -325,3 +325,27 @@ func TestLifecycleDeletedIssueIsNoLongerATask(t *testing.T) {
 	wantCheck(t, h, sha, "success")
 	wantGoal(t, h, m, "pending-verify")
 }
+
+// An issue transferred to another repository is no longer a task here: the
+// pull request that closed it here no longer waits for it.
+func TestLifecycleTransferredIssueIsNoLongerATaskHere(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	h.gh.SetPermission(testRepo, "dave", "write")
+	h.gh.AddRepo("acme/docs", testInstallation)
+	one, pr, sha := taskWithPR(h, "Login form", githubtest.PROptions{Title: "Login"})
+	two := h.gh.OpenIssue(testRepo, "carol", "Document the login form", "")
+	h.gh.Assign(testRepo, two, "carol", "alice")
+	h.gh.EditPR(testRepo, pr, "alice", "", fmt.Sprintf("Fixes #%d\nFixes #%d", one, two))
+	ciPasses(h, sha)
+	h.gh.Review(testRepo, pr, "bob", "APPROVED", "")
+	h.settle()
+	h.gh.Comment(testRepo, one, "dave", "/verify")
+	h.settle()
+	wantState(t, h, one, "verified")
+	wantCheck(t, h, sha, "in_progress")
+
+	h.gh.TransferIssue(testRepo, two, "carol", "acme/docs")
+	h.settle()
+	wantCheck(t, h, sha, "success")
+}

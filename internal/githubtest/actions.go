@@ -157,6 +157,57 @@ func (s *Server) DeleteIssue(repo string, n int, user string) {
 	rp.deleted[n] = true
 }
 
+// TransferIssue transfers issue n to repository to (one the fake knows), as
+// someone with write permission on both does: the issue is opened there
+// with a new number (issues.opened; the labels whose names exist there, its
+// assignees and comments come along), issues.transferred is sent to the old
+// repository, whose API now redirects the old number (301). It returns the
+// new number.
+func (s *Server) TransferIssue(repo string, n int, user, to string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp, is := s.actIssue("TransferIssue", repo, n)
+	if is == nil {
+		return 0
+	}
+	dst := s.actRepo("TransferIssue", to)
+	if dst == nil {
+		return 0
+	}
+	if is.pr != nil {
+		s.misuse("TransferIssue: %s#%d is a pull request", repo, n)
+		return 0
+	}
+	old := s.ghIssue(rp, is)
+	moved := s.newIssue(dst, is.user, is.title, is.body)
+	moved.assignees = append([]string(nil), is.assignees...)
+	moved.comments = is.comments
+	for _, id := range is.comments {
+		if cm := s.comments[id]; cm != nil {
+			cm.repo, cm.number = dst, moved.number
+		}
+	}
+	for _, l := range is.labels {
+		for _, dl := range dst.labels {
+			if strings.EqualFold(dl.name, l.name) {
+				moved.labels = append(moved.labels, dl)
+			}
+		}
+	}
+	delete(rp.issues, n)
+	if rp.moved == nil {
+		rp.moved = map[int]string{}
+	}
+	rp.moved[n] = s.apiURL(fmt.Sprintf("repos/%s/issues/%d", dst.fullName(), moved.number))
+	s.emit(rp, "issues", "transferred", user, withFields{&github.IssuesEvent{
+		Action: ptr("transferred"), Issue: old, Repo: s.ghRepo(rp), Sender: s.ghUser(user), Installation: s.ghInstallation(rp.installation),
+	}, map[string]any{"changes": map[string]any{"new_issue": s.ghIssue(dst, moved), "new_repository": s.ghRepo(dst)}}})
+	s.emit(dst, "issues", "opened", user, withFields{&github.IssuesEvent{
+		Action: ptr("opened"), Issue: s.ghIssue(dst, moved), Repo: s.ghRepo(dst), Sender: s.ghUser(user), Installation: s.ghInstallation(dst.installation),
+	}, map[string]any{"changes": map[string]any{"old_issue": old, "old_repository": s.ghRepo(rp)}}})
+	return moved.number
+}
+
 // ReopenIssue reopens issue n (issues.reopened, state_reason "reopened").
 func (s *Server) ReopenIssue(repo string, n int, user string) {
 	s.mu.Lock()

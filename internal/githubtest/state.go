@@ -33,6 +33,7 @@ type repoState struct {
 	labels        []*labelState     // creation order
 	issues        map[int]*issueState
 	deleted       map[int]bool // issues deleted (or converted to discussions): GitHub answers 410 Gone
+	moved         map[int]string // issues transferred away: the API URL GitHub redirects to (301)
 	lastNumber    int
 	milestones    map[int]*milestoneState
 	lastMilestone int

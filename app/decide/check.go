@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/countersign/countersign/app/deliveries"
 	"github.com/countersign/countersign/app/fault"
@@ -134,6 +135,9 @@ func (p *Decider) tracked(ctx context.Context, cd deliveries.CheckPayload, pr *r
 		}
 		if err != nil {
 			return nil, fmt.Errorf("read issue #%d: %w", n, err)
+		}
+		if u := is.GetRepositoryURL(); u != "" && !strings.HasSuffix(strings.ToLower(u), "/repos/"+strings.ToLower(cd.Repo)) {
+			continue // transferred: GitHub redirects the old number to the issue's new repository
 		}
 		if f := issueFacts(cd.Repo, is); !is.IsPullRequest() && !f.Closed && rules.Tracked(*cfg, f) {
 			keep = append(keep, n)

@@ -146,7 +146,7 @@ var handled = []struct {
 	always bool
 }{
 	{event: "issues", actions: []string{"opened", "edited", "assigned", "unassigned", "closed", "reopened",
-		"labeled", "unlabeled", "milestoned", "demilestoned"}},
+		"labeled", "unlabeled", "milestoned", "demilestoned", "deleted", "transferred"}},
 	// edited, deleted: only of the task card, written back (decide/cardrepair.go)
 	{event: "issue_comment", actions: []string{"created", "edited", "deleted"}},
 	{event: "pull_request", actions: []string{"opened", "reopened", "edited", "ready_for_review",

@@ -43,14 +43,6 @@ func DecideTask(t *Task, ev Event, f Facts) Decision {
 		d.note(ev.Text)
 		return d.finish()
 	}
-	if ev.Kind == IssueGone {
-		if t == nil {
-			return Decision{}
-		}
-		d.t = t.Clone()
-		d.gone()
-		return d.finish()
-	}
 	if ev.PR != nil && ev.Kind != Commented && !mayLink(t, ev, f) {
 		return Decision{} // an outsider's pull request is nothing to this task
 	}
@@ -115,19 +107,6 @@ func DecideTask(t *Task, ev Event, f Facts) Decision {
 	}
 	d.evaluate()
 	return d.finish()
-}
-
-// gone records that the task's issue was deleted or transferred away: it
-// leaves its milestone (whose goal must no longer wait for it). The issue is
-// gone: neither its card nor its labels are written.
-func (d *decider) gone() {
-	why := fmt.Sprintf("issue deleted or transferred by @%s", d.ev.Actor.Login)
-	if m := d.t.Milestone; m != 0 {
-		why += fmt.Sprintf(": it left milestone %d", m)
-		d.t.Milestone = 0
-	}
-	d.t.History = append(d.t.History, Transition{From: d.t.State, To: d.t.State, Actor: d.ev.Actor.Login, At: d.ev.At, Why: clip(why, maxWhy)})
-	d.changed = true
 }
 
 // maxCardRepairs bounds the card repairs a task's history records: past it,
@@ -477,6 +456,9 @@ func (d *decider) setAssignees(list []User) {
 			p.Open = false
 			d.note(fmt.Sprintf("#%d no longer counts: @%s, who may build here only as an assignee, was unassigned", p.Number, p.Author.Login))
 			d.recontract(fmt.Sprintf("#%d no longer counts", p.Number))
+			if t.State == Completed {
+				d.withdrawn(fmt.Sprintf("#%d no longer counts: the approval of its head no longer covers the task's work", p.Number))
+			}
 			d.completeIfApproved()
 		}
 	}
@@ -561,6 +543,12 @@ func (d *decider) pullRequest() {
 			}
 			d.note(why)
 			d.recontract(fmt.Sprintf("#%d no longer closes it", p.Number))
+			// Completed means approved: an approval of work that no longer
+			// carries the task's code (closed unmerged, or unlinked) approves
+			// nothing that will land. Relinked with the same head, it counts again.
+			if t.State == Completed {
+				d.withdrawn(why + ": the approval of its head no longer covers the task's work")
+			}
 		}
 		d.completeIfApproved() // the approvals of the pull requests left may now cover it all
 		return
@@ -739,7 +727,10 @@ func (d *decider) reviewed() {
 			d.note(why) // the work stays sent back, whatever CI says of the same commits
 		}
 	case "dismissed":
-		d.dropApprovals(who, p.Number)
+		// Only the dismissed review's approval is withdrawn: one of an older
+		// head (GitHub dismisses stale approvals on a push, people tidy
+		// them away) was replaced by who's later review, which stands.
+		d.dropApprovalsOn(who, p.Number, rv.Head)
 		if t.State == Completed {
 			d.withdrawn(fmt.Sprintf("the approval by @%s on #%d was dismissed", who, p.Number))
 		}
@@ -768,9 +759,13 @@ func (d *decider) withdrawn(why string) {
 // replaces them, a dismissal or a request for changes withdraws them),
 // those kept for a merged head from an earlier attempt included. u stays an
 // approver of the attempt if its approval counted in it.
-func (d *decider) dropApprovals(u User, pr int) {
+func (d *decider) dropApprovals(u User, pr int) { d.dropApprovalsOn(u, pr, "") }
+
+// dropApprovalsOn is dropApprovals for the approvals of head only ("": of
+// any head).
+func (d *decider) dropApprovalsOn(u User, pr int, head string) {
 	n := len(d.t.Approvals) + len(d.t.MergedApprovals)
-	by := func(a Approval) bool { return a.PR == pr && a.By.Is(u) }
+	by := func(a Approval) bool { return a.PR == pr && a.By.Is(u) && (head == "" || a.Head == head) }
 	d.t.Approvals = slices.DeleteFunc(d.t.Approvals, by)
 	d.t.MergedApprovals = slices.DeleteFunc(d.t.MergedApprovals, by)
 	if len(d.t.Approvals)+len(d.t.MergedApprovals) != n {

@@ -16,10 +16,6 @@ const (
 	IssueReopened  EventKind = "issue.reopened"
 	IssueLabeled   EventKind = "issue.labeled"
 	IssueUnlabeled EventKind = "issue.unlabeled"
-	// IssueGone: the task's issue was deleted, or transferred to another
-	// repository. It is no task here any more: it leaves its milestone's
-	// goal, and nothing is written to the issue.
-	IssueGone EventKind = "issue.gone"
 
 	PRLinked   EventKind = "pr.linked"   // opened, reopened, or edited to close the task
 	PRUnlinked EventKind = "pr.unlinked" // edited not to close it, or closed unmerged

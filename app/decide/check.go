@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/countersign/countersign/app/deliveries"
 	"github.com/countersign/countersign/app/fault"
@@ -30,6 +31,9 @@ func (p *Decider) decideCheck(ctx context.Context, cd deliveries.CheckPayload, d
 	}
 	if (!pr.Open && !pr.Merged) || pr.Head == "" {
 		return store.Commit{Records: recs}, nil
+	}
+	if pr, err = p.tracked(ctx, cd, pr); err != nil {
+		return store.Commit{}, err
 	}
 	tasks := make([]*rules.Task, len(pr.Links))
 	for i, n := range pr.Links {
@@ -85,4 +89,64 @@ func (p *Decider) rebuildPR(ctx context.Context, cd deliveries.CheckPayload) (*r
 		return nil, nil, err
 	}
 	return pr, w.Records, nil
+}
+
+// tracked is pull request pr as its check sees it: linked only to the issues
+// it names that are tasks, or may yet become one. An issue countersign has
+// no record of and that is no task (tasks.track or ignore_labels leave it
+// out; closed before it was tracked; a goal issue; a pull request; gone) is
+// no task's work: a pull request that names only such issues closes no task
+// and is answered as gate.untracked says (DESIGN §2: every pull request gets
+// an answer). An issue that is a task by its labels and milestone but has no
+// record yet (its event is on its way, or the record was lost) still holds
+// the check back. GitHub is asked only about issues with no record.
+func (p *Decider) tracked(ctx context.Context, cd deliveries.CheckPayload, pr *rules.PullRequest) (*rules.PullRequest, error) {
+	var keep []int
+	var cfg *rules.Config
+	for _, n := range pr.Links {
+		t, err := records.LoadTask(ctx, p.store, cd.Repo, n)
+		if err != nil {
+			return nil, err
+		}
+		if t != nil {
+			keep = append(keep, n)
+			continue
+		}
+		var m int
+		if goal, err := records.Load(ctx, p.store, records.GoalIssueKey(cd.Repo, n), &m); err != nil {
+			return nil, err
+		} else if goal {
+			continue
+		}
+		c, err := p.clients(cd.Installation)
+		if err != nil {
+			return nil, fault.Permanent(err)
+		}
+		if cfg == nil {
+			got, err := p.look.Config(ctx, c, cd.Repo, p.log)
+			if err != nil {
+				return nil, err
+			}
+			cfg = &got
+		}
+		is, _, err := c.GetIssue(ctx, gh.OwnerOf(cd.Repo), gh.NameOf(cd.Repo), n)
+		if fault.IsStatus(err, 404) || fault.IsStatus(err, 410) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read issue #%d: %w", n, err)
+		}
+		if u := is.GetRepositoryURL(); u != "" && !strings.HasSuffix(strings.ToLower(u), "/repos/"+strings.ToLower(cd.Repo)) {
+			continue // transferred: GitHub redirects the old number to the issue's new repository
+		}
+		if f := issueFacts(cd.Repo, is); !is.IsPullRequest() && !f.Closed && rules.Tracked(*cfg, f) {
+			keep = append(keep, n)
+		}
+	}
+	if len(keep) == len(pr.Links) {
+		return pr, nil
+	}
+	out := *pr
+	out.Links = keep
+	return &out, nil
 }

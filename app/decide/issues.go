@@ -2,7 +2,9 @@ package decide
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/countersign/countersign/app/deliveries"
 	"github.com/countersign/countersign/app/gh"
@@ -24,11 +26,17 @@ var issueKinds = map[string]rules.EventKind{
 	"assigned": rules.IssueAssigned, "unassigned": rules.IssueAssigned,
 	"closed": rules.IssueClosed, "reopened": rules.IssueReopened,
 	"labeled": rules.IssueLabeled, "unlabeled": rules.IssueUnlabeled,
-	"deleted": rules.IssueGone, "transferred": rules.IssueGone,
 }
 
 func (p *Decider) onIssue(ctx context.Context, d *store.Delivery, e *github.IssuesEvent, log *slog.Logger) (store.Commit, error) {
 	inst, repo, issue := e.GetInstallation().GetID(), e.GetRepo().GetFullName(), e.GetIssue()
+	if a := e.GetAction(); (a == "deleted" || a == "transferred") && inst != 0 && repo != "" && issue.GetNumber() != 0 && !issue.IsPullRequest() {
+		m, err := p.goals.IssueOf(ctx, repo, issue)
+		if err != nil || m != 0 {
+			return onGoalIssue(d, e, inst, repo, issue, m), err
+		}
+		return p.onIssueGone(ctx, d, inst, repo, issue.GetNumber(), e.GetSender(), log)
+	}
 	kind, ok := issueKinds[e.GetAction()]
 	if !ok || inst == 0 || repo == "" || issue.GetNumber() == 0 || issue.IsPullRequest() {
 		return store.Commit{}, nil
@@ -54,18 +62,7 @@ func (p *Decider) onPeoplesIssue(ctx context.Context, d *store.Delivery, e *gith
 		if err != nil {
 			return store.Commit{}, err
 		}
-		var w store.Commit
-		if gk, ok := goals.IssueKinds[e.GetAction()]; ok {
-			w = goals.OnIssue(inst, d, repo, m, issue, rules.GoalEvent{Kind: gk, Actor: e.GetSender().GetLogin(), ActorID: e.GetSender().GetID(),
-				At: deliveries.EventTime(issue.GetUpdatedAt().Time, d), Label: e.GetLabel().GetName()})
-		}
-		switch e.GetAction() {
-		case "edited", "closed", "reopened":
-			// Someone changed the goal issue: what countersign recorded
-			// writing there is no longer what it shows.
-			w.Records = map[string][]byte{records.GoalTextKey(repo, issue.GetNumber()): records.StaleGoalText}
-		}
-		return w, nil
+		return onGoalIssue(d, e, inst, repo, issue, m), nil
 	}
 	return p.decideTask(ctx, inst, d, rules.Event{
 		Kind: kind, Actor: gh.User(e.GetSender()), At: deliveries.EventTime(issue.GetUpdatedAt().Time, d),
@@ -73,8 +70,52 @@ func (p *Decider) onPeoplesIssue(ctx context.Context, d *store.Delivery, e *gith
 	}, log)
 }
 
+// onGoalIssue decides an issues event on the goal issue of milestone m.
+func onGoalIssue(d *store.Delivery, e *github.IssuesEvent, inst int64, repo string, issue *github.Issue, m int) store.Commit {
+	if m == 0 {
+		return store.Commit{}
+	}
+	var w store.Commit
+	if gk, ok := goals.IssueKinds[e.GetAction()]; ok {
+		w = goals.OnIssue(inst, d, repo, m, issue, rules.GoalEvent{Kind: gk, Actor: e.GetSender().GetLogin(), ActorID: e.GetSender().GetID(),
+			At: deliveries.EventTime(issue.GetUpdatedAt().Time, d), Label: e.GetLabel().GetName()})
+	}
+	switch e.GetAction() {
+	case "edited", "closed", "reopened":
+		// Someone changed the goal issue: what countersign recorded
+		// writing there is no longer what it shows.
+		w.Records = map[string][]byte{records.GoalTextKey(repo, issue.GetNumber()): records.StaleGoalText}
+	}
+	return w
+}
+
 func issueFacts(repo string, is *github.Issue) rules.IssueFacts {
 	return rules.IssueFacts{Repo: repo, Number: is.GetNumber(), Title: is.GetTitle(), Body: is.GetBody(), Author: gh.User(is.GetUser()),
 		Assignees: gh.Users(is.Assignees), Labels: gh.LabelNames(is.Labels), Milestone: is.GetMilestone().GetNumber(),
 		Closed: is.GetState() == "closed"}
+}
+
+// onIssueGone forgets task n of repo: its issue was deleted (converting an
+// issue to a discussion deletes it) or transferred to another repository
+// (where, if countersign is installed, it is opened anew). It is no longer a
+// task here: the checks of the pull requests that closed it no longer wait
+// for it, and its goal no longer counts it.
+func (p *Decider) onIssueGone(ctx context.Context, d *store.Delivery, inst int64, repo string, n int, sender *github.User, log *slog.Logger) (store.Commit, error) {
+	t, err := records.LoadTask(ctx, p.store, repo, n)
+	if err != nil || t == nil {
+		return store.Commit{}, err
+	}
+	log.Info("task's issue deleted or transferred: no longer a task here", "task", t.Key(), "state", t.State, "by", sender.GetLogin())
+	w := store.Commit{Records: map[string][]byte{records.TaskKey(repo, n): nil}}
+	if t.Milestone != 0 {
+		w.Enqueue = append(w.Enqueue, goals.Notes(inst, d, t, []rules.GoalNote{{Milestone: t.Milestone}},
+			rules.Event{Actor: gh.User(sender), At: deliveries.EventTime(time.Time{}, d)})...)
+	}
+	for _, pr := range t.PRs {
+		if pr.Open || pr.Merged {
+			w.Enqueue = append(w.Enqueue, deliveries.Derived(fmt.Sprintf("%s/check/%d", d.ID, pr.Number), deliveries.Check, rules.TaskKey(repo, pr.Number),
+				deliveries.CheckPayload{Installation: inst, Repo: repo, Number: pr.Number, Interactive: !deliveries.Background(d)}))
+		}
+	}
+	return w, nil
 }

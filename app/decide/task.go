@@ -21,7 +21,19 @@ import (
 
 // decideTask decides ev for its task; rules asks for the facts it needs.
 func (p *Decider) decideTask(ctx context.Context, inst int64, d *store.Delivery, ev rules.Event, log *slog.Logger) (store.Commit, error) {
-	return p.decideTaskWith(ctx, inst, d, ev, nil, log)
+	w, err := p.decideTaskWith(ctx, inst, d, ev, nil, log)
+	if err == nil && ev.PR != nil && ev.PR.Open && len(w.Records) == 0 && len(w.Enqueue) == 0 {
+		switch ev.Kind {
+		case rules.PRLinked, rules.PRReady, rules.PRDraft, rules.PRPushed:
+			// A pull request's work on an issue that is no task: no task
+			// asks for its check, so this does (decideCheck answers one that
+			// names no task as gate.untracked says).
+			w.Enqueue = append(w.Enqueue, deliveries.Derived(fmt.Sprintf("%s/check/%d", d.ID, ev.PR.Number), deliveries.Check,
+				rules.TaskKey(ev.Issue.Repo, ev.PR.Number), deliveries.CheckPayload{Installation: inst, Repo: ev.Issue.Repo,
+					Number: ev.PR.Number, Interactive: !deliveries.Background(d)}))
+		}
+	}
+	return w, err
 }
 
 // decideTaskWith is decideTask for an event that carries the task card as it
@@ -40,9 +52,6 @@ func (p *Decider) decideTaskWith(ctx context.Context, inst int64, d *store.Deliv
 	cfg, err := p.look.Config(ctx, c, repo, log)
 	if err != nil {
 		return store.Commit{}, err
-	}
-	if task == nil && ev.Kind == rules.IssueGone {
-		return store.Commit{}, nil // an issue that was no task: nothing to forget
 	}
 	rebuilt := false
 	if task == nil {

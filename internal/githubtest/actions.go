@@ -132,9 +132,9 @@ func (s *Server) CloseIssue(repo string, n int, user, stateReason string) {
 	s.closeIssue(rp, is, user, stateReason)
 }
 
-// DeleteIssue deletes issue n, as an admin does (GitHub's deleteIssue
-// mutation): it is gone with its comments (reading it answers 410 Gone), and
-// GitHub sends issues.deleted with the issue as it was.
+// DeleteIssue deletes issue n, as an admin does (or as converting it to a
+// discussion does): issues.deleted carries the issue as it was; the issue
+// and its comments are gone, and the REST API answers 410 Gone for it.
 func (s *Server) DeleteIssue(repo string, n int, user string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -143,18 +143,69 @@ func (s *Server) DeleteIssue(repo string, n int, user string) {
 		return
 	}
 	if is.pr != nil {
-		s.misuse("DeleteIssue: %s#%d is a pull request (pull requests cannot be deleted)", repo, n)
+		s.misuse("DeleteIssue: %s#%d is a pull request; GitHub does not delete those", repo, n)
 		return
+	}
+	s.emitIssue(rp, is, "deleted", user, issueExtra{})
+	for _, id := range is.comments {
+		delete(s.comments, id)
 	}
 	delete(rp.issues, n)
 	if rp.deleted == nil {
 		rp.deleted = map[int]bool{}
 	}
 	rp.deleted[n] = true
-	for _, id := range is.comments {
-		delete(s.comments, id)
+}
+
+// TransferIssue transfers issue n to repository to (one the fake knows), as
+// someone with write permission on both does: the issue is opened there
+// with a new number (issues.opened; the labels whose names exist there, its
+// assignees and comments come along), issues.transferred is sent to the old
+// repository, whose API now redirects the old number (301). It returns the
+// new number.
+func (s *Server) TransferIssue(repo string, n int, user, to string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp, is := s.actIssue("TransferIssue", repo, n)
+	if is == nil {
+		return 0
 	}
-	s.emitIssue(rp, is, "deleted", user, issueExtra{})
+	dst := s.actRepo("TransferIssue", to)
+	if dst == nil {
+		return 0
+	}
+	if is.pr != nil {
+		s.misuse("TransferIssue: %s#%d is a pull request", repo, n)
+		return 0
+	}
+	old := s.ghIssue(rp, is)
+	moved := s.newIssue(dst, is.user, is.title, is.body)
+	moved.assignees = append([]string(nil), is.assignees...)
+	moved.comments = is.comments
+	for _, id := range is.comments {
+		if cm := s.comments[id]; cm != nil {
+			cm.repo, cm.number = dst, moved.number
+		}
+	}
+	for _, l := range is.labels {
+		for _, dl := range dst.labels {
+			if strings.EqualFold(dl.name, l.name) {
+				moved.labels = append(moved.labels, dl)
+			}
+		}
+	}
+	delete(rp.issues, n)
+	if rp.moved == nil {
+		rp.moved = map[int]string{}
+	}
+	rp.moved[n] = s.apiURL(fmt.Sprintf("repos/%s/issues/%d", dst.fullName(), moved.number))
+	s.emit(rp, "issues", "transferred", user, withFields{&github.IssuesEvent{
+		Action: ptr("transferred"), Issue: old, Repo: s.ghRepo(rp), Sender: s.ghUser(user), Installation: s.ghInstallation(rp.installation),
+	}, map[string]any{"changes": map[string]any{"new_issue": s.ghIssue(dst, moved), "new_repository": s.ghRepo(dst)}}})
+	s.emit(dst, "issues", "opened", user, withFields{&github.IssuesEvent{
+		Action: ptr("opened"), Issue: s.ghIssue(dst, moved), Repo: s.ghRepo(dst), Sender: s.ghUser(user), Installation: s.ghInstallation(dst.installation),
+	}, map[string]any{"changes": map[string]any{"old_issue": old, "old_repository": s.ghRepo(rp)}}})
+	return moved.number
 }
 
 // ReopenIssue reopens issue n (issues.reopened, state_reason "reopened").
@@ -573,6 +624,36 @@ func (s *Server) Review(repo string, n int, user, state, body string) int64 {
 		Repo: s.ghRepo(rp), Sender: s.ghUser(user), Installation: s.ghInstallation(rp.installation),
 	})
 	return rv.id
+}
+
+// DismissReview dismisses review id of pull request n, as user (someone with
+// write permission) would: only an APPROVED or CHANGES_REQUESTED review can
+// be dismissed; its state becomes DISMISSED and pull_request_review.dismissed
+// is sent, carrying the review (its author, its commit) and user as sender.
+func (s *Server) DismissReview(repo string, n int, id int64, user string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp, is := s.actPR("DismissReview", repo, n)
+	if is == nil {
+		return
+	}
+	for _, rv := range is.pr.reviews {
+		if rv.id != id {
+			continue
+		}
+		if rv.state != "APPROVED" && rv.state != "CHANGES_REQUESTED" {
+			s.misuse("DismissReview: review %d of %s#%d is %s; only an approval or a request for changes can be dismissed", id, repo, n, rv.state)
+			return
+		}
+		rv.state = "DISMISSED"
+		s.touch(is)
+		s.emit(rp, "pull_request_review", "dismissed", user, &github.PullRequestReviewEvent{
+			Action: ptr("dismissed"), Review: s.ghReview(rp, is, rv, true), PullRequest: s.ghPull(rp, is),
+			Repo: s.ghRepo(rp), Sender: s.ghUser(user), Installation: s.ghInstallation(rp.installation),
+		})
+		return
+	}
+	s.misuse("DismissReview: no review %d on %s#%d", id, repo, n)
 }
 
 // ---- other apps' CI ----

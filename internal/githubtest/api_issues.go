@@ -63,6 +63,11 @@ func (c *apiCall) issue() *issueState {
 		return nil
 	}
 	is := c.repo.issues[n]
+	if to := c.repo.moved[n]; is == nil && to != "" {
+		c.w.Header().Set("Location", to)
+		c.fail(http.StatusMovedPermanently, "Moved Permanently")
+		return nil
+	}
 	if is == nil && c.repo.deleted[n] {
 		c.fail(http.StatusGone, "This issue was deleted")
 		return nil

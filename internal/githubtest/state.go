@@ -32,7 +32,8 @@ type repoState struct {
 	files         map[string]string // default branch: path -> content
 	labels        []*labelState     // creation order
 	issues        map[int]*issueState
-	deleted       map[int]bool // issues deleted (GET answers 410 Gone)
+	deleted       map[int]bool   // issues deleted (or converted to discussions): GitHub answers 410 Gone
+	moved         map[int]string // issues transferred away: the API URL GitHub redirects to (301)
 	lastNumber    int
 	milestones    map[int]*milestoneState
 	lastMilestone int

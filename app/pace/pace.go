@@ -237,8 +237,19 @@ func (b *Bucket) earliest(from time.Time, c Class) time.Time {
 	if b.fits(from, c) {
 		return from
 	}
-	// A grant that does not fit at from fits once an earlier grant has left
-	// one of the windows, or just after a later grant: try those moments.
+	for _, t := range b.moments(from) {
+		if b.fits(t, c) {
+			return t
+		}
+	}
+	// Past every grant's windows nothing constrains (moments holds that moment).
+	panic("pace: no moment fits a grant")
+}
+
+// moments are the moments after from at which what fits can change, in
+// order: a grant that does not fit at from fits once an earlier grant has
+// left one of the windows, or just after a later grant. Call with b.mu held.
+func (b *Bucket) moments(from time.Time) []time.Time {
 	var cands []time.Time
 	for _, g := range b.grants {
 		if g.at.After(from) {
@@ -251,13 +262,7 @@ func (b *Bucket) earliest(from time.Time, c Class) time.Time {
 		}
 	}
 	slices.SortFunc(cands, func(a, b time.Time) int { return a.Compare(b) })
-	for _, t := range cands {
-		if b.fits(t, c) {
-			return t
-		}
-	}
-	// Past every grant's windows nothing constrains (cands holds that moment).
-	panic("pace: no moment fits a grant")
+	return cands
 }
 
 // start is the first moment a new group of class c may take its turns
@@ -320,21 +325,7 @@ func (b *Bucket) earliestGroup(from time.Time, c Class, n int) (time.Time, bool)
 	if b.fitsGroup(from, c, n) {
 		return from, true
 	}
-	// As for one grant (earliest): what fits changes only where a grant is,
-	// or where one leaves a window.
-	var cands []time.Time
-	for _, g := range b.grants {
-		if g.at.After(from) {
-			cands = append(cands, g.at)
-		}
-		for _, w := range b.windows {
-			if t := g.at.Add(w.span); t.After(from) {
-				cands = append(cands, t)
-			}
-		}
-	}
-	slices.SortFunc(cands, func(a, b time.Time) int { return a.Compare(b) })
-	for _, t := range cands {
+	for _, t := range b.moments(from) {
 		if b.fitsGroup(t, c, n) {
 			return t, true
 		}

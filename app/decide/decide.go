@@ -31,6 +31,7 @@ import (
 	"github.com/countersign/countersign/app/records"
 	"github.com/countersign/countersign/app/seal"
 	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/rules"
 	"github.com/google/go-github/v60/github"
 )
 
@@ -69,7 +70,10 @@ func New(st store.Store, g *gh.GitHub, clients func(inst int64) (Client, error),
 	keys *seal.Keys, log *slog.Logger, recon *reconcile.Metrics, mq *mergequeue.Metrics) *Decider {
 	p := &Decider{store: st, gh: g, clients: clients, look: look, goals: goals, keys: keys, log: log,
 		recon: rcdecide.New(st, g, func(inst int64) (rcdecide.Client, error) { return clients(inst) }, recon)}
-	p.mq = mqdecide.New(st, func(inst int64) (mqdecide.Client, error) { return clients(inst) }, look, mq, p.rebuildPR)
+	p.mq = mqdecide.New(st, func(inst int64) (mqdecide.Client, error) { return clients(inst) }, look, mq, p.rebuildPR,
+		func(ctx context.Context, inst int64, repo string, pr *rules.PullRequest) (*rules.PullRequest, error) {
+			return p.tracked(ctx, deliveries.CheckPayload{Installation: inst, Repo: repo, Number: pr.Number}, pr)
+		})
 	return p
 }
 

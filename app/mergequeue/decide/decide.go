@@ -43,6 +43,12 @@ type Client interface {
 // gone.
 type RebuildPR func(ctx context.Context, cd deliveries.CheckPayload) (*rules.PullRequest, map[string][]byte, error)
 
+// Tracked is pull request pr as its own check sees it: linked only to the
+// issues it names that are tasks, or may yet become one (app/decide). A
+// group's check leaves out the same issues, so that it answers as the pull
+// request's check does.
+type Tracked func(ctx context.Context, inst int64, repo string, pr *rules.PullRequest) (*rules.PullRequest, error)
+
 // Decider decides the merge queue's groups and the gate beyond a pull
 // request's own check.
 type Decider struct {
@@ -51,13 +57,15 @@ type Decider struct {
 	look      *lookup.Lookup
 	metrics   *mq.Metrics // what the gate sees: forged results
 	rebuildPR RebuildPR
+	tracked   Tracked
 }
 
 // New is the decider reading the store st and GitHub through clients; look
-// reads configuration, metrics count forged results, and rebuildPR reads a
-// queued pull request whose record was lost.
-func New(st store.Store, clients func(inst int64) (Client, error), look *lookup.Lookup, metrics *mq.Metrics, rebuildPR RebuildPR) *Decider {
-	return &Decider{store: st, clients: clients, look: look, metrics: metrics, rebuildPR: rebuildPR}
+// reads configuration, metrics count forged results, rebuildPR reads a
+// queued pull request whose record was lost, and tracked leaves out of a
+// pull request the issues it names that are no tasks.
+func New(st store.Store, clients func(inst int64) (Client, error), look *lookup.Lookup, metrics *mq.Metrics, rebuildPR RebuildPR, tracked Tracked) *Decider {
+	return &Decider{store: st, clients: clients, look: look, metrics: metrics, rebuildPR: rebuildPR, tracked: tracked}
 }
 
 // OnMergeGroup takes in a merge_group delivery (under the repository's key)
@@ -128,7 +136,7 @@ func (p *Decider) DecideMergeGroup(ctx context.Context, md deliveries.MergeGroup
 		for k, v := range recs {
 			w.Records[k] = v
 		}
-		if check, err = p.groupCheck(ctx, c, md.Repo, md.PR, pr, nil, g, log); err != nil {
+		if check, err = p.groupCheck(ctx, c, md.Installation, md.Repo, md.PR, pr, nil, g, log); err != nil {
 			return store.Commit{}, err
 		}
 	}
@@ -189,13 +197,19 @@ func (p *Decider) queuedPR(ctx context.Context, c Client, md deliveries.MergeGro
 
 // groupCheck is the check of group g of pull request n (pr its record, nil
 // when there is none); tasks are pr's tasks, read when nil.
-func (p *Decider) groupCheck(ctx context.Context, c Client, repo string, n int, pr *rules.PullRequest, tasks []*rules.Task, g mq.Group, log *slog.Logger) (rules.Check, error) {
+func (p *Decider) groupCheck(ctx context.Context, c Client, inst int64, repo string, n int, pr *rules.PullRequest, tasks []*rules.Task, g mq.Group, log *slog.Logger) (rules.Check, error) {
 	in := mq.Input{Entry: g.Entry(n), PR: pr, Tasks: tasks}
 	var err error
 	if in.Ahead, err = p.ahead(ctx, repo, g.BaseSHA); err != nil {
 		return rules.Check{}, err
 	}
 	if pr != nil && tasks == nil {
+		if p.tracked != nil {
+			if pr, err = p.tracked(ctx, inst, repo, pr); err != nil {
+				return rules.Check{}, err
+			}
+			in.PR = pr
+		}
 		in.Tasks = make([]*rules.Task, len(pr.Links))
 		for i, t := range pr.Links {
 			var err error
@@ -250,7 +264,7 @@ func (p *Decider) Regroup(ctx context.Context, w *store.Commit, inst int64, d *s
 	}
 	changed := false
 	for i, g := range groups {
-		check, err := p.groupCheck(ctx, c, pr.Repo, pr.Number, pr, tasks, g, log)
+		check, err := p.groupCheck(ctx, c, inst, pr.Repo, pr.Number, pr, tasks, g, log)
 		if err != nil {
 			return err
 		}
@@ -372,7 +386,7 @@ func (p *Decider) recheck(ctx context.Context, md deliveries.MergeGroupPayload, 
 	if err != nil {
 		return store.Commit{}, fault.Permanent(err)
 	}
-	check, err := p.groupCheck(ctx, c, md.Repo, md.PR, pr, nil, groups[i], log)
+	check, err := p.groupCheck(ctx, c, md.Installation, md.Repo, md.PR, pr, nil, groups[i], log)
 	if err != nil {
 		return store.Commit{}, err
 	}

@@ -2,11 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -18,20 +15,12 @@ import (
 // logField reads field of the last log line of path whose message is msg.
 func logField(t *testing.T, path, msg, field string) (any, bool) {
 	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
+	recs := logRecords(t, path, msg)
+	if len(recs) == 0 {
+		return nil, false
 	}
-	var v any
-	found := false
-	for _, l := range strings.Split(string(b), "\n") {
-		var rec map[string]any
-		if json.Unmarshal([]byte(l), &rec) != nil || rec["msg"] != msg {
-			continue
-		}
-		v, found = rec[field]
-	}
-	return v, found
+	v, ok := recs[len(recs)-1][field]
+	return v, ok
 }
 
 // On Redis, a process killed while it holds claims and restarted under the

@@ -16,11 +16,7 @@ import (
 // bob may verify or reject it.
 func completedTask(t *testing.T, h *harness) (n, pr int) {
 	t.Helper()
-	n, pr, sha := taskWithPR(h, "Login form", githubtest.PROptions{Title: "Login"})
-	ciPasses(h, sha)
-	h.gh.Review(testRepo, pr, "carol", "APPROVED", "")
-	h.settle()
-	wantState(t, h, n, "completed")
+	n, pr, _, _ = approvedPR(t, h, "Login form", "carol", githubtest.PROptions{Title: "Login"})
 	return n, pr
 }
 

@@ -218,3 +218,15 @@ func taskWithPR(h *harness, title string, o githubtest.PROptions) (n, pr int, sh
 	pr, sha = h.gh.OpenPR(testRepo, "alice", o)
 	return n, pr, sha
 }
+
+// approvedPR is taskWithPR with CI passing on the head and reviewer's
+// approval: the task is completed. It returns the review's id too.
+func approvedPR(t *testing.T, h *harness, title, reviewer string, o githubtest.PROptions) (n, pr int, sha string, review int64) {
+	t.Helper()
+	n, pr, sha = taskWithPR(h, title, o)
+	ciPasses(h, sha)
+	review = h.gh.Review(testRepo, pr, reviewer, "APPROVED", "")
+	h.settle()
+	wantState(t, h, n, "completed")
+	return n, pr, sha, review
+}

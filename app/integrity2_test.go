@@ -56,11 +56,7 @@ func TestMergedUnreviewedPullRequestDoesNotRideOnAnother(t *testing.T) {
 	h := newHarness(t)
 	team(h)
 	h.gh.SetPermission(testRepo, "dave", "write")
-	n, a, shaA := taskWithPR(h, "Login form", githubtest.PROptions{Title: "Login"})
-	ciPasses(h, shaA)
-	h.gh.Review(testRepo, a, "dave", "APPROVED", "")
-	h.settle()
-	wantState(t, h, n, "completed")
+	n, _, _, _ := approvedPR(t, h, "Login form", "dave", githubtest.PROptions{Title: "Login"})
 
 	b, shaB := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Login, more", Body: fmt.Sprintf("Fixes #%d", n)})
 	ciPasses(h, shaB)

@@ -22,11 +22,7 @@ import (
 // takes the task to verified (carol approves, bob verifies).
 func verifiedPR(t *testing.T, h *harness, title string) (n, pr int, sha string) {
 	t.Helper()
-	n, pr, sha = taskWithPR(h, title, githubtest.PROptions{Title: title})
-	ciPasses(h, sha)
-	h.settle()
-	h.gh.Review(testRepo, pr, "carol", "APPROVED", "")
-	h.settle()
+	n, pr, sha, _ = approvedPR(t, h, title, "carol", githubtest.PROptions{Title: title})
 	h.gh.Comment(testRepo, n, "bob", "/verify works")
 	h.settle()
 	wantState(t, h, n, "verified")

@@ -865,25 +865,11 @@ func (b *Store) Nack(ctx context.Context, c *store.Claim, errMsg string, retryAf
 	}
 	retryAfter = backend.ClampDelay(retryAfter)
 	err := b.write(ctx, func(t *btx) error {
-		m, err := t.holder(c)
+		m, d, nb, err := t.failHead(c, errMsg)
 		if err != nil {
 			return err
 		}
-		raw, err := t.checkHead(c, m)
-		if err != nil {
-			return err
-		}
-		if raw != nil {
-			d, err := backend.DecodeDelivery(raw)
-			if err != nil {
-				return err
-			}
-			d.Attempts++
-			d.LastError = errMsg
-			nb, err := backend.EncodeDelivery(*d, time.Unix(0, t.now))
-			if err != nil {
-				return err
-			}
+		if d != nil {
 			if err := t.q.Put(itemKey(m.key, m.QHead), nb); err != nil {
 				return err
 			}
@@ -905,25 +891,11 @@ func (b *Store) DeadLetter(ctx context.Context, c *store.Claim, errMsg string) e
 		return err
 	}
 	err := b.write(ctx, func(t *btx) error {
-		m, err := t.holder(c)
+		m, d, nb, err := t.failHead(c, errMsg)
 		if err != nil {
 			return err
 		}
-		raw, err := t.checkHead(c, m)
-		if err != nil {
-			return err
-		}
-		if raw != nil {
-			d, err := backend.DecodeDelivery(raw)
-			if err != nil {
-				return err
-			}
-			d.Attempts++
-			d.LastError = errMsg
-			nb, err := backend.EncodeDelivery(*d, time.Unix(0, t.now))
-			if err != nil {
-				return err
-			}
+		if d != nil {
 			if err := t.popHead(m); err != nil {
 				return err
 			}
@@ -935,6 +907,28 @@ func (b *Store) DeadLetter(ctx context.Context, c *store.Claim, errMsg string) e
 		return t.unindex(m)
 	})
 	return wrapBolt(fmt.Sprintf("dead letter %q", c.Key), err)
+}
+
+// failHead is the key c holds and, when c claimed a delivery, that delivery
+// with one more attempt that failed with errMsg (d, and nb encoded); d is
+// nil for a claim of no delivery.
+func (t *btx) failHead(c *store.Claim, errMsg string) (m *keyMeta, d *store.Delivery, nb []byte, err error) {
+	if m, err = t.holder(c); err != nil {
+		return nil, nil, nil, err
+	}
+	raw, err := t.checkHead(c, m)
+	if err != nil || raw == nil {
+		return m, nil, nil, err
+	}
+	if d, err = backend.DecodeDelivery(raw); err != nil {
+		return nil, nil, nil, err
+	}
+	d.Attempts++
+	d.LastError = errMsg
+	if nb, err = backend.EncodeDelivery(*d, time.Unix(0, t.now)); err != nil {
+		return nil, nil, nil, err
+	}
+	return m, d, nb, nil
 }
 
 // addDead stores a dead letter; one with the same id replaces the older one.

@@ -91,10 +91,13 @@ func TestExemptPullRequestPushedByAnotherIsNotExempt(t *testing.T) {
 	h.gh.SetFile(testRepo, rules.ConfigPath, "gate:\n  exempt: [\"dependabot[bot]\"]\n")
 	pr, sha := h.gh.OpenPR(testRepo, "dependabot[bot]", githubtest.PROptions{Title: "Bump x", Body: "Bumps x."})
 	h.settle()
-	wantCheck(t, h, sha, "success")
+	if r, _ := verification(h, sha); r.Conclusion != "success" {
+		t.Fatalf("first: %s", r.Summary+r.Text)
+	}
 
 	sha2 := h.gh.PushAs(testRepo, pr, "eve", githubtest.Commit{Message: "bump x, and a little more"})
 	h.settle()
+	if r, _ := verification(h, sha); r.Conclusion != "success" { t.Logf("first: %s", r.Summary+r.Text) }
 	r := wantCheck(t, h, sha2, "failure")
 	wantContains(t, "the check", r.Summary+r.Text, "@eve pushed to it", "eve is not in `gate.exempt`")
 

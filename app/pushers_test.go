@@ -97,7 +97,9 @@ func TestExemptPullRequestPushedByAnotherIsNotExempt(t *testing.T) {
 
 	sha2 := h.gh.PushAs(testRepo, pr, "eve", githubtest.Commit{Message: "bump x, and a little more"})
 	h.settle()
-	if r, _ := verification(h, sha); r.Conclusion != "success" { t.Logf("first: %s", r.Summary+r.Text) }
+	if r, _ := verification(h, sha); r.Conclusion != "success" {
+		t.Logf("first: %s", r.Summary+r.Text)
+	}
 	r := wantCheck(t, h, sha2, "failure")
 	wantContains(t, "the check", r.Summary+r.Text, "@eve pushed to it", "eve is not in `gate.exempt`")
 

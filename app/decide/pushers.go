@@ -122,7 +122,12 @@ const maxActivityPages = 3
 // a fork has its branch there: read there, or when GitHub does not let the
 // installation read it, only the fork's owner (its author) and the senders
 // of its pushes count. One request per head in the common case.
-func (p *Decider) headPushers(ctx context.Context, c Client, cur *rules.PullRequest) error {
+// activityReader reads a repository's activity (gh.Client does).
+type activityReader interface {
+	ListRepositoryActivity(ctx context.Context, owner, repo string, opts gh.ActivityOptions) ([]*gh.Activity, *github.Response, error)
+}
+
+func (p *Decider) headPushers(ctx context.Context, c activityReader, cur *rules.PullRequest) error {
 	cur.PushersUnread = ""
 	if cur.HeadRef == "" {
 		return nil

@@ -742,12 +742,8 @@ func (s *Server) ghReview(rp *repoState, is *issueState, rv *reviewState, webhoo
 	}
 }
 
-// commitEmail is login's users.noreply.github.com address. A bot's keeps its
-// [bot] suffix (dependabot commits as
-// 49699333+dependabot[bot]@users.noreply.github.com): without it the address
-// is a person's of the same name.
 func commitEmail(login string) string {
-	return login + "@users.noreply.github.com"
+	return strings.TrimSuffix(login, "[bot]") + "@users.noreply.github.com"
 }
 
 func (c *commitState) authorEmail() string {

@@ -391,9 +391,15 @@ func (d *decider) builderFor(u User) *Member {
 // configured pilot is not a builder). Neither who wrote the code nor who set
 // the bot to push it is known, so the verifier may be either. A lead may
 // still verify; linking the identity to its account, or naming the bot's
-// pilot in agents:, and pushing again lifts it.
+// pilot in agents:, and pushing again lifts it. So does a pull request whose
+// head branch has more pushes than countersign reads (PushersUnread): who
+// pushed the older ones is not known.
 func (d *decider) laundered() string {
 	for _, p := range d.t.PRs {
+		if p.CarriesCode() && p.PushersUnread != "" {
+			return fmt.Sprintf("not everyone who pushed to #%d is known (%s): one of them may be you, so only a lead may /verify this attempt.",
+				p.Number, clip(p.PushersUnread, maxWhy))
+		}
 		if !p.CarriesCode() || len(p.Unresolved) == 0 {
 			continue
 		}
@@ -524,7 +530,7 @@ func (d *decider) pullRequest() {
 	was := *lp
 	*lp = LinkedPR{Number: p.Number, Author: p.Author, Head: p.Head, Draft: p.Draft, Open: p.Open, Merged: p.Merged,
 		Criteria: was.Criteria, Runs: RelevantRuns(d.f.Config.Contracts, p.Runs), Contradiction: d.contradiction(p.Body),
-		Outsider: p.Outsider, Unresolved: p.Unresolved, BotPushers: botsOf(p.Pushers)}
+		Outsider: p.Outsider, Unresolved: p.Unresolved, BotPushers: botsOf(p.Pushers), PushersUnread: p.PushersUnread}
 	if p.Files != nil {
 		lp.Criteria = d.fileCriteria(p.Files)
 	}

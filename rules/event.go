@@ -96,6 +96,11 @@ type PRFacts struct {
 	// synchronize webhooks), over its whole life: builders like its author,
 	// whatever git identity their commits carry.
 	Pushers []User `json:"pushers,omitempty"`
+	// PushersUnread says why not every push to its head branch could be
+	// read ("" when all were: GitHub's repository activity is longer than
+	// countersign reads): someone not among Pushers may have pushed its
+	// commits, so only a lead may verify its attempt.
+	PushersUnread string `json:"pushers_unread,omitempty"`
 	// Unresolved are the git identities of its commits that GitHub links to
 	// no account ("Name <email>" as the commits write them, with the role):
 	// no one can be held to them, so the card shows them to the verifier.

@@ -111,10 +111,51 @@ func UntrackedCheck(pr *PullRequest, g GateConfig, pins map[string]int64) Check 
 		c.Note = fmt.Sprintf("@%s, who opened it, may not build here (no write permission, not assigned to the issue), so the issues it names are not linked: someone who may build here must open it, or be assigned to the task.", pr.Author.Login)
 	case len(pr.Named) > 0:
 		c.Note = "The issues it names are not open tasks countersign tracks."
-	case g.ExemptedUser(pr.Author, pins):
+	case g.ExemptedUser(pr.Author, pins) && unexempt(pr, g, pins) == "":
 		c.Conclusion, c.Untracked = "success", UntrackedExempts
 	case g.Untracked == UntrackedAllow:
 		c.Conclusion, c.Untracked = "success", UntrackedPasses
 	}
+	if c.Note == "" && g.ExemptedUser(pr.Author, pins) {
+		if why := unexempt(pr, g, pins); why != "" {
+			c.Note = fmt.Sprintf("Its author @%s is in `gate.exempt`, but an exemption holds only while everyone who pushed to it or wrote its commits is exempt too: %s. "+
+				"So it is answered as anyone's pull request that closes no task.", pr.Author.Login, why)
+		}
+	}
 	return c
+}
+
+// maxUnexempt bounds the people unexempt names.
+const maxUnexempt = 5
+
+// unexempt says who, of those who built pr's head, is not in gate.exempt
+// (its pushers, its commits' authors, committers and co-authors), or that
+// who built it is not known: "" when everyone is exempt. An exempt author's
+// pull request is exempt only then (DESIGN §2): anyone else's push or commit
+// onto a dependabot[bot] pull request makes it a person's pull request.
+func unexempt(pr *PullRequest, g GateConfig, pins map[string]int64) string {
+	if pr.CommittersHead != pr.Head {
+		return fmt.Sprintf("who built its head %s was not read", short(pr.Head))
+	}
+	if pr.PushersUnread != "" {
+		return "not everyone who pushed to it is known (" + pr.PushersUnread + ")"
+	}
+	var why []string
+	seen := map[string]bool{}
+	not := func(u User, did string) {
+		if len(why) < maxUnexempt && !seen[strings.ToLower(u.Login)] && !g.ExemptedUser(u, pins) {
+			seen[strings.ToLower(u.Login)] = true
+			why = append(why, fmt.Sprintf("@%s %s; %s is not in `gate.exempt`", u.Login, did, u.Login))
+		}
+	}
+	for _, u := range pr.Pushers {
+		not(u, "pushed to it")
+	}
+	for _, m := range pr.Committers {
+		not(m.User(), "is a "+m.As)
+	}
+	if len(pr.Unresolved) > 0 && len(why) < maxUnexempt {
+		why = append(why, "its commits carry git identities GitHub links to no account ("+clip(strings.Join(pr.Unresolved, "; "), maxWhy)+")")
+	}
+	return strings.Join(why, "; ")
 }

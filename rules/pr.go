@@ -12,8 +12,13 @@ type PullRequest struct {
 	PRFacts
 	// Links are the issues its body closes (ClosingRefs), in order.
 	Links []int `json:"links,omitempty"`
-	// CommittersHead is the head for which Committers were read.
+	// CommittersHead is the head for which Committers (and the pushers
+	// GitHub's repository activity names for HeadRef) were read.
 	CommittersHead string `json:"committers_head,omitempty"`
+	// HeadRef is the branch its head is on, in repository HeadRepo (a fork's
+	// for a pull request from a fork).
+	HeadRef  string `json:"head_ref,omitempty"`
+	HeadRepo string `json:"head_repo,omitempty"`
 	// TooMany is how many issues its description names when that is more
 	// than tasks.max_per_pr: it then links none of them (Links is empty).
 	TooMany int `json:"too_many,omitempty"`

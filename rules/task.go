@@ -162,6 +162,9 @@ type LinkedPR struct {
 	// at most maxBotPushers: with commit identities no one is linked to,
 	// whoever set such a bot to push is unknown (see decider.laundered).
 	BotPushers []User `json:"bot_pushers,omitempty"`
+	// PushersUnread: not every push to its head branch was read
+	// (PRFacts.PushersUnread).
+	PushersUnread string `json:"pushers_unread,omitempty"`
 }
 
 // maxBotPushers bounds LinkedPR.BotPushers.

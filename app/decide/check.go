@@ -48,6 +48,9 @@ func (p *Decider) decideCheck(ctx context.Context, cd deliveries.CheckPayload, d
 		if err != nil {
 			return store.Commit{}, fault.Permanent(err)
 		}
+		if pr, err = p.exemptBuilders(ctx, c, cd, pr, &recs); err != nil {
+			return store.Commit{}, err
+		}
 		if effect, err = p.mq.UntrackedGate(ctx, c, pr, p.log); err != nil || effect == nil {
 			return store.Commit{Records: recs}, err
 		}
@@ -148,5 +151,47 @@ func (p *Decider) tracked(ctx context.Context, cd deliveries.CheckPayload, pr *r
 	}
 	out := *pr
 	out.Links = keep
+	return &out, nil
+}
+
+// exemptBuilders is pr with who built its head read, when its author is in
+// gate.exempt and that was not read for its head (the exemption was added
+// after the head was pushed, or the record predates it): the exemption holds
+// only while they are all exempt too (rules.UntrackedCheck). The record to
+// write is added to recs. A head that moved on GitHub is left to its
+// synchronize.
+func (p *Decider) exemptBuilders(ctx context.Context, c Client, cd deliveries.CheckPayload, pr *rules.PullRequest, recs *map[string][]byte) (*rules.PullRequest, error) {
+	if !pr.Open || pr.Head == "" || pr.CommittersHead == pr.Head {
+		return pr, nil
+	}
+	if exempt, err := p.exemptAuthor(ctx, c, pr); err != nil || !exempt {
+		return pr, err
+	}
+	gpr, _, err := c.GetPullRequest(ctx, gh.OwnerOf(cd.Repo), gh.NameOf(cd.Repo), cd.Number)
+	if err != nil {
+		return nil, fmt.Errorf("read pull request #%d: %w", cd.Number, err)
+	}
+	if gpr.GetHead().GetSHA() != pr.Head {
+		return pr, nil
+	}
+	rec, err := records.LoadPR(ctx, p.store, cd.Repo, cd.Number)
+	if err != nil || rec == nil {
+		return pr, err
+	}
+	rec.HeadRef, rec.HeadRepo = gpr.GetHead().GetRef(), gpr.GetHead().GetRepo().GetFullName()
+	if err := p.readHead(ctx, c, cd.Installation, rec); err != nil {
+		return nil, err
+	}
+	out := *pr
+	out.Committers, out.Unresolved, out.Pushers, out.PushersUnread = rec.Committers, rec.Unresolved, rec.Pushers, rec.PushersUnread
+	out.HeadRef, out.HeadRepo, out.Files, out.Runs, out.CommittersHead = rec.HeadRef, rec.HeadRepo, rec.Files, rec.Runs, rec.CommittersHead
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return nil, err
+	}
+	if *recs == nil {
+		*recs = map[string][]byte{}
+	}
+	(*recs)[records.PRKey(cd.Repo, cd.Number)] = b
 	return &out, nil
 }

@@ -46,6 +46,7 @@ type Client interface {
 	ListPullRequestCommits(ctx context.Context, owner string, repo string, number int, opts *github.ListOptions) ([]*github.RepositoryCommit, *github.Response, error)
 	ListInstallationRepos(ctx context.Context, opts *github.ListOptions) (*github.ListRepositories, *github.Response, error)
 	ListMatchingRefs(ctx context.Context, owner, repo string, opts *github.ReferenceListOptions) ([]*github.Reference, *github.Response, error)
+	ListRepositoryActivity(ctx context.Context, owner, repo string, opts gh.ActivityOptions) ([]*gh.Activity, *github.Response, error)
 }
 
 // Decider turns a delivery into facts, asks rules what it means, and returns

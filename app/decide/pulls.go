@@ -127,40 +127,65 @@ func (p *Decider) pullEvent(ctx context.Context, inst int64, repo string, d *sto
 	return w, nil
 }
 
-// pullRecord is the record of pull request pr as the webhook shows it. Its
-// committers, changed files and CI results are read from GitHub when it closes
-// a task and its head moved; later CI results come as their own webhooks.
+// pullRecord is the record of pull request pr as the webhook shows it. Who
+// built its head (its committers, and who pushed to its head branch, from
+// GitHub's repository activity: DESIGN §1), its changed files and CI results
+// are read from GitHub when its head moved and it closes a task, or its
+// author is in gate.exempt (an exemption holds only while everyone who built
+// the head is exempt too); later CI results come as their own webhooks.
 func (p *Decider) pullRecord(ctx context.Context, c Client, inst int64, repo string, pr *github.PullRequest, old *rules.PullRequest) (*rules.PullRequest, error) {
 	cur := &rules.PullRequest{Repo: repo, Links: rules.ClosingRefs(pr.GetBody(), repo), PRFacts: rules.PRFacts{
 		Number: pr.GetNumber(), Author: gh.User(pr.GetUser()), Head: pr.GetHead().GetSHA(), Assignees: gh.Users(pr.Assignees),
 		Draft: pr.GetDraft(), Open: pr.GetState() == "open", Merged: pr.GetMerged() || pr.MergedAt != nil, // reviews' copies carry merged_at only
-		Body: pr.GetBody()}, UpdatedAt: pr.GetUpdatedAt().Time}
+		Body: pr.GetBody()}, UpdatedAt: pr.GetUpdatedAt().Time,
+		HeadRef: pr.GetHead().GetRef(), HeadRepo: pr.GetHead().GetRepo().GetFullName()}
 	if old != nil {
 		cur.Pushers = old.Pushers
+		if cur.HeadRef == "" { // a review's short copy
+			cur.HeadRef, cur.HeadRepo = old.HeadRef, old.HeadRepo
+		}
 	}
-	if old != nil && (old.CommittersHead == cur.Head || len(cur.Links) == 0 || !cur.Open) {
+	reads := cur.Open && len(cur.Links) > 0
+	if cur.Open && len(cur.Links) == 0 && (old == nil || old.CommittersHead != cur.Head) {
+		exempt, err := p.exemptAuthor(ctx, c, cur)
+		if err != nil {
+			return nil, err
+		}
+		reads = exempt
+	}
+	if old != nil && (old.CommittersHead == cur.Head || !reads) {
 		cur.Committers, cur.Files, cur.CommittersHead = old.Committers, old.Files, old.CommittersHead
-		cur.Unresolved = old.Unresolved
+		cur.Unresolved, cur.PushersUnread = old.Unresolved, old.PushersUnread
 		if old.Head == cur.Head {
 			cur.Runs = old.Runs
 		}
 		return cur, nil
 	}
-	if len(cur.Links) == 0 || !cur.Open {
+	if !reads {
 		return cur, nil
 	}
+	return cur, p.readHead(ctx, c, inst, cur)
+}
+
+// readHead reads from GitHub who built cur's head (its commits' people and
+// the pushers of its head branch), the files it changes and the CI results
+// on it.
+func (p *Decider) readHead(ctx context.Context, c Client, inst int64, cur *rules.PullRequest) error {
 	var err error
-	if cur.Committers, cur.Unresolved, err = p.committers(ctx, c, inst, repo, cur.Number); err != nil {
-		return nil, err
+	if cur.Committers, cur.Unresolved, err = p.committers(ctx, c, inst, cur.Repo, cur.Number); err != nil {
+		return err
 	}
-	if cur.Files, err = lookup.ChangedFiles(ctx, c, repo, cur.Number); err != nil {
-		return nil, err
+	if err := p.headPushers(ctx, c, cur); err != nil {
+		return err
 	}
-	if cur.Runs, _, err = p.look.CIRuns(ctx, c, repo, cur.Head); err != nil {
-		return nil, err
+	if cur.Files, err = lookup.ChangedFiles(ctx, c, cur.Repo, cur.Number); err != nil {
+		return err
+	}
+	if cur.Runs, _, err = p.look.CIRuns(ctx, c, cur.Repo, cur.Head); err != nil {
+		return err
 	}
 	cur.CommittersHead = cur.Head
-	return cur, nil
+	return nil
 }
 
 // maxCommitPages bounds the commits read per pull request (GitHub lists at

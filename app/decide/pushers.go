@@ -1,10 +1,12 @@
 package decide
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/gh"
 	"github.com/countersign/countersign/rules"
 	"github.com/google/go-github/v60/github"
@@ -101,4 +103,81 @@ func (u *unresolved) identity(name, email, as string) {
 		return
 	}
 	*u = append(*u, id+" ("+as+")")
+}
+
+// maxActivityPages bounds the pages of a head branch's activity read (100
+// entries each): a branch pushed to more often than that has pushers
+// countersign does not know (PushersUnread).
+const maxActivityPages = 3
+
+// headPushers adds to cur's pushers everyone GitHub's repository activity
+// names as having pushed to its head branch (DESIGN §1: whoever pushed the
+// commits it carries, whenever they pushed them, before the pull request
+// was opened too, and whether or not their push delivery arrived or the
+// store kept it). Every push, force push, branch creation and merge into
+// that branch counts, since the branch's first activity: a push whose
+// commits are no longer carried makes its pusher a builder needlessly, which
+// only makes verification stricter; a branch deleted and created again keeps
+// the pushers of before, as its commits may be theirs. A pull request from
+// a fork has its branch there: read there, or when GitHub does not let the
+// installation read it, only the fork's owner (its author) and the senders
+// of its pushes count. One request per head in the common case.
+// activityReader reads a repository's activity (gh.Client does).
+type activityReader interface {
+	ListRepositoryActivity(ctx context.Context, owner, repo string, opts gh.ActivityOptions) ([]*gh.Activity, *github.Response, error)
+}
+
+func (p *Decider) headPushers(ctx context.Context, c activityReader, cur *rules.PullRequest) error {
+	cur.PushersUnread = ""
+	if cur.HeadRef == "" {
+		return nil
+	}
+	repo := cur.HeadRepo
+	if repo == "" {
+		repo = cur.Repo
+	}
+	opt := gh.ActivityOptions{Ref: "refs/heads/" + cur.HeadRef, PerPage: 100}
+	for page := 0; ; page++ {
+		if page == maxActivityPages {
+			cur.PushersUnread = fmt.Sprintf("branch %s has more than %d pushes and branch changes; the older ones were not read", cur.HeadRef, maxActivityPages*100)
+			if p.log != nil {
+				p.log.Warn("head branch activity longer than read: older pushers unknown, only a lead may verify",
+					"repo", cur.Repo, "number", cur.Number, "ref", cur.HeadRef, "read", maxActivityPages*100)
+			}
+			return nil
+		}
+		acts, resp, err := c.ListRepositoryActivity(ctx, gh.OwnerOf(repo), gh.NameOf(repo), opt)
+		if !strings.EqualFold(repo, cur.Repo) && (fault.IsStatus(err, 403) || fault.IsStatus(err, 404)) {
+			if p.log != nil {
+				p.log.Info("the fork's activity is not readable: its author and the senders of its pushes are its pushers",
+					"repo", cur.Repo, "number", cur.Number, "fork", repo)
+			}
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("read the activity of %s in %s: %w", cur.HeadRef, repo, err)
+		}
+		for _, a := range acts {
+			if a.ActivityType == "branch_deletion" {
+				continue
+			}
+			if u := gh.User(a.Actor); !u.IsZero() && !isWebFlow(u) {
+				addPusher(cur, u)
+			}
+		}
+		if resp == nil || resp.After == "" || len(acts) == 0 {
+			return nil
+		}
+		opt.After = resp.After
+	}
+}
+
+// exemptAuthor reports whether the author of pull request pr is in
+// gate.exempt.
+func (p *Decider) exemptAuthor(ctx context.Context, c Client, pr *rules.PullRequest) (bool, error) {
+	cfg, err := p.look.Config(ctx, c, pr.Repo, p.log)
+	if err != nil {
+		return false, err
+	}
+	return cfg.Gate.ExemptedUser(pr.Author, cfg.Pins), nil
 }

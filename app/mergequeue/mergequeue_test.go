@@ -109,6 +109,11 @@ func TestDecide(t *testing.T) {
 	pr := func(links ...int) *rules.PullRequest {
 		return &rules.PullRequest{Repo: "acme/widgets", Links: links, PRFacts: rules.PRFacts{Number: 12, Author: alice, Head: head, Open: true}}
 	}
+	builtBy := func(pushers ...rules.User) *rules.PullRequest { // who built its head read: these pushed
+		p := pr()
+		p.CommittersHead, p.Pushers = head, pushers
+		return p
+	}
 	task := func(n int, s rules.State, seenHead string) *rules.Task {
 		return &rules.Task{Repo: "acme/widgets", Number: n, State: s, PRs: []rules.LinkedPR{{Number: 12, Head: seenHead, Open: true}}}
 	}
@@ -149,8 +154,10 @@ func TestDecide(t *testing.T) {
 			"completed", "failure", ""},
 		{"closes no task, allow", Input{PR: pr(), Gate: rules.GateConfig{Untracked: rules.UntrackedAllow}},
 			"completed", "success", ""},
-		{"closes no task, exempt author", Input{PR: pr(), Gate: rules.GateConfig{Untracked: rules.UntrackedRequire, Exempt: []string{"alice"}}},
+		{"closes no task, exempt author", Input{PR: builtBy(alice), Gate: rules.GateConfig{Untracked: rules.UntrackedRequire, Exempt: []string{"alice"}}},
 			"completed", "success", ""},
+		{"closes no task, exempt author, bob pushed to it", Input{PR: builtBy(alice, rules.User{ID: 2, Login: "bob"}), Gate: rules.GateConfig{Untracked: rules.UntrackedRequire, Exempt: []string{"alice"}}},
+			"completed", "failure", "@bob pushed to it"},
 		{"names too many tasks, allow", Input{PR: tooMany, Gate: rules.GateConfig{Untracked: rules.UntrackedAllow}},
 			"completed", "failure", "names 11 issues"},
 	} {

@@ -444,6 +444,7 @@ func (s *Server) OpenPR(repo, user string, o PROptions) (int, string) {
 		commits = []Commit{{Author: user, Message: title}}
 	}
 	s.addPRCommits(rp, is, commits)
+	s.recordActivity(rp, pr.headRef, "branch_creation", user, "", pr.headSHA) // the author pushed the branch
 	s.emitPull(rp, is, "opened", user, nil)
 	return is.number, pr.headSHA
 }
@@ -520,6 +521,7 @@ func (s *Server) PushAs(repo string, n int, pusher string, commits ...Commit) st
 	s.addPRCommits(rp, is, commits)
 	s.touch(is)
 	after := is.pr.headSHA
+	s.recordActivity(rp, is.pr.headRef, "push", pusher, before, after)
 	s.emitPull(rp, is, "synchronize", pusher, func(ev *github.PullRequestEvent) {
 		ev.Before, ev.After = ptr(before), ptr(after)
 	})
@@ -555,6 +557,7 @@ func (s *Server) MergePR(repo string, n int, user string) string {
 		}
 	}
 	rp.headSHA = mc.sha
+	s.recordActivity(rp, rp.defaultBranch, "pr_merge", user, before, mc.sha)
 	t := now()
 	pr.merged, pr.mergedAt, pr.mergedBy, pr.mergeCommitSHA = true, t, user, mc.sha
 	is.state, is.closedAt, is.closedBy, is.updatedAt = "closed", t, user, t
@@ -897,6 +900,7 @@ func (s *Server) pushDefault(repo, user string, files map[string]string, remove 
 	sort.Strings(c.added)
 	sort.Strings(c.changed)
 	rp.headSHA = c.sha
+	s.recordActivity(rp, rp.defaultBranch, "push", user, before, c.sha)
 	s.emitPush(rp, user, before, c)
 	return c.sha
 }

@@ -59,6 +59,14 @@ func (s *Server) userByEmail(email string) string {
 		return ""
 	}
 	login := m[2]
+	if _, person := s.userIDs[strings.ToLower(login)]; !person && m[1] == "" {
+		// A bot's commits (commitEmail drops the [bot] its real address
+		// keeps, which the webhooks' email format refuses) are the bot's
+		// when no person of that name is known.
+		if _, bot := s.userIDs[strings.ToLower(login)+"[bot]"]; bot {
+			login += "[bot]"
+		}
+	}
 	for k := range s.userIDs { // the login as GitHub spells it
 		if strings.EqualFold(k, login) {
 			login = k

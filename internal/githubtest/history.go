@@ -33,6 +33,7 @@ func (s *Server) ForcePush(repo string, n int, pusher, sha string) {
 	is.pr.commits = is.pr.commits[:i+1]
 	is.pr.headSHA = sha
 	s.touch(is)
+	s.recordActivity(rp, is.pr.headRef, "force_push", pusher, before, sha)
 	s.emitPull(rp, is, "synchronize", pusher, func(ev *github.PullRequestEvent) {
 		ev.Before, ev.After = ptr(before), ptr(sha)
 	})
@@ -57,6 +58,8 @@ func (s *Server) PushWhileClosed(repo string, n int, commits ...Commit) string {
 	if len(commits) == 0 {
 		commits = []Commit{{}}
 	}
+	before := is.pr.headSHA
 	s.addPRCommits(rp, is, commits)
+	s.recordActivity(rp, is.pr.headRef, "push", is.user, before, is.pr.headSHA)
 	return is.pr.headSHA
 }

@@ -810,6 +810,7 @@ func (s *Server) routes() *mux.Router {
 	s.graphqlRoutes(h)
 	s.manifestRoutes(h)
 	s.personRoutes(h)
+	s.activityRoutes(h)
 	return r
 }
 

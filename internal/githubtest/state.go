@@ -41,6 +41,8 @@ type repoState struct {
 	statuses      []*statusState
 	commits       map[string]*commitState // every known sha
 	queue         []*queueEntry           // the merge queue, first in line first
+	branches      map[string]*branchState // branches pushed with PushBranch (branches.go)
+	activity      []*activityState        // pushes and branch changes, oldest first (branches.go)
 }
 
 func (rp *repoState) fullName() string { return rp.owner + "/" + rp.name }

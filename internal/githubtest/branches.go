@@ -1,0 +1,206 @@
+package githubtest
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/go-github/v60/github"
+)
+
+// Branches pushed before any pull request is opened from them, and the
+// repository activity GitHub records for every push (GET
+// /repos/{owner}/{repo}/activity, api_activity.go): who pushed, to which
+// ref, from which sha to which.
+
+// zeroSHA is the sha GitHub gives a ref that does not exist (a push that
+// creates a branch has it as before, one that deletes it as after).
+const zeroSHA = "0000000000000000000000000000000000000000"
+
+// branchState is a branch pushed with PushBranch.
+type branchState struct {
+	ref     string // the branch's name
+	head    string
+	commits []*commitState // its commits since it left the default branch, oldest first
+	files   []string       // the files they touch
+}
+
+// activityState is one entry of the repository activity.
+type activityState struct {
+	id            int64
+	before, after string
+	ref           string // refs/heads/<branch>
+	kind          string // push, force_push, branch_creation, branch_deletion, pr_merge, merge_queue_merge
+	actor         string
+	at            time.Time
+}
+
+// recordActivity adds what actor did to ref (a branch name or a full ref) to
+// the repository's activity. Call with s.mu held.
+func (s *Server) recordActivity(rp *repoState, ref, kind, actor, before, after string) {
+	if !strings.HasPrefix(ref, "refs/") {
+		ref = "refs/heads/" + ref
+	}
+	if before == "" {
+		before = zeroSHA
+	}
+	rp.activity = append(rp.activity, &activityState{id: s.newID(), before: before, after: after, ref: ref, kind: kind, actor: actor, at: now()})
+}
+
+// PushBranch pushes commits (authored by pusher unless they say otherwise)
+// to branch ref of repo as pusher, as `git push` does: the branch is created
+// from the default branch's head if it does not exist. GitHub records the
+// push in the repository activity (branch_creation or push) and sends a push
+// webhook whose sender and pusher are pusher. Pushed to the head branch of an
+// open pull request, it is a push to that pull request too
+// (pull_request.synchronize, sent by pusher). It returns the branch's new
+// head.
+func (s *Server) PushBranch(repo, ref, pusher string, commits ...Commit) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.actRepo("PushBranch", repo)
+	if rp == nil {
+		return ""
+	}
+	ref = strings.TrimPrefix(ref, "refs/heads/")
+	if ref == "" || ref == rp.defaultBranch {
+		s.misuse("PushBranch: %q is not a topic branch of %s", ref, repo)
+		return ""
+	}
+	if len(commits) == 0 {
+		commits = []Commit{{}}
+	}
+	for _, is := range rp.issues {
+		if is.pr != nil && is.state == "open" && is.pr.headRef == ref {
+			before := is.pr.headSHA
+			for i := range commits {
+				if commits[i].Author == "" {
+					commits[i].Author = pusher
+				}
+			}
+			s.addPRCommits(rp, is, commits)
+			s.touch(is)
+			s.recordActivity(rp, ref, "push", pusher, before, is.pr.headSHA)
+			s.emitBranchPush(rp, ref, pusher, before, is.pr.commits[len(is.pr.commits)-len(commits):], false)
+			s.emitPull(rp, is, "synchronize", pusher, func(ev *github.PullRequestEvent) {
+				ev.Before, ev.After = ptr(before), ptr(is.pr.headSHA)
+			})
+			return is.pr.headSHA
+		}
+	}
+	if rp.branches == nil {
+		rp.branches = map[string]*branchState{}
+	}
+	br := rp.branches[ref]
+	created := br == nil
+	if created {
+		br = &branchState{ref: ref, head: rp.headSHA}
+		rp.branches[ref] = br
+	}
+	before, parent := br.head, br.head
+	var added []*commitState
+	for _, c := range commits {
+		author, msg := c.Author, c.Message
+		if author == "" {
+			author = pusher
+		}
+		if msg == "" {
+			msg = "Update " + ref
+		}
+		cm := s.newCommit(rp, author, msg, parent)
+		cm.email, cm.committer, cm.committerMail = c.AuthorEmail, c.Committer, c.CommitterEmail
+		cm.added = append([]string(nil), c.Files...)
+		for _, f := range c.Files {
+			if !containsString(br.files, f) {
+				br.files = append(br.files, f)
+			}
+		}
+		added = append(added, cm)
+		parent = cm.sha
+	}
+	br.commits = append(br.commits, added...)
+	br.head = parent
+	kind := "push"
+	if created {
+		kind, before = "branch_creation", zeroSHA
+	}
+	s.recordActivity(rp, ref, kind, pusher, before, br.head)
+	s.emitBranchPush(rp, ref, pusher, before, added, created)
+	return br.head
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// emitBranchPush sends the push webhook of pusher's push of commits to branch
+// ref (before: the sha it moved from, zeroSHA when the push created it).
+func (s *Server) emitBranchPush(rp *repoState, ref, pusher, before string, commits []*commitState, created bool) {
+	var list []*github.HeadCommit
+	for _, c := range commits {
+		author := &github.CommitAuthor{Name: ptr(c.author), Email: ptr(c.authorEmail()), Login: ptr(c.author)}
+		committer := &github.CommitAuthor{Name: ptr(c.committerLogin()), Email: ptr(c.committerEmail()), Login: ptr(c.committerLogin())}
+		list = append(list, &github.HeadCommit{
+			ID: ptr(c.sha), TreeID: ptr(blobSHA("tree:" + c.sha)), Distinct: ptr(true), Message: ptr(c.message),
+			Timestamp: ts(c.time), URL: ptr(s.webURL(rp.fullName() + "/commit/" + c.sha)),
+			Author: author, Committer: committer,
+			Added: append([]string{}, c.added...), Removed: []string{}, Modified: []string{},
+		})
+	}
+	after := before
+	var head *github.HeadCommit
+	if len(list) > 0 {
+		head = list[len(list)-1]
+		after = head.GetID()
+	}
+	compare := s.webURL(fmt.Sprintf("%s/compare/%s...%s", rp.fullName(), before[:12], after[:12]))
+	if created {
+		compare = s.webURL(fmt.Sprintf("%s/compare/%s", rp.fullName(), ref))
+	}
+	s.emit(rp, "push", "", pusher, &github.PushEvent{
+		Ref: ptr("refs/heads/" + ref), Before: ptr(before), After: ptr(after),
+		Created: ptr(created), Deleted: ptr(false), Forced: ptr(false),
+		BaseRef: nil, Compare: ptr(compare),
+		Commits: list, HeadCommit: head,
+		Repo: s.ghPushRepo(rp), Pusher: &github.CommitAuthor{Name: ptr(pusher), Email: ptr(commitEmail(pusher))},
+		Sender: s.ghUser(pusher), Installation: s.ghInstallation(rp.installation),
+	})
+}
+
+// OpenPRFrom opens user's pull request from branch ref, pushed earlier with
+// PushBranch (by anyone), against the default branch (pull_request.opened,
+// sent by user): its commits are the branch's. o's Commits, Files and HeadRef
+// are ignored. It returns the pull request's number and head.
+func (s *Server) OpenPRFrom(repo, user, ref string, o PROptions) (int, string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.actRepo("OpenPRFrom", repo)
+	if rp == nil {
+		return 0, ""
+	}
+	br := rp.branches[strings.TrimPrefix(ref, "refs/heads/")]
+	if br == nil || len(br.commits) == 0 {
+		s.misuse("OpenPRFrom: %s has no pushed branch %q", repo, ref)
+		return 0, ""
+	}
+	title := o.Title
+	if title == "" {
+		title = "Update " + br.ref
+	}
+	is := s.newIssue(rp, user, title, o.Body)
+	pr := &prState{headRef: br.ref, baseRef: rp.defaultBranch, baseSHA: rp.headSHA, headSHA: br.head, draft: o.Draft}
+	pr.commits = append(pr.commits, br.commits...)
+	for _, f := range br.files {
+		s.addPRFile(rp, pr, f, "")
+	}
+	is.pr = pr
+	is.assignees = append([]string(nil), o.Assignees...)
+	delete(rp.branches, br.ref) // from now on its pushes are the pull request's
+	s.emitPull(rp, is, "opened", user, nil)
+	return is.number, pr.headSHA
+}

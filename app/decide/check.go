@@ -15,7 +15,8 @@ import (
 )
 
 // decideCheck works out the verification check of a pull request from the
-// tasks it closes.
+// tasks it closes: the check on its head (decided again under the head's key,
+// head.go) and the checks of its merge-queue groups.
 func (p *Decider) decideCheck(ctx context.Context, cd deliveries.CheckPayload, d *store.Delivery) (store.Commit, error) {
 	pr, err := records.LoadPR(ctx, p.store, cd.Repo, cd.Number)
 	if err != nil {
@@ -41,22 +42,9 @@ func (p *Decider) decideCheck(ctx context.Context, cd deliveries.CheckPayload, d
 			return store.Commit{}, err
 		}
 	}
-	check := rules.CheckFor(pr, tasks)
-	effect := &rules.Effect{Kind: rules.EffectCheck, Repo: cd.Repo, Number: cd.Number, SHA: pr.Head, Check: &check}
-	if len(pr.Links) == 0 { // it closes no task (any more): gate.untracked answers (app/mergequeue/decide)
-		c, err := p.clients(cd.Installation)
-		if err != nil {
-			return store.Commit{}, fault.Permanent(err)
-		}
-		if effect, err = p.mq.UntrackedGate(ctx, c, pr, p.log); err != nil || effect == nil {
-			return store.Commit{Records: recs}, err
-		}
-	}
-	w, err := records.CommitFor(cd.Installation, d, nil, []rules.Effect{*effect})
-	w.Records = recs
-	if err != nil {
-		return w, err
-	}
+	// The check on its head answers for every pull request whose head it is
+	// (head.go): it is decided under the head's own key.
+	w := store.Commit{Records: recs, Enqueue: []store.Delivery{headCheck(d, "check", cd.Installation, cd.Repo, pr.Head, pr.Number, cd.Interactive)}}
 	// The checks of its merge-queue groups follow its tasks (app/mergequeue/decide).
 	return w, p.mq.Regroup(ctx, &w, cd.Installation, d, pr, tasks, recs != nil, p.log)
 }

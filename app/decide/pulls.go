@@ -46,13 +46,33 @@ func (p *Decider) onPull(ctx context.Context, d *store.Delivery, e *github.PullR
 	w, err := p.pullEvent(ctx, inst, repo, d, pr, rules.Event{Kind: kind, Actor: gh.User(e.GetSender()), At: deliveries.EventTime(pr.GetUpdatedAt().Time, d)}, pusherOf(e), log)
 	if err == nil && pr.GetHead().GetSHA() != "" && (e.GetAction() == "opened" || e.GetAction() == "synchronize") {
 		// A new head: countersign has written no check run on it (see
-		// upsertCheck), so its first check is created without a look.
+		// upsertCheck), so its first check is created without a look. Not
+		// so a head another pull request has (a fork's head can be any
+		// commit of the repository): the check there may be countersign's.
+		var shared bool
+		if shared, err = p.sharedHead(ctx, repo, pr); err != nil || shared {
+			return w, err
+		}
 		if w.Records == nil {
 			w.Records = map[string][]byte{}
 		}
 		w.Records[records.NewHeadKey(repo, pr.GetHead().GetSHA())] = []byte{'1'}
 	}
 	return w, err
+}
+
+// sharedHead reports whether pull request pr's head may be another pull
+// request's too: it comes from another repository (a fork), or the head
+// index lists another pull request on it.
+func (p *Decider) sharedHead(ctx context.Context, repo string, pr *github.PullRequest) (bool, error) {
+	if from := pr.GetHead().GetRepo().GetFullName(); from != "" && !strings.EqualFold(from, repo) {
+		return true, nil
+	}
+	var prs []int
+	if _, err := records.Load(ctx, p.store, records.HeadKey(repo, pr.GetHead().GetSHA()), &prs); err != nil {
+		return false, err
+	}
+	return slices.ContainsFunc(prs, func(n int) bool { return n != pr.GetNumber() }), nil
 }
 
 // pullEvent records pull request pr as its event shows it, with whoever

@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/countersign/countersign/internal/githubtest"
@@ -117,4 +118,35 @@ func TestSharedHeadTwoTrackedPRs(t *testing.T) {
 	h.gh.ClosePR(testRepo, back, "alice")
 	h.settle()
 	wantCheck(t, h, sha, "success")
+}
+
+// What the shared heads cost: the requests of each step, settled. An
+// outsider's pull request on a verified head writes no check run (the check
+// there already says what it must), and neither does its edit.
+func TestSharedHeadCost(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	n, _, sha := verifiedPR(t, h, "Login form")
+	two := h.gh.OpenIssue(testRepo, "carol", "Backport login form", "")
+	h.gh.Assign(testRepo, two, "carol", "alice")
+	h.settle()
+	var fork, back int
+	rows, _ := runCosts(t, h, "Pull requests sharing a verified head", []costStep{
+		{"mallory's fork pull request (Fixes #n) on the verified head", func() {
+			fork = h.gh.OpenPRAt(testRepo, "mallory", sha, githubtest.SharedPROptions{Fork: true, Title: "Mine", Body: fmt.Sprintf("Fixes #%d", n)})
+		}},
+		{"mallory edits it", func() { h.gh.EditPR(testRepo, fork, "mallory", "", fmt.Sprintf("Fixes #%d, mine", n)) }},
+		{"a tracked backport pull request on the same head", func() {
+			back = h.gh.OpenPRAt(testRepo, "alice", sha, githubtest.SharedPROptions{Base: "release-1", Title: "Backport", Body: fmt.Sprintf("Fixes #%d", two)})
+		}},
+		{"the backport closed", func() { h.gh.ClosePR(testRepo, back, "alice") }},
+	})
+	wantCheck(t, h, sha, "success")
+	for _, c := range rows[:2] {
+		for _, d := range c.detail {
+			if strings.Contains(d, "/check-runs") && !strings.HasPrefix(d, "GET ") {
+				t.Errorf("%s: wrote a check run: %s", c.step, d)
+			}
+		}
+	}
 }

@@ -150,3 +150,17 @@ func TestSharedHeadCost(t *testing.T) {
 		}
 	}
 }
+
+// An exempt author's pull request that closes no task passes; an outsider's
+// pull request on its head (closing no task either) does not block it.
+func TestSharedHeadOutsiderOnExemptHead(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	h.gh.SetFile(testRepo, rules.ConfigPath, "gate:\n  exempt: [\"dependabot[bot]\"]\n")
+	_, sha := h.gh.OpenPR(testRepo, "dependabot[bot]", githubtest.PROptions{Title: "Bump x", Body: "Bumps x."})
+	h.settle()
+	wantCheck(t, h, sha, "success")
+	h.gh.OpenPRAt(testRepo, "mallory", sha, githubtest.SharedPROptions{Fork: true, Title: "Bump x too", Body: "Mine."})
+	h.settle()
+	wantCheck(t, h, sha, "success")
+}

@@ -33,6 +33,16 @@ func (p *Decider) decideCheck(ctx context.Context, cd deliveries.CheckPayload, d
 	if (!pr.Open && !pr.Merged) || pr.Head == "" {
 		return store.Commit{Records: recs}, nil
 	}
+	// The check on its head answers for every pull request whose head it is
+	// (head.go): it is decided under the head's own key.
+	w := store.Commit{Records: recs, Enqueue: []store.Delivery{headCheck(d, "check", cd.Installation, cd.Repo, pr.Head, pr.Number, cd.Interactive)}}
+	// The checks of its merge-queue groups follow its tasks
+	// (app/mergequeue/decide): with no group tracked (and none to find
+	// again after a store loss) there is none to answer.
+	groups, err := records.LoadMergeGroups(ctx, p.store, cd.Repo, pr.Number)
+	if err != nil || (len(groups) == 0 && recs == nil) {
+		return w, err
+	}
 	if pr, err = p.tracked(ctx, cd, pr); err != nil {
 		return store.Commit{}, err
 	}
@@ -42,10 +52,6 @@ func (p *Decider) decideCheck(ctx context.Context, cd deliveries.CheckPayload, d
 			return store.Commit{}, err
 		}
 	}
-	// The check on its head answers for every pull request whose head it is
-	// (head.go): it is decided under the head's own key.
-	w := store.Commit{Records: recs, Enqueue: []store.Delivery{headCheck(d, "check", cd.Installation, cd.Repo, pr.Head, pr.Number, cd.Interactive)}}
-	// The checks of its merge-queue groups follow its tasks (app/mergequeue/decide).
 	return w, p.mq.Regroup(ctx, &w, cd.Installation, d, pr, tasks, recs != nil, p.log)
 }
 

@@ -15,7 +15,8 @@ import (
 )
 
 // decideCheck works out the verification check of a pull request from the
-// tasks it closes.
+// tasks it closes: the check on its head (decided again under the head's key,
+// head.go) and the checks of its merge-queue groups.
 func (p *Decider) decideCheck(ctx context.Context, cd deliveries.CheckPayload, d *store.Delivery) (store.Commit, error) {
 	pr, err := records.LoadPR(ctx, p.store, cd.Repo, cd.Number)
 	if err != nil {
@@ -32,6 +33,29 @@ func (p *Decider) decideCheck(ctx context.Context, cd deliveries.CheckPayload, d
 	if (!pr.Open && !pr.Merged) || pr.Head == "" {
 		return store.Commit{Records: recs}, nil
 	}
+	if len(pr.Links) == 0 {
+		// An exempt author's pull request is exempt only while everyone who
+		// built its head is: read who did when the record does not say yet
+		// (the exemption came after the head, e.g. by a configuration
+		// change). Its record is written here, under its own key.
+		c, err := p.clients(cd.Installation)
+		if err != nil {
+			return store.Commit{}, fault.Permanent(err)
+		}
+		if pr, err = p.exemptBuilders(ctx, c, cd, pr, &recs); err != nil {
+			return store.Commit{}, err
+		}
+	}
+	// The check on its head answers for every pull request whose head it is
+	// (head.go): it is decided under the head's own key.
+	w := store.Commit{Records: recs, Enqueue: []store.Delivery{headCheck(d, "check", cd.Installation, cd.Repo, pr.Head, pr.Number, cd.Interactive)}}
+	// The checks of its merge-queue groups follow its tasks
+	// (app/mergequeue/decide): with no group tracked (and none to find
+	// again after a store loss) there is none to answer.
+	groups, err := records.LoadMergeGroups(ctx, p.store, cd.Repo, pr.Number)
+	if err != nil || (len(groups) == 0 && recs == nil) {
+		return w, err
+	}
 	if pr, err = p.tracked(ctx, cd, pr); err != nil {
 		return store.Commit{}, err
 	}
@@ -41,26 +65,6 @@ func (p *Decider) decideCheck(ctx context.Context, cd deliveries.CheckPayload, d
 			return store.Commit{}, err
 		}
 	}
-	check := rules.CheckFor(pr, tasks)
-	effect := &rules.Effect{Kind: rules.EffectCheck, Repo: cd.Repo, Number: cd.Number, SHA: pr.Head, Check: &check}
-	if len(pr.Links) == 0 { // it closes no task (any more): gate.untracked answers (app/mergequeue/decide)
-		c, err := p.clients(cd.Installation)
-		if err != nil {
-			return store.Commit{}, fault.Permanent(err)
-		}
-		if pr, err = p.exemptBuilders(ctx, c, cd, pr, &recs); err != nil {
-			return store.Commit{}, err
-		}
-		if effect, err = p.mq.UntrackedGate(ctx, c, pr, p.log); err != nil || effect == nil {
-			return store.Commit{Records: recs}, err
-		}
-	}
-	w, err := records.CommitFor(cd.Installation, d, nil, []rules.Effect{*effect})
-	w.Records = recs
-	if err != nil {
-		return w, err
-	}
-	// The checks of its merge-queue groups follow its tasks (app/mergequeue/decide).
 	return w, p.mq.Regroup(ctx, &w, cd.Installation, d, pr, tasks, recs != nil, p.log)
 }
 

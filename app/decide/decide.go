@@ -135,6 +135,12 @@ func (p *Decider) Decide(ctx context.Context, d *store.Delivery, log *slog.Logge
 			return store.Commit{}, fault.Permanent(fmt.Errorf("parse %s: %w", d.Event, err))
 		}
 		return p.decideCheck(ctx, cd, d)
+	case deliveries.Head:
+		var hp deliveries.HeadPayload
+		if err := json.Unmarshal(d.Payload, &hp); err != nil {
+			return store.Commit{}, fault.Permanent(fmt.Errorf("parse %s: %w", d.Event, err))
+		}
+		return p.decideHead(ctx, hp, d)
 	case deliveries.Goal:
 		var gd deliveries.GoalPayload
 		if err := json.Unmarshal(d.Payload, &gd); err != nil {

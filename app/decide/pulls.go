@@ -46,13 +46,33 @@ func (p *Decider) onPull(ctx context.Context, d *store.Delivery, e *github.PullR
 	w, err := p.pullEvent(ctx, inst, repo, d, pr, rules.Event{Kind: kind, Actor: gh.User(e.GetSender()), At: deliveries.EventTime(pr.GetUpdatedAt().Time, d)}, pusherOf(e), log)
 	if err == nil && pr.GetHead().GetSHA() != "" && (e.GetAction() == "opened" || e.GetAction() == "synchronize") {
 		// A new head: countersign has written no check run on it (see
-		// upsertCheck), so its first check is created without a look.
+		// upsertCheck), so its first check is created without a look. Not
+		// so a head another pull request has (a fork's head can be any
+		// commit of the repository): the check there may be countersign's.
+		var shared bool
+		if shared, err = p.sharedHead(ctx, repo, pr); err != nil || shared {
+			return w, err
+		}
 		if w.Records == nil {
 			w.Records = map[string][]byte{}
 		}
 		w.Records[records.NewHeadKey(repo, pr.GetHead().GetSHA())] = []byte{'1'}
 	}
 	return w, err
+}
+
+// sharedHead reports whether pull request pr's head may be another pull
+// request's too: it comes from another repository (a fork), or the head
+// index lists another pull request on it.
+func (p *Decider) sharedHead(ctx context.Context, repo string, pr *github.PullRequest) (bool, error) {
+	if from := pr.GetHead().GetRepo().GetFullName(); from != "" && !strings.EqualFold(from, repo) {
+		return true, nil
+	}
+	var prs []int
+	if _, err := records.Load(ctx, p.store, records.HeadKey(repo, pr.GetHead().GetSHA()), &prs); err != nil {
+		return false, err
+	}
+	return slices.ContainsFunc(prs, func(n int) bool { return n != pr.GetNumber() }), nil
 }
 
 // pullEvent records pull request pr as its event shows it, with whoever
@@ -100,24 +120,23 @@ func (p *Decider) pullEvent(ctx context.Context, inst int64, repo string, d *sto
 	if err != nil {
 		return store.Commit{}, err
 	}
-	var untracked *rules.Effect // every pull request gets an answer (app/mergequeue/decide)
-	if ev.Kind != rules.PRReviewed {
-		if untracked, err = p.mq.UntrackedGate(ctx, c, cur, log); err != nil {
-			return store.Commit{}, err
-		}
-	}
 	w, err := p.fanout(ctx, inst, d, old, cur, ev, gate)
 	if err != nil {
 		return w, err
 	}
-	for _, e := range []struct {
-		key    string
-		effect *rules.Effect
-	}{{"/config", check}, {"/untracked", untracked}} {
-		if e.effect == nil {
-			continue
+	if ev.Kind != rules.PRReviewed {
+		untracked, left, err := p.headsToAnswer(ctx, old, cur)
+		if err != nil {
+			return w, err
 		}
-		b, err := json.Marshal(records.OutboxEffect{Installation: inst, Delivery: d.ID, Key: d.ID + e.key, At: time.Now().UTC(), Effect: *e.effect,
+		for _, h := range []struct{ tag, sha string }{{"untracked", untracked}, {"left", left}} {
+			if h.sha != "" {
+				w.Enqueue = append(w.Enqueue, headCheck(d, h.tag, inst, repo, h.sha, cur.Number, !deliveries.Background(d)))
+			}
+		}
+	}
+	if check != nil {
+		b, err := json.Marshal(records.OutboxEffect{Installation: inst, Delivery: d.ID, Key: d.ID + "/config", At: time.Now().UTC(), Effect: *check,
 			Background: deliveries.Background(d)})
 		if err != nil {
 			return w, fmt.Errorf("encode effect: %w", err)
@@ -125,6 +144,29 @@ func (p *Decider) pullEvent(ctx context.Context, inst int64, repo string, d *sto
 		w.Effects = append(w.Effects, b)
 	}
 	return w, nil
+}
+
+// headsToAnswer are the heads whose check pull request cur's change (from
+// old) makes countersign decide again (head.go), "" for none: untracked, its
+// head when it closes no task (every pull request gets an answer: gate.untracked; one
+// that closes tasks is answered when they take in the change), and its old
+// left, its old head when it left it (closed, or a new head) and other pull
+// requests may share that one: the check there answers for them now.
+func (p *Decider) headsToAnswer(ctx context.Context, old, cur *rules.PullRequest) (untracked, left string, err error) {
+	if cur.Open && cur.Head != "" && len(cur.Links) == 0 {
+		untracked = cur.Head
+	}
+	if old == nil || !old.Open || old.Head == "" || (cur.Open && cur.Head == old.Head) {
+		return untracked, "", nil
+	}
+	var prs []int
+	if _, err := records.Load(ctx, p.store, records.HeadKey(cur.Repo, old.Head), &prs); err != nil {
+		return "", "", err
+	}
+	if slices.ContainsFunc(prs, func(n int) bool { return n != cur.Number }) {
+		left = old.Head
+	}
+	return untracked, left, nil
 }
 
 // pullRecord is the record of pull request pr as the webhook shows it. Who

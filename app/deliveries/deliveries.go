@@ -31,6 +31,10 @@ const (
 	Goal = "countersign.goal"
 	// CI carries CI results for one pull request's head.
 	CI = "countersign.ci"
+	// Head decides the check on a commit that is the head of one or more
+	// pull requests, under the commit's own key (HeadKey): the check answers
+	// for every open pull request whose head it is.
+	Head = "countersign.head"
 	// Regate makes a pull request's key decide again which tasks it links
 	// (its author was assigned to one it was refused).
 	Regate = "countersign.regate"
@@ -63,6 +67,21 @@ type CheckPayload struct {
 	// Interactive: the refresh follows a person's action (see Background).
 	Interactive bool `json:"interactive,omitempty"`
 }
+
+// HeadPayload is the payload of a Head delivery.
+type HeadPayload struct {
+	Installation int64  `json:"installation"`
+	Repo         string `json:"repo"`
+	SHA          string `json:"sha"`
+	// Number is the pull request whose change asks (0: none in particular).
+	Number int `json:"number,omitempty"`
+	// Interactive: a person waits for it (see Background).
+	Interactive bool `json:"interactive,omitempty"`
+}
+
+// HeadKey is the ordering key of the Head deliveries of commit sha: the
+// checks of the pull requests that share it are decided one at a time.
+func HeadKey(repo, sha string) string { return repo + "@" + sha }
 
 // CardPayload is the payload of a Card delivery.
 type CardPayload struct {
@@ -166,7 +185,7 @@ var handled = []struct {
 }
 
 // internal are the internal events; none has an action.
-var internal = []string{Task, Check, Goal, CI, Regate, Dashboard, MergeGroup, Card, Resync, Repair}
+var internal = []string{Task, Check, Goal, CI, Regate, Dashboard, MergeGroup, Card, Resync, Repair, Head}
 
 var (
 	webhookEvents  = map[string]bool{}

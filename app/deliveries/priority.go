@@ -43,6 +43,10 @@ func Background(d *store.Delivery) bool {
 		// waits for it when a person changed the task.
 		var cd CheckPayload
 		return json.Unmarshal(d.Payload, &cd) != nil || !cd.Interactive
+	case Head:
+		// The check on a commit, decided again for a pull request's change.
+		var hd HeadPayload
+		return json.Unmarshal(d.Payload, &hd) != nil || !hd.Interactive
 	case Regate, CI:
 		// A task's assignment re-gating its pull requests, and CI results:
 		// someone who pushed waits for the gate.

@@ -727,7 +727,7 @@ func (s *Server) CheckSuiteCompleted(repo, sha, appSlug, conclusion string) int6
 	}
 	branch := rp.defaultBranch
 	for _, n := range sortedIssueNumbers(rp) {
-		if is := rp.issues[n]; is.pr != nil && is.state == "open" && is.pr.headSHA == sha {
+		if is := rp.issues[n]; is.pr != nil && is.state == "open" && is.pr.headSHA == sha && is.pr.headFork == nil {
 			branch = is.pr.headRef
 			break
 		}

@@ -139,6 +139,7 @@ type Server struct {
 	loginSpelling map[string]string
 	installations map[int64]*installationState
 	repos         map[string]*repoState
+	forks         map[string]*forkState // lower("user/owner/repo"): user's fork (forks.go)
 	teams         map[string]*teamState
 	comments      map[int64]*commentState
 	checkRuns     map[int64]*checkRunState

@@ -103,6 +103,7 @@ type issueEventState struct {
 type prState struct {
 	headRef        string
 	headSHA        string
+	headFork       *forkState // the head branch is in this fork (forks.go); nil: in the repository itself
 	baseRef        string
 	baseSHA        string
 	draft          bool
@@ -666,7 +667,7 @@ func (s *Server) ghPull(rp *repoState, is *issueState) *github.PullRequest {
 		Assignees:         s.ghUsers(is.assignees),
 		Milestone:         s.ghMilestone(rp, rp.milestones[is.milestone]),
 		AuthorAssociation: ptr(s.authorAssociation(rp, is.user)),
-		Head:              s.ghBranch(rp, pr.headRef, pr.headSHA, is.user),
+		Head:              s.ghHead(rp, pr, is.user),
 		Base:              s.ghBranch(rp, pr.baseRef, pr.baseSHA, rp.owner),
 	}
 	if len(is.assignees) > 0 {
@@ -861,7 +862,7 @@ func (s *Server) openPullsAt(rp *repoState, sha string) []*github.PullRequest {
 	out := []*github.PullRequest{}
 	for _, n := range sortedIssueNumbers(rp) {
 		is := rp.issues[n]
-		if is.pr != nil && is.state == "open" && is.pr.headSHA == sha {
+		if is.pr != nil && is.state == "open" && is.pr.headSHA == sha && is.pr.headFork == nil { // forks' are left out (forks.go)
 			out = append(out, s.ghPullRef(rp, is))
 		}
 	}

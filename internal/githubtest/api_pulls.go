@@ -107,6 +107,7 @@ func (s *Server) listPullFiles(c *apiCall) {
 			BlobURL:     ptr(s.webURL(full + "/blob/" + is.pr.headSHA + "/" + f.filename)),
 			RawURL:      ptr(s.webURL(full + "/raw/" + is.pr.headSHA + "/" + f.filename)),
 			ContentsURL: ptr(s.apiURL("repos/" + full + "/contents/" + f.filename + "?ref=" + is.pr.headSHA)),
+			Patch:       strOrNil(f.patch),
 		})
 	}
 	c.json(http.StatusOK, out)

@@ -118,7 +118,12 @@ func (s *Server) branch(rp *repoState, ref string) *branchState {
 	}
 	for _, is := range rp.issues {
 		if is.pr != nil && is.pr.headRef == ref {
-			return &branchState{sha: is.pr.headSHA, commits: is.pr.commits, files: is.pr.files}
+			b := &branchState{sha: is.pr.headSHA, commits: is.pr.commits}
+			for _, f := range is.pr.files {
+				f.patch = f.patchOf(is.number) // the same change, listed in another pull request
+				b.files = append(b.files, f)
+			}
+			return b
 		}
 	}
 	return nil

@@ -196,3 +196,31 @@ func TestFanoutRetarget(t *testing.T) {
 		t.Fatalf("fanout %v, want %v", got, want)
 	}
 }
+
+// The random sequences reach base changes that make a completed or verified
+// task stale, and ones that bring nothing new to a completed or verified task.
+func TestDecideTaskPropertiesReachBaseChanges(t *testing.T) {
+	stale, kept := 0, 0
+	for seed := uint64(1); seed <= 500; seed++ {
+		s := newPropSeq(seed)
+		var cur *Task
+		for range 60 {
+			ev, f := s.event(cur)
+			d := DecideTask(cur, ev, f)
+			if ev.Kind == PRRetargeted && cur != nil && (cur.State == Completed || cur.State == Verified) {
+				if d.Task != nil && d.Task.State == Review && strings.Contains(d.Task.History[len(d.Task.History)-1].Why, "base changed") {
+					stale++
+				} else if d.Task == nil || d.Task.State == cur.State {
+					kept++
+				}
+			}
+			if d.Task != nil {
+				cur = d.Task
+			}
+		}
+	}
+	if stale == 0 || kept == 0 {
+		t.Fatalf("base changes reached: %d stale, %d kept", stale, kept)
+	}
+	t.Logf("base changes on completed or verified tasks: %d stale, %d kept", stale, kept)
+}

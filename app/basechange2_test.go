@@ -130,3 +130,37 @@ func TestRetargetOfOneOfTwoPullRequests(t *testing.T) {
 	wantCheck(t, h, sha1, "in_progress")
 	wantCheck(t, h, sha2, "in_progress")
 }
+
+// dave approves the pull request stacked on alice's branch, but his review's
+// delivery comes after the base change (to main, bringing X): his review saw
+// the task's change alone, so it does not approve what the pull request
+// merges now. He is told to approve again.
+func TestApprovalDeliveredAfterRetargetNotCounted(t *testing.T) {
+	h := newHarness(t)
+	baseTeam(h)
+	h.gh.CreateBranch(testRepo, "alice", "alice-base", githubtest.Commit{Message: "X", Files: []string{"backdoor.go"}})
+	n := h.gh.OpenIssue(testRepo, "carol", "Login form", "")
+	h.gh.Assign(testRepo, n, "carol", "alice")
+	pr, sha := h.gh.OpenPROn(testRepo, "alice", "alice-base", githubtest.PROptions{Title: "Login form", Body: fmt.Sprintf("Fixes #%d", n), Files: []string{"login.go"}})
+	ciPasses(h, sha)
+	h.settle()
+	wantState(t, h, n, "review")
+
+	h.gh.DropWebhooks(true)
+	h.gh.Review(testRepo, pr, "dave", "APPROVED", "")
+	h.gh.DropWebhooks(false)
+	var review string
+	for _, d := range h.gh.Deliveries() {
+		if d.Event == "pull_request_review" {
+			review = d.ID
+		}
+	}
+	h.gh.EditPRBase(testRepo, pr, "alice", "main")
+	h.settle()
+	if err := h.gh.Redeliver(review); err != nil {
+		t.Fatal(err)
+	}
+	h.settle()
+	wantState(t, h, n, "review")
+	wantContains(t, "task card", card(t, h, n), "approval by @dave on #2 not counted")
+}

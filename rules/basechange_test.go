@@ -224,3 +224,22 @@ func TestDecideTaskPropertiesReachBaseChanges(t *testing.T) {
 	}
 	t.Logf("base changes on completed or verified tasks: %d stale, %d kept", stale, kept)
 }
+
+// A review given while the pull request had another base than the one
+// recorded now saw other changes: its approval is not counted, and the
+// reviewer is told to approve again.
+func TestApprovalOnAnotherBaseNotCounted(t *testing.T) {
+	task := withMerges(fxTask(Review, true), "m2")
+	ev := fxReview("carol", "approved", fxHead, "")
+	ev.Review.OtherBase = "stack"
+	d := decide(t, task, ev, fxFacts("carol"))
+	if d.Task == nil || d.Task.State != Review {
+		t.Fatalf("approval on another base: %+v", d.Task)
+	}
+	if len(d.Task.Approvals) != 0 {
+		t.Fatalf("approvals %+v", d.Task.Approvals)
+	}
+	if n := noticeOf(d, NoticeIgnored); n == nil || !strings.Contains(n.Reason, "approve it again") {
+		t.Fatalf("notice %+v", n)
+	}
+}

@@ -733,6 +733,13 @@ func (d *decider) reviewed() {
 		if rv.Head != lp.Head {
 			return // a review of a head the pull request no longer has
 		}
+		if rv.OtherBase != "" {
+			why := fmt.Sprintf("approval by @%s on #%d not counted: given while it merged into %s, whose changes are not those it merges now", who, p.Number, rv.OtherBase)
+			d.note(why)
+			d.notice(p.Number, Notice{Kind: NoticeIgnored, Actor: who.Login, ActorID: who.ID,
+				Reason: fmt.Sprintf("#%d's base changed since @%s reviewed it (it was %s): approve it again to approve what it merges now", p.Number, who, rv.OtherBase)})
+			return
+		}
 		d.dropApprovals(who, p.Number)
 		d.countApproval(Approval{By: who, Head: rv.Head, PR: p.Number, At: d.ev.At, Critics: d.f.Ask.Critics(who), Merges: lp.Merges})
 		d.completeIfApproved()

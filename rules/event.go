@@ -143,6 +143,10 @@ type ReviewFacts struct {
 	State    string `json:"state"` // approved, changes_requested, commented, dismissed
 	Head     string `json:"head"`  // the commit reviewed
 	Body     string `json:"body,omitempty"`
+	// OtherBase is the base branch the pull request had when it was
+	// reviewed, when that is not the base countersign knows it by now: the
+	// review saw other changes than those it merges ("": the same).
+	OtherBase string `json:"other_base,omitempty"`
 }
 
 // Facts are what a task's decision knows beyond its event: the repository's

@@ -82,6 +82,11 @@ func (p *Decider) pullEvent(ctx context.Context, inst int64, repo string, d *sto
 			"event_updated_at", pr.GetUpdatedAt().Time, "record_updated_at", old.UpdatedAt)
 		return store.Commit{}, nil
 	}
+	if old != nil && ev.Review != nil && old.Base != "" && pr.GetBase().GetRef() != "" && pr.GetBase().GetRef() != old.Base {
+		// The review's copy of the pull request names another base than
+		// the recorded one: it saw other changes than those approvals count for.
+		ev.Review.OtherBase = pr.GetBase().GetRef()
+	}
 	cur := old
 	var gate linkGate
 	if old == nil || ev.Kind != rules.PRReviewed {

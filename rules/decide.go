@@ -90,7 +90,7 @@ func DecideTask(t *Task, ev Event, f Facts) Decision {
 		}
 	case IssueLabeled, IssueUnlabeled:
 		d.labelChanged()
-	case PRLinked, PRReady, PRDraft, PRPushed, PRMerged, PRUnlinked, PRChecked:
+	case PRLinked, PRReady, PRDraft, PRPushed, PRMerged, PRUnlinked, PRChecked, PRRetargeted:
 		d.pullRequest()
 	case PRReviewed:
 		d.reviewed()
@@ -530,7 +530,10 @@ func (d *decider) pullRequest() {
 	was := *lp
 	*lp = LinkedPR{Number: p.Number, Author: p.Author, Head: p.Head, Draft: p.Draft, Open: p.Open, Merged: p.Merged,
 		Criteria: was.Criteria, Runs: RelevantRuns(d.f.Config.Contracts, p.Runs), Contradiction: d.contradiction(p.Body),
-		Outsider: p.Outsider, Unresolved: p.Unresolved, BotPushers: botsOf(p.Pushers), PushersUnread: p.PushersUnread}
+		Outsider: p.Outsider, Unresolved: p.Unresolved, BotPushers: botsOf(p.Pushers), PushersUnread: p.PushersUnread, Merges: p.Merges}
+	if lp.Merges == "" && !newHead { // not read for this event: what was known for the head stands
+		lp.Merges = was.Merges
+	}
 	if p.Files != nil {
 		lp.Criteria = d.fileCriteria(p.Files)
 	}
@@ -580,6 +583,13 @@ func (d *decider) pullRequest() {
 		d.completeIfApproved() // merged: the approvals of the pull requests left may now cover it all
 		return
 	}
+	if known && !newHead && lp.Merges != was.Merges && (was.Merges != "" || d.ev.Retarget != nil) {
+		// The same head merges other changes: its base changed (delivered
+		// now, or seen late through another event). Like new commits, that
+		// makes what was approved and verified stale (DESIGN §2).
+		d.progress(lp, was, true, d.retargeted(p.Number))
+		return
+	}
 	switch d.ev.Kind {
 	case PRLinked:
 		why := fmt.Sprintf("#%d opened", p.Number)
@@ -610,6 +620,23 @@ func (d *decider) pullRequest() {
 	case PRPushed:
 		d.progress(lp, was, newHead, fmt.Sprintf("new commits on #%d", p.Number))
 	}
+}
+
+// retargeted says why pull request n's approvals are stale after its base
+// changed.
+func (d *decider) retargeted(n int) string {
+	rt := d.ev.Retarget
+	if rt == nil || rt.From == "" || rt.To == "" {
+		return fmt.Sprintf("#%d now merges changes no one approved (its base changed)", n)
+	}
+	changes := "changes"
+	if rt.Changes == 1 {
+		changes = "change"
+	}
+	if rt.Changes <= 0 {
+		return fmt.Sprintf("#%d's base changed from %s to %s, bringing changes no one approved", n, rt.From, rt.To)
+	}
+	return fmt.Sprintf("#%d's base changed from %s to %s, bringing %d %s no one approved", n, rt.From, rt.To, rt.Changes, changes)
 }
 
 // progress moves the task along for work on pull request lp; newWork means
@@ -712,8 +739,15 @@ func (d *decider) reviewed() {
 		if rv.Head != lp.Head {
 			return // a review of a head the pull request no longer has
 		}
+		if rv.OtherBase != "" {
+			why := fmt.Sprintf("approval by @%s on #%d not counted: given while it merged into %s, whose changes are not those it merges now", who, p.Number, rv.OtherBase)
+			d.note(why)
+			d.notice(p.Number, Notice{Kind: NoticeIgnored, Actor: who.Login, ActorID: who.ID,
+				Reason: fmt.Sprintf("#%d's base changed since @%s reviewed it (it was %s): approve it again to approve what it merges now", p.Number, who, rv.OtherBase)})
+			return
+		}
 		d.dropApprovals(who, p.Number)
-		d.countApproval(Approval{By: who, Head: rv.Head, PR: p.Number, At: d.ev.At, Critics: d.f.Ask.Critics(who)})
+		d.countApproval(Approval{By: who, Head: rv.Head, PR: p.Number, At: d.ev.At, Critics: d.f.Ask.Critics(who), Merges: lp.Merges})
 		d.completeIfApproved()
 	case "changes_requested":
 		if d.builderFor(who) != nil || !d.f.Ask.Person(who).MayApprove() {

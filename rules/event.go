@@ -25,6 +25,9 @@ const (
 	PRReviewed EventKind = "pr.reviewed" // a review submitted or dismissed
 	PRMerged   EventKind = "pr.merged"
 	PRChecked  EventKind = "pr.checked" // CI results on its head changed
+	// PRRetargeted: its base changed (Event.Retarget says from what to what);
+	// PRFacts.Merges says what it merges now.
+	PRRetargeted EventKind = "pr.retargeted"
 
 	Commented EventKind = "commented" // a new comment with commands
 
@@ -60,6 +63,17 @@ type Event struct {
 	// Text is the comment's body: a claim of completion (/submit) is checked
 	// for contradictions in it.
 	Text string `json:"text,omitempty"`
+	// Retarget: the pull request's base changed (PRRetargeted).
+	Retarget *Retarget `json:"retarget,omitempty"`
+}
+
+// Retarget is a change of a pull request's base branch, From to To, and how
+// many of the changes it merges now (files, each with its patch) no one
+// approved: 0 when it merges what it merged before.
+type Retarget struct {
+	From    string `json:"from"`
+	To      string `json:"to"`
+	Changes int    `json:"changes,omitempty"`
 }
 
 // Contradiction is a phrase that contradicts a claim of completion, with the
@@ -110,6 +124,11 @@ type PRFacts struct {
 	Files []string `json:"files,omitempty"`
 	// Runs are the CI results on Head that contracts.checks counts.
 	Runs []CIRun `json:"runs,omitempty"`
+	// Merges fingerprints what it would merge into its base: its files, each
+	// with its patch, as GitHub lists them ("": not known). The same head on
+	// another base can merge other changes; an approval counts for the head
+	// and the changes it saw.
+	Merges string `json:"merges,omitempty"`
 	// Body is its description: a claim of completion is checked for
 	// contradictions in it.
 	Body string `json:"body,omitempty"`
@@ -129,6 +148,10 @@ type ReviewFacts struct {
 	State    string `json:"state"` // approved, changes_requested, commented, dismissed
 	Head     string `json:"head"`  // the commit reviewed
 	Body     string `json:"body,omitempty"`
+	// OtherBase is the base branch the pull request had when it was
+	// reviewed, when that is not the base countersign knows it by now: the
+	// review saw other changes than those it merges ("": the same).
+	OtherBase string `json:"other_base,omitempty"`
 }
 
 // Facts are what a task's decision knows beyond its event: the repository's

@@ -27,6 +27,14 @@ type PullRequest struct {
 	// may not link (PRFacts.Outsider).
 	Named   []int `json:"named,omitempty"`
 	Refused []int `json:"refused,omitempty"`
+	// Base is its base branch, as the event the record was made from said.
+	Base string `json:"base,omitempty"`
+	// Changes are what it merges into Base as last read (when its files were):
+	// each changed file's name and a fingerprint of its change (MergeEntry).
+	// PRFacts.Merges names what approvals count for: read again on a new head;
+	// on a base change it stays unless the changes differ in a way a merged
+	// pull request into the new base does not account for.
+	Changes map[string]string `json:"changes,omitempty"`
 	// UpdatedAt is when GitHub last changed the pull request, as the event
 	// the record was made from said: an older snapshot (a delivery healed or
 	// retried late) never restates it.
@@ -74,7 +82,7 @@ func Fanout(old, cur *PullRequest, kind EventKind) []TaskEvent {
 		}
 		if !slices.Contains(before, n) {
 			out = append(out, TaskEvent{n, PRLinked})
-			if kind == PRLinked || kind == PRPushed || kind == PRReady || kind == PRDraft {
+			if kind == PRLinked || kind == PRPushed || kind == PRReady || kind == PRDraft || kind == PRRetargeted {
 				continue // PRLinked already carries the pull request as it is
 			}
 		}

@@ -88,6 +88,9 @@ func newPropSeq(seed uint64) *propSeq {
 
 func (s *propSeq) pick(list ...string) string { return list[s.r.IntN(len(list))] }
 
+// pick2 is pick drawing from r2.
+func (s *propSeq) pick2(list ...string) string { return list[s.r2.IntN(len(list))] }
+
 func (s *propSeq) head() string {
 	s.heads++
 	return fmt.Sprintf("h%d", s.heads)
@@ -137,7 +140,7 @@ func (s *propSeq) openPR(n int) (p *PRFacts, opened bool) {
 		return p, true
 	}
 	p = &PRFacts{Number: n, Author: u(s.pick("dave", "dave", "alice", "erin", "copilot[bot]")), Head: s.head(),
-		Draft: s.r.IntN(2) == 0, Open: true}
+		Draft: s.r.IntN(2) == 0, Open: true, Merges: "m0"}
 	if n == 13 && s.seed%3 == 1 { // an outsider's pull request (no draw: the sequences stay as they were)
 		p.Author, p.Outsider = u("mallory"), true
 	}
@@ -228,6 +231,21 @@ func (s *propSeq) event(cur *Task) (Event, Facts) {
 func (s *propSeq) prEvent(ev *Event, n int, cur *Task) {
 	p, opened := s.openPR(n)
 	ev.Kind = PRLinked
+	if !opened && p.Open && s.r2.IntN(8) == 0 {
+		// Its base changes (by hand, or by GitHub when the pull request
+		// beneath it merges): the same head merges what it did (m0) or other
+		// changes (m1, m2), back and forth.
+		was := p.Merges
+		p.Merges = s.pick2("m0", "m1", "m2")
+		ev.Kind = PRRetargeted
+		ev.Retarget = &Retarget{From: "b-" + was, To: "b-" + p.Merges}
+		if p.Merges != was {
+			ev.Retarget.Changes = 1 + s.r2.IntN(3)
+		}
+		ev.Actor = u(s.pick2("alice", "dave", "erin"))
+		ev.PR = copyPR(p)
+		return
+	}
 	if !opened {
 		switch s.r.IntN(10) {
 		case 0: // a restatement (edited, or redelivered)
@@ -381,6 +399,11 @@ func (s *propSeq) run(steps int) error {
 			return fail("DecideTask modified its input:\nbefore %+v\nafter  %+v", before, cur)
 		}
 		next := d.Task
+		if next == nil && cur != nil && ev.Kind == PRRetargeted {
+			if err := checkRetarget(cur, cur, ev); err != nil {
+				return fail("%v", err)
+			}
+		}
 		if next == nil {
 			outsider := ev.PR != nil && ev.PR.Outsider && !containsUser(ev.Issue.Assignees, ev.PR.Author)
 			if cur == nil && ev.Issue.Number != 0 && !outsider {
@@ -523,8 +546,17 @@ func checkStep(cur, next *Task, ev Event, f Facts, d Decision, ps *propState) er
 	// (a redelivery, a resync) moves nothing. (One that names a new builder is
 	// news: that builder's approval stops counting.)
 	if cur != nil && ev.PR != nil && ev.Kind != PRReviewed && ev.Kind != PRChecked && ev.Kind != PRUnlinked && cur.State != next.State && len(next.Builders) == len(cur.Builders) {
-		if p := cur.pr(ev.PR.Number); p != nil && p.Open && ev.PR.Open && p.Head == ev.PR.Head && p.Draft == ev.PR.Draft {
+		if p := cur.pr(ev.PR.Number); p != nil && p.Open && ev.PR.Open && p.Head == ev.PR.Head && p.Draft == ev.PR.Draft &&
+			(ev.PR.Merges == "" || ev.PR.Merges == p.Merges) { // a base change that brings other changes is news
 			return fmt.Errorf("%s restating #%d as recorded moved %s -> %s", ev.Kind, p.Number, cur.State, next.State)
+		}
+	}
+	// (j) a base change that brings changes no one approved leaves nothing
+	// verified, and no approval of what it merged before counts for what it
+	// merges now; one that merges the same changes nothing.
+	if cur != nil && ev.Kind == PRRetargeted {
+		if err := checkRetarget(cur, next, ev); err != nil {
+			return err
 		}
 	}
 	// (h) an outsider's pull request that the task does not link, and whose
@@ -551,6 +583,36 @@ func checkStep(cur, next *Task, ev Event, f Facts, d Decision, ps *propState) er
 	for _, a := range next.Approvers {
 		if !containsUser(ps.approvers, a) {
 			ps.approvers = append(ps.approvers, a)
+		}
+	}
+	return nil
+}
+
+// checkRetarget checks a base change's decision (DESIGN §2).
+func checkRetarget(cur, next *Task, ev Event) error {
+	p := cur.pr(ev.PR.Number)
+	if p == nil || !p.Open || p.Head != ev.PR.Head {
+		return nil
+	}
+	if p.Merges == ev.PR.Merges {
+		if next.State != cur.State || next.Verifier != cur.Verifier {
+			return fmt.Errorf("a base change that brings nothing new moved %s -> %s", cur.State, next.State)
+		}
+		return nil
+	}
+	if cur.State == Verified && next.State == Verified {
+		return fmt.Errorf("verified kept after a base change that brought changes no one approved")
+	}
+	if next.State == Completed || next.State == Verified {
+		for _, a := range next.Approvals {
+			if a.PR == p.Number && a.Head == p.Head && a.Merges != ev.PR.Merges && !next.Forced && !next.Unverified {
+				if lp := next.pr(p.Number); lp != nil && a.covers(*lp) {
+					return fmt.Errorf("an approval of what #%d merged before (%s) covers what it merges now (%s)", p.Number, a.Merges, ev.PR.Merges)
+				}
+			}
+		}
+		if !next.Forced && !next.Unverified && !next.approvedNow() {
+			return fmt.Errorf("%s after a base change, with no approval of what #%d merges now", next.State, p.Number)
 		}
 	}
 	return nil

@@ -150,6 +150,8 @@ type LinkedPR struct {
 	Criteria []Criterion `json:"criteria,omitempty"`
 	// Runs are the CI results on Head that count for some criterion.
 	Runs []CIRun `json:"runs,omitempty"`
+	// Merges fingerprints what it merges into its base (PRFacts.Merges).
+	Merges string `json:"merges,omitempty"`
 	// Contradiction: its description says the work is not done.
 	Contradiction *Contradiction `json:"contradiction,omitempty"`
 	// Outsider: its author may build here only as an assignee of the task
@@ -191,6 +193,10 @@ type Approval struct {
 	Head string    `json:"head,omitempty"`
 	PR   int       `json:"pr,omitempty"`
 	At   time.Time `json:"at"`
+	// Merges is what the pull request merged into its base when it was
+	// approved (LinkedPR.Merges): after a base change that brings other
+	// changes, the approval no longer covers it.
+	Merges string `json:"merges,omitempty"`
 	// Critics are the critics (contracts.critics) the approver reviews for.
 	Critics []string `json:"critics,omitempty"`
 }
@@ -288,7 +294,7 @@ func (t *Task) approvedNow() bool {
 	}
 	return len(t.Unapproved()) == 0 && slices.ContainsFunc(t.Approvals, func(a Approval) bool {
 		p := t.pr(a.PR)
-		return (a.Head == "" && a.PR == 0) || (p != nil && p.CarriesCode() && a.Head == p.Head)
+		return (a.Head == "" && a.PR == 0) || (p != nil && p.CarriesCode() && a.covers(*p))
 	})
 }
 
@@ -307,8 +313,14 @@ func (t *Task) Unapproved() []LinkedPR {
 // headApproved reports whether a counted approval covers pull request p's
 // head (for a merged one, an approval from an earlier attempt counts too).
 func (t *Task) headApproved(p LinkedPR) bool {
-	on := func(a Approval) bool { return a.PR == p.Number && a.Head != "" && a.Head == p.Head }
+	on := func(a Approval) bool { return a.PR == p.Number && a.covers(p) }
 	return slices.ContainsFunc(t.Approvals, on) || (p.Merged && slices.ContainsFunc(t.MergedApprovals, on))
+}
+
+// covers reports whether approval a is of pull request p's head as it
+// merges now: the same head, merging the same changes into its base.
+func (a Approval) covers(p LinkedPR) bool {
+	return a.Head != "" && a.Head == p.Head && a.Merges == p.Merges
 }
 
 // keptApprovals are the approvals kept from earlier attempts
@@ -316,7 +328,7 @@ func (t *Task) headApproved(p LinkedPR) bool {
 func (t *Task) keptApprovals() []Approval {
 	var out []Approval
 	for _, a := range t.MergedApprovals {
-		if p := t.pr(a.PR); p != nil && p.Merged && a.Head != "" && a.Head == p.Head {
+		if p := t.pr(a.PR); p != nil && p.Merged && a.covers(*p) {
 			out = append(out, a)
 		}
 	}
@@ -328,7 +340,7 @@ func (t *Task) keptApprovals() []Approval {
 func (t *Task) newAttempt() {
 	for _, a := range t.Approvals {
 		kept := func(k Approval) bool { return k.PR == a.PR && k.Head == a.Head && k.By.Is(a.By) }
-		if p := t.pr(a.PR); p != nil && p.Merged && a.Head == p.Head && !slices.ContainsFunc(t.MergedApprovals, kept) {
+		if p := t.pr(a.PR); p != nil && p.Merged && a.covers(*p) && !slices.ContainsFunc(t.MergedApprovals, kept) {
 			t.MergedApprovals = append(t.MergedApprovals, a)
 		}
 	}

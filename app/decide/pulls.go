@@ -43,7 +43,11 @@ func (p *Decider) onPull(ctx context.Context, d *store.Delivery, e *github.PullR
 	if own, err := p.gh.Own(ctx, e.GetSender()); err != nil || own {
 		return store.Commit{}, err
 	}
-	w, err := p.pullEvent(ctx, inst, repo, d, pr, rules.Event{Kind: kind, Actor: gh.User(e.GetSender()), At: deliveries.EventTime(pr.GetUpdatedAt().Time, d)}, pusherOf(e), log)
+	ev := rules.Event{Kind: kind, Actor: gh.User(e.GetSender()), At: deliveries.EventTime(pr.GetUpdatedAt().Time, d)}
+	if from := e.GetChanges().GetBase().GetRef().GetFrom(); e.GetAction() == "edited" && from != "" {
+		ev.Retarget = &rules.Retarget{From: from, To: pr.GetBase().GetRef()}
+	}
+	w, err := p.pullEvent(ctx, inst, repo, d, pr, ev, pusherOf(e), log)
 	if err == nil && pr.GetHead().GetSHA() != "" && (e.GetAction() == "opened" || e.GetAction() == "synchronize") {
 		// A new head: countersign has written no check run on it (see
 		// upsertCheck), so its first check is created without a look. Not
@@ -98,6 +102,11 @@ func (p *Decider) pullEvent(ctx context.Context, inst int64, repo string, d *sto
 			"event_updated_at", pr.GetUpdatedAt().Time, "record_updated_at", old.UpdatedAt)
 		return store.Commit{}, nil
 	}
+	if old != nil && ev.Review != nil && old.Base != "" && pr.GetBase().GetRef() != "" && pr.GetBase().GetRef() != old.Base {
+		// The review's copy of the pull request names another base than
+		// the recorded one: it saw other changes than those approvals count for.
+		ev.Review.OtherBase = pr.GetBase().GetRef()
+	}
 	cur := old
 	var gate linkGate
 	if old == nil || ev.Kind != rules.PRReviewed {
@@ -114,6 +123,12 @@ func (p *Decider) pullEvent(ctx context.Context, inst int64, repo string, d *sto
 		addPusher(cur, pusher(recorded))
 		if gate, err = p.gateLinks(ctx, c, repo, old, cur, false, log); err != nil {
 			return store.Commit{}, err
+		}
+		if ev.Retarget, err = p.retarget(ctx, c, inst, repo, old, cur, ev.Retarget); err != nil {
+			return store.Commit{}, err
+		}
+		if ev.Retarget != nil && ev.Kind == rules.PRLinked {
+			ev.Kind = rules.PRRetargeted
 		}
 	}
 	check, err := p.pullConfigCheck(ctx, c, old, cur, log)
@@ -179,7 +194,7 @@ func (p *Decider) pullRecord(ctx context.Context, c Client, inst int64, repo str
 	cur := &rules.PullRequest{Repo: repo, Links: rules.ClosingRefs(pr.GetBody(), repo), PRFacts: rules.PRFacts{
 		Number: pr.GetNumber(), Author: gh.User(pr.GetUser()), Head: pr.GetHead().GetSHA(), Assignees: gh.Users(pr.Assignees),
 		Draft: pr.GetDraft(), Open: pr.GetState() == "open", Merged: pr.GetMerged() || pr.MergedAt != nil, // reviews' copies carry merged_at only
-		Body: pr.GetBody()}, UpdatedAt: pr.GetUpdatedAt().Time,
+		Body: pr.GetBody()}, UpdatedAt: pr.GetUpdatedAt().Time, Base: pr.GetBase().GetRef(),
 		HeadRef: pr.GetHead().GetRef(), HeadRepo: pr.GetHead().GetRepo().GetFullName()}
 	if old != nil {
 		cur.Pushers = old.Pushers
@@ -197,6 +212,7 @@ func (p *Decider) pullRecord(ctx context.Context, c Client, inst int64, repo str
 	}
 	if old != nil && (old.CommittersHead == cur.Head || !reads) {
 		cur.Committers, cur.Files, cur.CommittersHead = old.Committers, old.Files, old.CommittersHead
+		cur.Changes, cur.Merges = old.Changes, old.Merges
 		cur.Unresolved, cur.PushersUnread = old.Unresolved, old.PushersUnread
 		if old.Head == cur.Head {
 			cur.Runs = old.Runs
@@ -220,9 +236,10 @@ func (p *Decider) readHead(ctx context.Context, c Client, inst int64, cur *rules
 	if err := p.headPushers(ctx, c, cur); err != nil {
 		return err
 	}
-	if cur.Files, err = lookup.ChangedFiles(ctx, c, cur.Repo, cur.Number); err != nil {
+	if cur.Files, cur.Changes, err = lookup.Changes(ctx, c, cur.Repo, cur.Number); err != nil {
 		return err
 	}
+	cur.Merges = rules.MergesOf(cur.Changes)
 	if cur.Runs, _, err = p.look.CIRuns(ctx, c, cur.Repo, cur.Head); err != nil {
 		return err
 	}

@@ -142,6 +142,11 @@ func (c *Client) ListPullRequestCommits(ctx context.Context, owner string, repo 
 	return c.c.PullRequests.ListCommits(ctx, owner, repo, number, opts)
 }
 
+// ListPullRequests is PullRequests.List.
+func (c *Client) ListPullRequests(ctx context.Context, owner string, repo string, opts *github.PullRequestListOptions) ([]*github.PullRequest, *github.Response, error) {
+	return c.c.PullRequests.List(ctx, owner, repo, opts)
+}
+
 // ListPullRequestFiles is PullRequests.ListFiles.
 func (c *Client) ListPullRequestFiles(ctx context.Context, owner string, repo string, number int, opts *github.ListOptions) ([]*github.CommitFile, *github.Response, error) {
 	return c.c.PullRequests.ListFiles(ctx, owner, repo, number, opts)

@@ -301,3 +301,29 @@ func ChangedFiles(ctx context.Context, c Client, repo string, n int) ([]string, 
 	}
 	return out, nil
 }
+
+// Changes are the files pull request n changes (as ChangedFiles) and, for
+// each, a fingerprint of its change (rules.MergeEntry): one paginated read of
+// its files, bounded like ChangedFiles.
+func Changes(ctx context.Context, c Client, repo string, n int) ([]string, map[string]string, error) {
+	out, entries := []string{}, map[string]string{}
+	opt := &github.ListOptions{PerPage: 100}
+	for page := 0; page < maxFilePages; page++ {
+		files, resp, err := c.ListPullRequestFiles(ctx, gh.OwnerOf(repo), gh.NameOf(repo), n, opt)
+		if err != nil {
+			return nil, nil, fmt.Errorf("list files of #%d: %w", n, err)
+		}
+		for _, f := range files {
+			out = append(out, f.GetFilename())
+			if prev := f.GetPreviousFilename(); prev != "" { // renamed: the old name is changed too
+				out = append(out, prev)
+			}
+			entries[f.GetFilename()] = rules.MergeEntry(f.GetStatus(), f.GetPreviousFilename(), f.GetSHA(), f.Patch)
+		}
+		if resp.NextPage == 0 {
+			break
+		}
+		opt.Page = resp.NextPage
+	}
+	return out, entries, nil
+}

@@ -1,6 +1,7 @@
 package githubtest
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -107,9 +108,19 @@ func (s *Server) listPullFiles(c *apiCall) {
 			BlobURL:     ptr(s.webURL(full + "/blob/" + is.pr.headSHA + "/" + f.filename)),
 			RawURL:      ptr(s.webURL(full + "/raw/" + is.pr.headSHA + "/" + f.filename)),
 			ContentsURL: ptr(s.apiURL("repos/" + full + "/contents/" + f.filename + "?ref=" + is.pr.headSHA)),
+			Patch:       ptr(f.patchOf(is.number)),
 		})
 	}
 	c.json(http.StatusOK, out)
+}
+
+// patchOf is the patch GitHub shows for f in pull request n: the one it was
+// given (retarget.go), else one of its own.
+func (f prFile) patchOf(n int) string {
+	if f.patch != "" {
+		return f.patch
+	}
+	return fmt.Sprintf("@@ -0,0 +1 @@\n+%s (#%d)", f.filename, n)
 }
 
 func (s *Server) listPullReviews(c *apiCall) {

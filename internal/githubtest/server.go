@@ -150,6 +150,7 @@ type Server struct {
 	writeRefused  int                   // writes refused by WriteLimit
 	faults        []*fault
 	outage        *fault // every call fails so while set (SetOutage)
+	stacks        stacks // branches and what a retargeted pull request carries (retarget.go)
 	requests      []Request
 	manifestApps  []*ManifestApp
 	errs          []error

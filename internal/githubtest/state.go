@@ -119,6 +119,7 @@ type prState struct {
 type prFile struct {
 	filename string
 	status   string // added | modified | removed
+	patch    string // the change as GitHub shows it ("": none shown)
 }
 
 type commitState struct {

@@ -22,7 +22,7 @@ func shTracked(pr int, t *Task) HeadAnswer {
 // shUntracked is pull request pr on head that links no task, answered by
 // UntrackedCheck under gate g; refused: an outsider's whose Fixes was refused.
 func shUntracked(pr int, author string, refused bool, g GateConfig) HeadAnswer {
-	p := &PullRequest{Repo: "o/r", PRFacts: PRFacts{Number: pr, Head: "h", Open: true, Author: User{Login: author, ID: 1}}}
+	p := &PullRequest{Repo: "o/r", PRFacts: PRFacts{Number: pr, Head: "h", Open: true, Author: User{Login: author, ID: 1}}, CommittersHead: "h"} // who built the head was read: its author alone
 	if refused {
 		p.Named, p.Refused, p.Outsider = []int{1}, []int{1}, true
 	}

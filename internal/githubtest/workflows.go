@@ -18,7 +18,7 @@ import (
 //     created only when the job is queued, so a job behind `needs:` has no
 //     check run while the jobs it waits for run; the suite stays in_progress
 //     until its last job completes, then completes, and check_suite.completed
-//     is sent (StartWorkflow, FinishJob);
+//     is sent (StartWorkflow, FinishJob, QueueJobs);
 //   - "Re-run failed jobs" gives each failed job a new check run of the same
 //     name, its dependents are queued again once it completes, and the suite
 //     goes back to in_progress and completes again (RerunFailedJobs);
@@ -133,10 +133,9 @@ func (s *Server) EmptySuite(repo, sha, app string) int64 {
 }
 
 // FinishJob completes the latest check run of job in workflow run suite with
-// conclusion (check_run.completed). The jobs waiting for it are then queued
-// (their check runs created) once every job they need has succeeded, or
-// created skipped when one did not. When no job waits or runs any more, the
-// suite completes and check_suite.completed is sent.
+// conclusion (check_run.completed). The jobs that need it still have no check
+// run: QueueJobs creates them. When no job waits or runs any more, the suite
+// completes and check_suite.completed is sent.
 func (s *Server) FinishJob(repo string, suite int64, job, conclusion string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -159,14 +158,32 @@ func (s *Server) FinishJob(repo string, suite int64, job, conclusion string) {
 	}
 	cr.status, cr.conclusion, cr.completedAt = "completed", conclusion, now()
 	s.emitCheckRun(rp, cr, "completed", "github-actions[bot]")
-	s.queueJobs(rp, st)
+	s.completeIfDone(rp, st)
+}
+
+// QueueJobs is GitHub Actions picking up the jobs of workflow run suite
+// whose needs have all completed: each is queued (its check run created),
+// or created skipped when a job it needs did not succeed, until no more can
+// be; the suite completes (check_suite.completed) when no job waits or runs.
+// Until then a job that waits has no check run: FinishJob does not queue
+// the jobs that need the one it finishes.
+func (s *Server) QueueJobs(repo string, suite int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.actRepo("QueueJobs", repo)
+	if rp == nil {
+		return
+	}
+	if st := s.workflowRun("QueueJobs", rp, suite); st != nil {
+		s.queueJobs(rp, st)
+	}
 }
 
 // RerunFailedJobs is "Re-run failed jobs" on workflow run suite: the suite
 // goes back to in_progress, each job whose latest run failed (or was
 // cancelled or timed out) gets a new check run of its name, queued, and each
 // job that depends on one of them, directly or not, waits again: its new
-// check run is created once what it needs completes.
+// check run is created (QueueJobs) once what it needs completes.
 func (s *Server) RerunFailedJobs(repo string, suite int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -299,7 +316,13 @@ func (s *Server) queueJobs(rp *repoState, st *suiteState) {
 			s.createCheckRun(rp, cr, "github-actions[bot]")
 		}
 	}
-	if len(st.waiting) > 0 {
+	s.completeIfDone(rp, st)
+}
+
+// completeIfDone completes workflow run st, sending check_suite.completed,
+// when no job of it waits or runs.
+func (s *Server) completeIfDone(rp *repoState, st *suiteState) {
+	if len(st.waiting) > 0 || st.status == "completed" {
 		return
 	}
 	for _, j := range st.jobs {

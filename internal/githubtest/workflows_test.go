@@ -68,6 +68,14 @@ func TestWorkflowRunsAreCheckSuites(t *testing.T) {
 
 	e.s.FinishJob(repoName, run, "build", "failure")
 	e.wait()
+	if got := kinds(e.hooks.since(start)); !slices.Equal(got, []string{"check_run.created", "check_run.completed"}) {
+		t.Fatalf("webhooks %v: test must have no run until it is queued", got)
+	}
+	if got := suitesOf(t, e, sha); got[run] != "in_progress//1/github-actions" {
+		t.Fatalf("workflow run %s while test waits", got[run])
+	}
+	e.s.QueueJobs(repoName, run)
+	e.wait()
 	hooks := e.hooks.since(start)
 	if got := kinds(hooks); !slices.Equal(got, []string{"check_run.created", "check_run.completed", "check_run.created", "check_run.completed", "check_suite.completed"}) {
 		t.Fatalf("webhooks %v", got)
@@ -108,6 +116,7 @@ func TestWorkflowRunsAreCheckSuites(t *testing.T) {
 		t.Fatalf("after the re-run: suites %v, want %v", got, want)
 	}
 	e.s.FinishJob(repoName, run, "build", "success")
+	e.s.QueueJobs(repoName, run)
 	e.wait()
 	want[run] = "in_progress//2/github-actions" // test queued again, not done
 	if got := suitesOf(t, e, sha); !mapsEqual(got, want) {

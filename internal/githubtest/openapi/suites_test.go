@@ -57,9 +57,11 @@ func TestCheckSuitesConform(t *testing.T) {
 	get(fmt.Sprintf("/repos/%s/check-suites/%d", repo, empty))
 	s.FinishJob(repo, run, "build", "success")
 	list()
+	s.QueueJobs(repo, run)
 	s.FinishJob(repo, run, "test", "failure")
 	s.RerunFailedJobs(repo, run)
 	list()
+	s.QueueJobs(repo, run)
 	s.FinishJob(repo, run, "test", "success")
 	get(fmt.Sprintf("/repos/%s/check-suites/%d", repo, run))
 	if err := s.Err(); err != nil {

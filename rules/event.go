@@ -105,6 +105,8 @@ type PRFacts struct {
 	Files []string `json:"files,omitempty"`
 	// Runs are the CI results on Head that contracts.checks counts.
 	Runs []CIRun `json:"runs,omitempty"`
+	// Suites are the check suites on Head, as last read (CISuite).
+	Suites []CISuite `json:"suites,omitempty"`
 	// Body is its description: a claim of completion is checked for
 	// contradictions in it.
 	Body string `json:"body,omitempty"`

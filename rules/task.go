@@ -150,6 +150,9 @@ type LinkedPR struct {
 	Criteria []Criterion `json:"criteria,omitempty"`
 	// Runs are the CI results on Head that count for some criterion.
 	Runs []CIRun `json:"runs,omitempty"`
+	// Suites are the check suites on Head, as last read: the whole CI
+	// (WholeCI) has concluded only when each has.
+	Suites []CISuite `json:"suites,omitempty"`
 	// Contradiction: its description says the work is not done.
 	Contradiction *Contradiction `json:"contradiction,omitempty"`
 	// Outsider: its author may build here only as an assignee of the task

@@ -471,3 +471,22 @@ func wholeCIResult(runs []CIRun, suites []CISuite, where string, distrust func(C
 	}
 	return ResultPass, strings.Join(passed, ", ") + " passed" + where + note, url, at
 }
+
+// ChecksConcluded reports whether every check run among runs that cfg trusts
+// has concluded and none failed, with at least one result of any kind: the
+// moment the whole CI (WholeCI) could pass, when the check suites decide
+// whether a job has yet to come.
+func ChecksConcluded(cfg ContractConfig, runs []CIRun) bool {
+	if len(runs) == 0 {
+		return false
+	}
+	for _, r := range runs {
+		if r.Status || Distrust(cfg, r, nil) != "" {
+			continue
+		}
+		if r.blocks() {
+			return false
+		}
+	}
+	return true
+}

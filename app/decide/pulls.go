@@ -142,7 +142,7 @@ func (p *Decider) pullRecord(ctx context.Context, c Client, inst int64, repo str
 		cur.Committers, cur.Files, cur.CommittersHead = old.Committers, old.Files, old.CommittersHead
 		cur.Unresolved = old.Unresolved
 		if old.Head == cur.Head {
-			cur.Runs = old.Runs
+			cur.Runs, cur.Suites = old.Runs, old.Suites
 		}
 		return cur, nil
 	}
@@ -156,8 +156,13 @@ func (p *Decider) pullRecord(ctx context.Context, c Client, inst int64, repo str
 	if cur.Files, err = lookup.ChangedFiles(ctx, c, repo, cur.Number); err != nil {
 		return nil, err
 	}
-	if cur.Runs, _, err = p.look.CIRuns(ctx, c, repo, cur.Head); err != nil {
+	if cur.Runs, err = p.look.CIRuns(ctx, c, repo, cur.Head); err != nil {
 		return nil, err
+	}
+	if rules.ChecksConcluded(rules.ContractConfig{}, cur.Runs) { // CI may be over: only the suites can say (decideCI)
+		if cur.Suites, err = p.look.CISuites(ctx, c, repo, cur.Head); err != nil {
+			return nil, err
+		}
 	}
 	cur.CommittersHead = cur.Head
 	return cur, nil

@@ -826,7 +826,7 @@ func (s *Server) ghCheckRun(rp *repoState, cr *checkRunState) *github.CheckRun {
 		HeadSHA:     ptr(cr.headSHA),
 		ExternalID:  ptr(cr.externalID),
 		URL:         ptr(s.apiURL(fmt.Sprintf("repos/%s/check-runs/%d", rp.fullName(), cr.id))),
-		HTMLURL:     ptr(s.webURL(fmt.Sprintf("%s/runs/%d", rp.fullName(), cr.id))),
+		HTMLURL:     ptr(checkRunPage(s, rp, cr)),
 		DetailsURL:  strOrNil(cr.detailsURL),
 		Status:      ptr(cr.status),
 		Conclusion:  strOrNil(cr.conclusion),

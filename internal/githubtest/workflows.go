@@ -72,6 +72,15 @@ func suiteIDOf(s *Server, cr *checkRunState) int64 {
 	return s.suiteID(cr.headSHA, cr.appSlug)
 }
 
+// checkRunPage is check run cr's html_url: a workflow job's page for a job
+// of a workflow run, as GitHub Actions links it.
+func checkRunPage(s *Server, rp *repoState, cr *checkRunState) string {
+	if cr.suite != nil && cr.suite.workflow != "" && cr.detailsURL != "" {
+		return cr.detailsURL
+	}
+	return s.webURL(fmt.Sprintf("%s/runs/%d", rp.fullName(), cr.id))
+}
+
 // StartWorkflow is GitHub Actions starting a workflow run named workflow on
 // sha, as a push triggers it: the run's check suite (github-actions) is
 // opened and set in_progress, and each job that needs nothing is queued, its

@@ -26,7 +26,8 @@ import (
 // with the pull request and, when a result that some contract counts changed,
 // fanned out to the tasks the pull request closes (rules.PRChecked).
 
-// ciRead is what the last read of a head's check suites saw: those
+// ciRead is what the last read of a head's CI results (its check runs,
+// statuses and check suites, on a suite's completion) saw: the suites
 // completed (no clock is compared: replicas' clocks differ).
 type ciRead struct {
 	Suites []int64 `json:"suites"`
@@ -137,7 +138,10 @@ func (p *Decider) decideCI(ctx context.Context, cd deliveries.CIPayload, d *stor
 			runs, _ = rules.MergeRun(runs, r)
 		}
 	case cd.Run != nil:
-		runs, _ = rules.MergeRun(pr.Runs, *cd.Run)
+		var moved bool
+		if runs, moved = rules.MergeRun(pr.Runs, *cd.Run); !moved {
+			return store.Commit{}, nil // known already (a run created completed sends created, then completed)
+		}
 		if s := cd.Run.Suite; s != 0 && cd.Run.State != "completed" && slices.Contains(last.Suites, s) {
 			// A new run in a suite read as completed: a re-run, whose
 			// completion is to be read again.
@@ -152,7 +156,9 @@ func (p *Decider) decideCI(ctx context.Context, cd deliveries.CIPayload, d *stor
 		if suites, err = p.look.CISuites(ctx, c, cd.Repo, cd.Head); err != nil {
 			return store.Commit{}, err
 		}
-		read = &ciRead{Suites: completedSuites(suites)}
+		if cd.Read { // the runs were read too: what a suite's completion announces is known
+			read = &ciRead{Suites: completedSuites(suites)}
+		}
 	}
 	var readAt []byte
 	if read != nil {

@@ -25,6 +25,85 @@ type CIRun struct {
 	// Creator is the account that created the commit status (zero for a
 	// check run, or when unknown).
 	Creator User `json:"creator,omitzero"`
+	// Suite is the check run's check suite (0 for a status, or when
+	// unknown): for GitHub Actions, its workflow run.
+	Suite int64 `json:"suite,omitempty"`
+}
+
+// CISuite is a check suite on a commit, as GitHub lists them: one per
+// workflow run for GitHub Actions, in_progress until its last job ends
+// (a job behind `needs:` has no check run until then); one per App
+// otherwise. An App with checks permission that never reports has one too,
+// queued with no runs, for ever.
+type CISuite struct {
+	ID         int64  `json:"id"`
+	App        string `json:"app,omitempty"` // the slug of its GitHub App
+	Status     string `json:"status"`        // queued, in_progress, completed, ...
+	Conclusion string `json:"conclusion,omitempty"`
+	Runs       int    `json:"runs,omitempty"` // its latest check runs (latest_check_runs_count)
+}
+
+// Empty reports whether s is an App's suite that never got a run: queued
+// with none. It blocks nothing.
+func (s CISuite) Empty() bool { return s.Runs == 0 && s.Status == "queued" }
+
+// Running reports whether s has not concluded: queued (with runs) or in
+// progress.
+func (s CISuite) Running() bool { return s.Status != "completed" && !s.Empty() }
+
+// failed reports whether s concluded without passing.
+func (s CISuite) failed() bool {
+	switch s.Conclusion {
+	case "failure", "timed_out", "cancelled", "action_required", "startup_failure":
+		return true
+	}
+	return false
+}
+
+// maxSuites bounds the suites kept per commit.
+const maxSuites = 50
+
+// TrimSuites are suites as kept with a commit: the empty ones dropped (they
+// block nothing), by id, at most maxSuites, those still running kept first.
+func TrimSuites(suites []CISuite) []CISuite {
+	var out []CISuite
+	for _, s := range suites {
+		if !s.Empty() {
+			out = append(out, s)
+		}
+	}
+	slices.SortFunc(out, func(a, b CISuite) int {
+		if a.Running() != b.Running() {
+			if a.Running() {
+				return -1
+			}
+			return 1
+		}
+		return int(a.ID - b.ID)
+	})
+	if len(out) > maxSuites {
+		out = out[:maxSuites]
+	}
+	slices.SortFunc(out, func(a, b CISuite) int { return int(a.ID - b.ID) })
+	return out
+}
+
+// suiteName is how people are shown suite s: "workflow run N" when one of
+// runs (check runs of it) links to its GitHub Actions workflow run, else
+// "check suite N of APP".
+func suiteName(s CISuite, runs []CIRun) string {
+	for _, r := range runs {
+		if r.Suite != s.ID {
+			continue
+		}
+		if _, rest, ok := strings.Cut(r.URL, "/actions/runs/"); ok {
+			id, _, _ := strings.Cut(rest, "/")
+			if id != "" && strings.Trim(id, "0123456789") == "" {
+				return "workflow run " + id
+			}
+		}
+	}
+	return fmt.Sprintf("check suite %d of %s", s.ID, s.App)
 }
 
 // Distrust says why run is not a source whose result counts (docs/design.md, Verification contracts),
@@ -306,17 +385,30 @@ func (r CIRun) neutral() bool {
 	return !r.Status && r.State == "completed" && (r.Conclusion == "skipped" || r.Conclusion == "neutral")
 }
 
-// wholeCIResult is what the runs of one commit say when the repository's CI
-// counts as it is (WholeCI): it fails if any trusted run fails; it passes when
-// every trusted run has concluded, none failed and at least one passed (a
-// skipped or neutral run neither blocks nor passes); it is pending otherwise.
-// The detail names the runs that counted, and those ignored and why.
-func wholeCIResult(runs []CIRun, where string, distrust func(CIRun) string) (Result, string, string, time.Time) {
+// wholeCIResult is what the runs and suites of one commit say when the
+// repository's CI counts as it is (WholeCI): it fails if any trusted run
+// fails, or was skipped in a suite that failed (a job skipped because the job
+// it needs failed is no pass); it is pending while a run or a suite (but an
+// App's empty one) has not concluded, for a job behind `needs:` has no run
+// until the jobs it needs end; it passes when every trusted run and suite has
+// concluded, none failed and at least one run passed (a skipped or neutral
+// run neither blocks nor passes). The detail names the runs that counted,
+// the suites (workflow runs) and whether each still runs, and the runs
+// ignored and why.
+func wholeCIResult(runs []CIRun, suites []CISuite, where string, distrust func(CIRun) string) (Result, string, string, time.Time) {
 	var (
 		pending, passed, neutral, ignored []string
 		at                                time.Time
 		url                               string
 	)
+	suiteOf := func(id int64) *CISuite {
+		for i := range suites {
+			if id != 0 && suites[i].ID == id {
+				return &suites[i]
+			}
+		}
+		return nil
+	}
 	for _, r := range runs {
 		if distrust != nil {
 			if why := distrust(r); why != "" {
@@ -327,6 +419,9 @@ func wholeCIResult(runs []CIRun, where string, distrust func(CIRun) string) (Res
 		switch res := r.Result(); {
 		case res == ResultFail:
 			return ResultFail, fmt.Sprintf("`%s`: %s%s", r.Name, r.Outcome(), where), r.URL, r.At
+		case r.neutral() && r.Conclusion == "skipped" && suiteOf(r.Suite) != nil && suiteOf(r.Suite).Status == "completed" && suiteOf(r.Suite).failed():
+			return ResultFail, fmt.Sprintf("`%s`: skipped after a failure in %s (%s)%s", r.Name, suiteName(*suiteOf(r.Suite), runs),
+				suiteOf(r.Suite).Conclusion, where), r.URL, r.At
 		case r.neutral():
 			neutral = append(neutral, fmt.Sprintf("`%s` %s", r.Name, r.Outcome()))
 		case res == ResultPending:
@@ -338,9 +433,24 @@ func wholeCIResult(runs []CIRun, where string, distrust func(CIRun) string) (Res
 			}
 		}
 	}
+	var states []string
+	running := false
+	for _, s := range suites {
+		switch {
+		case s.Empty():
+		case s.Running():
+			running = true
+			states = append(states, suiteName(s, runs)+" still running")
+		default:
+			states = append(states, suiteName(s, runs)+" completed")
+		}
+	}
 	note := ""
 	if len(neutral) > 0 {
 		note += " (" + strings.Join(neutral, ", ") + ")"
+	}
+	if len(states) > 0 {
+		note += "; " + strings.Join(states, ", ")
 	}
 	if len(ignored) > 0 {
 		note += "; " + strings.Join(ignored, "; ")
@@ -348,10 +458,35 @@ func wholeCIResult(runs []CIRun, where string, distrust func(CIRun) string) (Res
 	switch {
 	case len(pending) > 0:
 		return ResultPending, strings.Join(pending, ", ") + where + note, "", time.Time{}
+	case running:
+		what := "waiting for CI to finish"
+		if len(passed) > 0 {
+			what = strings.Join(passed, ", ") + " passed, waiting for CI to finish"
+		}
+		return ResultPending, what + where + note, "", time.Time{}
 	case len(passed) == 0 && len(neutral) > 0:
 		return ResultPending, "no CI run has passed" + where + " yet" + note, "", time.Time{}
 	case len(passed) == 0:
 		return ResultPending, noCIReported + where + " yet" + note, "", time.Time{}
 	}
 	return ResultPass, strings.Join(passed, ", ") + " passed" + where + note, url, at
+}
+
+// ChecksConcluded reports whether every check run among runs that cfg trusts
+// has concluded and none failed, with at least one result of any kind: the
+// moment the whole CI (WholeCI) could pass, when the check suites decide
+// whether a job has yet to come.
+func ChecksConcluded(cfg ContractConfig, runs []CIRun) bool {
+	if len(runs) == 0 {
+		return false
+	}
+	for _, r := range runs {
+		if r.Status || Distrust(cfg, r, nil) != "" {
+			continue
+		}
+		if r.blocks() {
+			return false
+		}
+	}
+	return true
 }

@@ -214,7 +214,7 @@ func TestMergeRunCap(t *testing.T) {
 		if got[0].Name != "r000" || got[1].Name != "r001" || got[2].Name != "r003" {
 			t.Errorf("kept %q, %q, %q first; want r000 (failed) and r001 (in progress) kept, r002 (the oldest pass) dropped", got[0].Name, got[1].Name, got[2].Name)
 		}
-		if res, detail, _, _ := wholeCIResult(got, "", nil); res != ResultFail {
+		if res, detail, _, _ := wholeCIResult(got, nil, "", nil); res != ResultFail {
 			t.Errorf("the whole CI over the runs kept is %s (%s), want fail", res, detail)
 		}
 	})

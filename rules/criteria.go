@@ -262,7 +262,7 @@ func (d *decider) criterionResult(c Criterion, prs []*LinkedPR) (Result, string,
 	var parts []string
 	for _, p := range prs {
 		where := fmt.Sprintf(" on #%d (%s)", p.Number, short(p.Head))
-		r, dt, u, a := decide(p.Runs, where)
+		r, dt, u, a := decide(p, where)
 		switch {
 		case r == ResultFail && res != ResultFail:
 			res, detail, url, at = r, dt, u, a
@@ -287,19 +287,19 @@ func (d *decider) criterionResult(c Criterion, prs []*LinkedPR) (Result, string,
 // no CI run counts for it: the whole CI (a ci criterion, or any criterion of
 // a checked activity while contracts.checks is unset), or the runs
 // contracts.checks names for its activity.
-func (d *decider) checkedBy(c Criterion) func(runs []CIRun, where string) (Result, string, string, time.Time) {
+func (d *decider) checkedBy(c Criterion) func(p *LinkedPR, where string) (Result, string, string, time.Time) {
 	cfg := d.f.Config.Contracts
 	if c.Activity == ActCI || (cfg.WholeCI() && slices.Contains(CheckedActivities, c.Activity) && c.Timing != TimingDeferred) {
-		return func(runs []CIRun, where string) (Result, string, string, time.Time) {
-			return wholeCIResult(runs, where, d.distrust)
+		return func(p *LinkedPR, where string) (Result, string, string, time.Time) {
+			return wholeCIResult(p.Runs, p.Suites, where, d.distrust)
 		}
 	}
 	pats := cfg.Checks[c.Activity]
 	if len(pats) == 0 {
 		return nil
 	}
-	return func(runs []CIRun, where string) (Result, string, string, time.Time) {
-		return ciResult(pats, runs, where, d.distrust)
+	return func(p *LinkedPR, where string) (Result, string, string, time.Time) {
+		return ciResult(pats, p.Runs, where, d.distrust)
 	}
 }
 
@@ -400,7 +400,7 @@ func (d *decider) failingPR(failed []Criterion, prs []*LinkedPR) *LinkedPR {
 			continue
 		}
 		for _, p := range prs {
-			if r, _, _, _ := decide(p.Runs, ""); r == ResultFail {
+			if r, _, _, _ := decide(p, ""); r == ResultFail {
 				return p
 			}
 		}

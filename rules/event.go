@@ -129,6 +129,8 @@ type PRFacts struct {
 	// another base can merge other changes; an approval counts for the head
 	// and the changes it saw.
 	Merges string `json:"merges,omitempty"`
+	// Suites are the check suites on Head, as last read (CISuite).
+	Suites []CISuite `json:"suites,omitempty"`
 	// Body is its description: a claim of completion is checked for
 	// contradictions in it.
 	Body string `json:"body,omitempty"`

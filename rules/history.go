@@ -102,7 +102,7 @@ func (t *Task) CardView(level int) *Task {
 			p.Unresolved = append(p.Unresolved, fmt.Sprintf("%d more, listed by countersign proofpack", n-identities))
 		}
 		if level >= 3 {
-			p.Runs = nil // read again at the next CI result
+			p.Runs, p.Suites = nil, nil // read again at the next CI result
 		}
 		prs = append(prs, p)
 	}

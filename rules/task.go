@@ -152,6 +152,9 @@ type LinkedPR struct {
 	Runs []CIRun `json:"runs,omitempty"`
 	// Merges fingerprints what it merges into its base (PRFacts.Merges).
 	Merges string `json:"merges,omitempty"`
+	// Suites are the check suites on Head, as last read: the whole CI
+	// (WholeCI) has concluded only when each has.
+	Suites []CISuite `json:"suites,omitempty"`
 	// Contradiction: its description says the work is not done.
 	Contradiction *Contradiction `json:"contradiction,omitempty"`
 	// Outsider: its author may build here only as an assignee of the task

@@ -111,7 +111,7 @@ func conservativeTask(issue rules.IssueFacts, proven rules.State, signed *rules.
 		t.FailedAttempts, t.Failures, t.Escalated = signed.FailedAttempts, signed.Failures, signed.Escalated
 		t.Contract, t.Comments = signed.Contract, signed.Comments
 		for _, pr := range signed.PRs {
-			pr.Runs = nil // results are read again
+			pr.Runs, pr.Suites = nil, nil // results are read again
 			t.PRs = append(t.PRs, pr)
 		}
 	}

@@ -26,9 +26,9 @@ import (
 // with the pull request and, when a result that some contract counts changed,
 // fanned out to the tasks the pull request closes (rules.PRChecked).
 
-// ciRead is what the last read of a head's CI results saw: the check suites
-// all of whose runs were complete (no clock is compared: replicas' clocks
-// differ).
+// ciRead is what the last read of a head's CI results (its check runs,
+// statuses and check suites, on a suite's completion) saw: the suites
+// completed (no clock is compared: replicas' clocks differ).
 type ciRead struct {
 	Suites []int64 `json:"suites"`
 }
@@ -101,7 +101,12 @@ func (p *Decider) toPulls(ctx context.Context, inst int64, repo, sha string, prs
 }
 
 // decideCI records CI results on a pull request's head and tells the tasks it
-// closes when a result their contracts count changed.
+// closes when a result their contracts count changed. The check suites on
+// the head are read (one request) when a check suite completed, and when
+// every check run on the head has concluded with none failing while the
+// repository's whole CI counts: only the suites can then say whether a job
+// has yet to come (a job behind `needs:` has no check run until it is
+// queued).
 func (p *Decider) decideCI(ctx context.Context, cd deliveries.CIPayload, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
 	pr, err := records.LoadPR(ctx, p.store, cd.Repo, cd.Number)
 	if err != nil || pr == nil || !pr.Open || pr.Head != cd.Head {
@@ -111,48 +116,78 @@ func (p *Decider) decideCI(ctx context.Context, cd deliveries.CIPayload, d *stor
 	if err != nil {
 		return store.Commit{}, fault.Permanent(err)
 	}
-	runs, changed := pr.Runs, false
-	var readAt []byte // what this read of the head's CI results saw, to record
+	var last ciRead
+	if b, err := p.store.Get(ctx, records.CIReadKey(cd.Repo, cd.Number, cd.Head)); err == nil {
+		_ = json.Unmarshal(b, &last) // a record that does not decode is no read
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return store.Commit{}, fmt.Errorf("read %s: %w", records.CIReadKey(cd.Repo, cd.Number, cd.Head), err)
+	}
+	runs, suites := pr.Runs, pr.Suites
+	var read *ciRead // what this decision read of the suites, to record
 	switch {
 	case cd.Read:
 		// A burst of suites completing on one head is read once: a read that
-		// saw every run of this suite complete saw what it announces.
-		var last ciRead
-		if b, err := p.store.Get(ctx, records.CIReadKey(cd.Repo, cd.Number, cd.Head)); err == nil {
-			if json.Unmarshal(b, &last) == nil && cd.Suite != 0 && slices.Contains(last.Suites, cd.Suite) {
-				return store.Commit{}, nil
-			}
-		} else if !errors.Is(err, store.ErrNotFound) {
-			return store.Commit{}, fmt.Errorf("read %s: %w", records.CIReadKey(cd.Repo, cd.Number, cd.Head), err)
+		// saw this suite completed saw what it announces.
+		if cd.Suite != 0 && slices.Contains(last.Suites, cd.Suite) {
+			return store.Commit{}, nil
 		}
-		var done []int64
-		if runs, done, err = p.look.CIRuns(ctx, c, cd.Repo, cd.Head); err != nil {
+		if runs, err = p.look.CIRuns(ctx, c, cd.Repo, cd.Head); err != nil {
 			return store.Commit{}, err
 		}
-		readAt, _ = json.Marshal(ciRead{Suites: done}) // plain data: cannot fail
-		for _, r := range pr.Runs {                    // a status read now is at least as new as one recorded
+		for _, r := range pr.Runs { // a status read now is at least as new as one recorded
 			runs, _ = rules.MergeRun(runs, r)
 		}
-		changed = !slices.Equal(runs, pr.Runs)
 	case cd.Run != nil:
-		runs, changed = rules.MergeRun(pr.Runs, *cd.Run)
-	}
-	if !changed {
-		return recordRead(store.Commit{}, cd, readAt), nil
+		var moved bool
+		if runs, moved = rules.MergeRun(pr.Runs, *cd.Run); !moved {
+			return store.Commit{}, nil // known already (a run created completed sends created, then completed)
+		}
+		if s := cd.Run.Suite; s != 0 && cd.Run.State != "completed" && slices.Contains(last.Suites, s) {
+			// A new run in a suite read as completed: a re-run, whose
+			// completion is to be read again.
+			read = &ciRead{Suites: slices.DeleteFunc(slices.Clone(last.Suites), func(id int64) bool { return id == s })}
+		}
 	}
 	cfg, err := p.look.Config(ctx, c, cd.Repo, log)
 	if err != nil {
 		return store.Commit{}, err
 	}
-	counted := !slices.Equal(rules.RelevantRuns(cfg.Contracts, runs), rules.RelevantRuns(cfg.Contracts, pr.Runs))
+	if cd.Read || (cfg.Contracts.WholeCI() && rules.ChecksConcluded(cfg.Contracts, runs)) {
+		if suites, err = p.look.CISuites(ctx, c, cd.Repo, cd.Head); err != nil {
+			return store.Commit{}, err
+		}
+		if cd.Read { // the runs were read too: what a suite's completion announces is known
+			read = &ciRead{Suites: completedSuites(suites)}
+		}
+	}
+	var readAt []byte
+	if read != nil {
+		readAt, _ = json.Marshal(read) // plain data: cannot fail
+	}
+	if slices.Equal(runs, pr.Runs) && slices.Equal(suites, pr.Suites) {
+		return recordRead(store.Commit{}, cd, readAt), nil
+	}
+	counted := !slices.Equal(rules.RelevantRuns(cfg.Contracts, runs), rules.RelevantRuns(cfg.Contracts, pr.Runs)) ||
+		(cfg.Contracts.WholeCI() && !slices.Equal(suites, pr.Suites))
 	old := *pr
-	pr.Runs = runs
+	pr.Runs, pr.Suites = runs, suites
 	w, err := p.fanout(ctx, cd.Installation, d, &old, pr, rules.Event{Kind: rules.PRChecked, Actor: rules.User{Login: ciActor(cd.Run)}, At: deliveries.EventTime(cd.At, d)}, linkGate{})
 	if err != nil || counted {
 		return recordRead(w, cd, readAt), err
 	}
 	w.Enqueue = nil // recorded; no contract counts it
 	return recordRead(w, cd, readAt), nil
+}
+
+// completedSuites are the ids of the suites read completed.
+func completedSuites(suites []rules.CISuite) []int64 {
+	out := []int64{}
+	for _, s := range suites {
+		if s.Status == "completed" {
+			out = append(out, s.ID)
+		}
+	}
+	return out
 }
 
 // recordRead adds to w, when the results were read (readAt not nil), what

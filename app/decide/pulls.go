@@ -215,7 +215,7 @@ func (p *Decider) pullRecord(ctx context.Context, c Client, inst int64, repo str
 		cur.Changes, cur.Merges = old.Changes, old.Merges
 		cur.Unresolved, cur.PushersUnread = old.Unresolved, old.PushersUnread
 		if old.Head == cur.Head {
-			cur.Runs = old.Runs
+			cur.Runs, cur.Suites = old.Runs, old.Suites
 		}
 		return cur, nil
 	}
@@ -240,8 +240,13 @@ func (p *Decider) readHead(ctx context.Context, c Client, inst int64, cur *rules
 		return err
 	}
 	cur.Merges = rules.MergesOf(cur.Changes)
-	if cur.Runs, _, err = p.look.CIRuns(ctx, c, cur.Repo, cur.Head); err != nil {
+	if cur.Runs, err = p.look.CIRuns(ctx, c, cur.Repo, cur.Head); err != nil {
 		return err
+	}
+	if rules.ChecksConcluded(rules.ContractConfig{}, cur.Runs) { // CI may be over: only the suites can say (decideCI)
+		if cur.Suites, err = p.look.CISuites(ctx, c, cur.Repo, cur.Head); err != nil {
+			return err
+		}
 	}
 	cur.CommittersHead = cur.Head
 	return nil

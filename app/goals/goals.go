@@ -251,7 +251,7 @@ func (p *Decider) integration(ctx context.Context, c Client, repo, check string,
 	if err != nil {
 		return "", fmt.Errorf("read repository: %w", err)
 	}
-	runs, _, err := p.look.CIRuns(ctx, c, repo, r.GetDefaultBranch()) // a branch names its head commit
+	runs, err := p.look.CIRuns(ctx, c, repo, r.GetDefaultBranch()) // a branch names its head commit
 	if err != nil {
 		return "", err
 	}

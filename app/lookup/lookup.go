@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -28,6 +27,7 @@ type Client interface {
 	gh.UserReader
 	GetContents(ctx context.Context, owner, repo, path string, opts *github.RepositoryContentGetOptions) (fileContent *github.RepositoryContent, directoryContent []*github.RepositoryContent, resp *github.Response, err error)
 	ListCheckRunsForRef(ctx context.Context, owner, repo, ref string, opts *github.ListCheckRunsOptions) (*github.ListCheckRunsResults, *github.Response, error)
+	ListCheckSuitesForRef(ctx context.Context, owner, repo, ref string, opts *github.ListOptions) (*gh.CheckSuites, *github.Response, error)
 	ListStatuses(ctx context.Context, owner, repo, ref string, opts *github.ListOptions) ([]*github.RepoStatus, *github.Response, error)
 	ListPullRequestFiles(ctx context.Context, owner string, repo string, number int, opts *github.ListOptions) ([]*github.CommitFile, *github.Response, error)
 }
@@ -207,23 +207,18 @@ func (p *Lookup) pins(ctx context.Context, c Client, cfg rules.Config, prev map[
 // CIRuns reads the CI results on sha: the latest check run of each name (but
 // this App's own) and the latest status of each context. A result named
 // countersign/verification that is not this App's is forged: no CI result.
-func (p *Lookup) CIRuns(ctx context.Context, c Client, repo, sha string) ([]rules.CIRun, []int64, error) {
+func (p *Lookup) CIRuns(ctx context.Context, c Client, repo, sha string) ([]rules.CIRun, error) {
 	owner, name := gh.OwnerOf(repo), gh.NameOf(repo)
 	var runs []rules.CIRun
-	complete := map[int64]bool{} // check suite -> every run of it read is completed
 	opt := &github.ListCheckRunsOptions{Filter: github.String("latest"), ListOptions: github.ListOptions{PerPage: 100}}
 	for page := 0; page < maxRunPages; page++ {
 		res, resp, err := c.ListCheckRunsForRef(ctx, owner, name, sha, opt)
 		if err != nil {
-			return nil, nil, fmt.Errorf("list check runs on %s: %w", sha, err)
+			return nil, fmt.Errorf("list check runs on %s: %w", sha, err)
 		}
 		for _, cr := range res.CheckRuns {
 			if !p.gh.OwnApp(cr.GetApp()) && cr.GetName() != rules.CheckName { // another App's of that name is forged: no CI result
 				runs, _ = rules.MergeRun(runs, CheckRunOf(cr))
-				if id := cr.GetCheckSuite().GetID(); id != 0 {
-					done, seen := complete[id]
-					complete[id] = (done || !seen) && cr.GetStatus() == "completed"
-				}
 			}
 		}
 		if resp.NextPage == 0 {
@@ -238,7 +233,7 @@ func (p *Lookup) CIRuns(ctx context.Context, c Client, repo, sha string) ([]rule
 	for page := 0; page < maxRunPages; page++ {
 		sts, resp, err := c.ListStatuses(ctx, owner, name, sha, sopt)
 		if err != nil {
-			return nil, nil, fmt.Errorf("list statuses of %s: %w", sha, err)
+			return nil, fmt.Errorf("list statuses of %s: %w", sha, err)
 		}
 		for _, s := range sts {
 			if s.GetContext() == rules.CheckName {
@@ -252,21 +247,38 @@ func (p *Lookup) CIRuns(ctx context.Context, c Client, repo, sha string) ([]rule
 		}
 		sopt.Page = resp.NextPage
 	}
-	var suites []int64
-	for id, done := range complete {
-		if done {
-			suites = append(suites, id)
-		}
-	}
-	slices.Sort(suites)
-	return runs, suites, nil
+	return runs, nil
 }
 
-// CheckRunOf is a check run as rules sees it: a result, and the App that
-// created it.
+// maxSuites is how many check suites on a commit are read: one page, one
+// request.
+const maxSuites = 100
+
+// CISuites reads the check suites on sha (but this App's own), in one
+// request: for GitHub Actions, one per workflow run, in_progress until its
+// last job ends.
+func (p *Lookup) CISuites(ctx context.Context, c Client, repo, sha string) ([]rules.CISuite, error) {
+	res, _, err := c.ListCheckSuitesForRef(ctx, gh.OwnerOf(repo), gh.NameOf(repo), sha, &github.ListOptions{PerPage: maxSuites})
+	if err != nil {
+		return nil, fmt.Errorf("list check suites on %s: %w", sha, err)
+	}
+	var out []rules.CISuite
+	for _, cs := range res.CheckSuites {
+		if cs == nil || p.gh.OwnApp(cs.GetApp()) {
+			continue
+		}
+		out = append(out, rules.CISuite{ID: cs.GetID(), App: cs.GetApp().GetSlug(), Status: cs.GetStatus(),
+			Conclusion: cs.GetConclusion(), Runs: cs.LatestCheckRunsCount})
+	}
+	return rules.TrimSuites(out), nil
+}
+
+// CheckRunOf is a check run as rules sees it: a result, the App that created
+// it, and its suite.
 func CheckRunOf(cr *github.CheckRun) rules.CIRun {
 	return rules.CIRun{Name: cr.GetName(), ID: cr.GetID(), State: cr.GetStatus(), Conclusion: cr.GetConclusion(),
-		URL: firstOf(cr.GetHTMLURL(), cr.GetDetailsURL()), At: cr.GetStartedAt().UTC(), App: cr.GetApp().GetSlug()}
+		URL: firstOf(cr.GetHTMLURL(), cr.GetDetailsURL()), At: cr.GetStartedAt().UTC(), App: cr.GetApp().GetSlug(),
+		Suite: cr.GetCheckSuite().GetID()}
 }
 
 func firstOf(s ...string) string {

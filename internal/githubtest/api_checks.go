@@ -22,6 +22,7 @@ func (s *Server) checkRoutes(h routeFunc) {
 	h("GET", r+"/commits/{ref:.+}/statuses", authRepo, s.listStatuses)
 	h("GET", r+"/statuses/{ref:.+}", authRepo, s.listStatuses)
 	h("POST", r+"/statuses/{sha}", authRepo, s.createStatusAPI)
+	s.suiteRoutes(h)
 }
 
 const maxAnnotations = 50

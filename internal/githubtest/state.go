@@ -38,6 +38,7 @@ type repoState struct {
 	milestones    map[int]*milestoneState
 	lastMilestone int
 	checkRuns     []*checkRunState
+	suites        []*suiteState // check suites opened explicitly (workflows.go)
 	statuses      []*statusState
 	commits       map[string]*commitState // every known sha
 	queue         []*queueEntry           // the merge queue, first in line first
@@ -174,6 +175,7 @@ type checkRunState struct {
 	appSlug     string
 	startedAt   time.Time
 	completedAt time.Time
+	suite       *suiteState // its check suite (workflows.go); nil: the App's one suite on the commit
 }
 
 type statusState struct {
@@ -828,7 +830,7 @@ func (s *Server) ghCheckRun(rp *repoState, cr *checkRunState) *github.CheckRun {
 		HeadSHA:     ptr(cr.headSHA),
 		ExternalID:  ptr(cr.externalID),
 		URL:         ptr(s.apiURL(fmt.Sprintf("repos/%s/check-runs/%d", rp.fullName(), cr.id))),
-		HTMLURL:     ptr(s.webURL(fmt.Sprintf("%s/runs/%d", rp.fullName(), cr.id))),
+		HTMLURL:     ptr(checkRunPage(s, rp, cr)),
 		DetailsURL:  strOrNil(cr.detailsURL),
 		Status:      ptr(cr.status),
 		Conclusion:  strOrNil(cr.conclusion),
@@ -842,7 +844,7 @@ func (s *Server) ghCheckRun(rp *repoState, cr *checkRunState) *github.CheckRun {
 			AnnotationsURL:   ptr(s.apiURL(fmt.Sprintf("repos/%s/check-runs/%d/annotations", rp.fullName(), cr.id))),
 		},
 		Name:       ptr(cr.name),
-		CheckSuite: &github.CheckSuite{ID: ptr(s.suiteID(cr.headSHA, cr.appSlug))},
+		CheckSuite: &github.CheckSuite{ID: ptr(suiteIDOf(s, cr))},
 		App:        s.ghApp(cr.appSlug),
 	}
 	out.PullRequests = s.openPullsAt(rp, cr.headSHA)

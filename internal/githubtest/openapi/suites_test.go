@@ -1,0 +1,86 @@
+package openapi_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/bradleyfalzon/ghinstallation/v2"
+	"github.com/countersign/countersign/internal/githubtest"
+)
+
+// The check suites the fake serves (workflow runs, an App's empty suite, an
+// App's one suite of runs made outside a workflow) and the
+// check_suite.completed it sends are GitHub's: each response validates
+// against the description of GET .../commits/{ref}/check-suites and GET
+// .../check-suites/{check_suite_id}, each webhook against
+// @octokit/openapi-webhooks.
+func TestCheckSuitesConform(t *testing.T) {
+	rest, hooks := specs(t)
+	s := githubtest.New(githubtest.Options{RecordBodies: true})
+	defer s.Close()
+	const repo = "acme/widgets"
+	s.AddRepo(repo, 7)
+	_, sha := s.OpenPR(repo, "alice", githubtest.PROptions{})
+	run := s.StartWorkflow(repo, sha, "CI", githubtest.Job{Name: "build"}, githubtest.Job{Name: "test", Needs: []string{"build"}})
+	empty := s.EmptySuite(repo, sha, "octo-linter")
+	s.CheckRun(repo, sha, "lint", "", "success", "buildkite")
+	ctx := context.Background()
+	itr, err := ghinstallation.New(http.DefaultTransport, s.AppID(), 7, s.PrivateKeyPEM())
+	if err != nil {
+		t.Fatal(err)
+	}
+	itr.BaseURL = strings.TrimRight(s.URL(), "/") + "/api/v3"
+	tok, err := itr.Token(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(path string) {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(ctx, "GET", strings.TrimRight(s.URL(), "/")+"/api/v3"+path, nil)
+		req.Header.Set("Authorization", "token "+tok)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d", path, resp.StatusCode)
+		}
+	}
+	list := func() { get("/repos/" + repo + "/commits/" + sha + "/check-suites?per_page=100") }
+	list()
+	get(fmt.Sprintf("/repos/%s/check-suites/%d", repo, empty))
+	s.FinishJob(repo, run, "build", "success")
+	list()
+	s.QueueJobs(repo, run)
+	s.FinishJob(repo, run, "test", "failure")
+	s.RerunFailedJobs(repo, run)
+	list()
+	s.QueueJobs(repo, run)
+	s.FinishJob(repo, run, "test", "success")
+	get(fmt.Sprintf("/repos/%s/check-suites/%d", repo, run))
+	if err := s.Err(); err != nil {
+		t.Fatal(err)
+	}
+	ty := &tally{ops: map[string]bool{}, missing: map[string]int{}}
+	for _, r := range s.Requests() {
+		if strings.Contains(r.Path, "check-suites") {
+			checkCall(t, rest, r, ty)
+		}
+	}
+	completed := 0
+	for _, d := range s.Deliveries() {
+		checkHook(t, hooks, d, ty)
+		if d.Event == "check_suite" {
+			completed++
+		}
+	}
+	if ty.responses != 5 || completed != 2 {
+		t.Fatalf("%d suite responses and %d check_suite webhooks validated, want 5 and 2", ty.responses, completed)
+	}
+}

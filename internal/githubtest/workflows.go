@@ -1,0 +1,546 @@
+package githubtest
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/google/go-github/v60/github"
+)
+
+// This file is GitHub's check suites as GitHub Actions and other Apps make
+// them:
+//
+//   - a workflow run is a check suite of the github-actions App, opened on a
+//     push (queued, then in_progress as the run starts); a job's check run is
+//     created only when the job is queued, so a job behind `needs:` has no
+//     check run while the jobs it waits for run; the suite stays in_progress
+//     until its last job completes, then completes, and check_suite.completed
+//     is sent (StartWorkflow, FinishJob, QueueJobs);
+//   - "Re-run failed jobs" gives each failed job a new check run of the same
+//     name, its dependents are queued again once it completes, and the suite
+//     goes back to in_progress and completes again (RerunFailedJobs);
+//   - an App with checks permission that never reports still gets a suite on
+//     every push: queued, with no runs, never completed (EmptySuite);
+//   - a check run made any other way (CheckRun, or the checks API) belongs to
+//     its App's one suite on the commit, whose status follows its runs.
+//
+// GET /repos/{owner}/{repo}/commits/{ref}/check-suites and
+// GET /repos/{owner}/{repo}/check-suites/{check_suite_id} serve them.
+
+// Job is a job of a workflow: a check run of its name once it is queued.
+type Job struct {
+	Name string
+	// Needs are the jobs it waits for: it is queued once each has succeeded,
+	// and skipped (a check run created completed, conclusion skipped) once one
+	// did not.
+	Needs []string
+}
+
+// suiteState is a check suite opened explicitly: a workflow run, or an App's
+// empty suite.
+type suiteState struct {
+	id         int64
+	repo       *repoState
+	headSHA    string
+	headBranch string
+	appSlug    string
+	status     string // queued, in_progress, completed
+	conclusion string
+	createdAt  time.Time
+	updatedAt  time.Time
+	// A workflow run's: its name, its jobs, and those not queued yet in
+	// this attempt.
+	workflow string
+	jobs     []Job
+	waiting  map[string]bool
+}
+
+func (s *Server) suiteRoutes(h routeFunc) {
+	const r = "/repos/{owner}/{repo}"
+	h("GET", r+"/commits/{ref:.+}/check-suites", authRepo, s.listCheckSuitesForRef)
+	h("GET", r+"/check-suites/{id:[0-9]+}", authRepo, s.getCheckSuite)
+}
+
+// suiteIDOf is the id of check run cr's suite.
+func suiteIDOf(s *Server, cr *checkRunState) int64 {
+	if cr.suite != nil {
+		return cr.suite.id
+	}
+	return s.suiteID(cr.headSHA, cr.appSlug)
+}
+
+// checkRunPage is check run cr's html_url: a workflow job's page for a job
+// of a workflow run, as GitHub Actions links it.
+func checkRunPage(s *Server, rp *repoState, cr *checkRunState) string {
+	if cr.suite != nil && cr.suite.workflow != "" && cr.detailsURL != "" {
+		return cr.detailsURL
+	}
+	return s.webURL(fmt.Sprintf("%s/runs/%d", rp.fullName(), cr.id))
+}
+
+// StartWorkflow is GitHub Actions starting a workflow run named workflow on
+// sha, as a push triggers it: the run's check suite (github-actions) is
+// opened and set in_progress, and each job that needs nothing is queued, its
+// check run created (check_run.created) in order. A job with needs has no
+// check run yet. It returns the suite's id.
+func (s *Server) StartWorkflow(repo, sha, workflow string, jobs ...Job) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.actRepo("StartWorkflow", repo)
+	if rp == nil || !s.actSHA("StartWorkflow", rp, sha) {
+		return 0
+	}
+	if len(jobs) == 0 {
+		s.misuse("StartWorkflow: workflow %q has no jobs", workflow)
+		return 0
+	}
+	names := map[string]bool{}
+	for _, j := range jobs {
+		if j.Name == "" || names[j.Name] {
+			s.misuse("StartWorkflow: job name %q empty or repeated", j.Name)
+			return 0
+		}
+		names[j.Name] = true
+	}
+	for _, j := range jobs {
+		for _, n := range j.Needs {
+			if !names[n] || n == j.Name {
+				s.misuse("StartWorkflow: job %q needs %q, which is no other job of %q", j.Name, n, workflow)
+				return 0
+			}
+		}
+	}
+	st := s.openSuite(rp, sha, "github-actions")
+	st.workflow, st.jobs, st.waiting = workflow, slices.Clone(jobs), map[string]bool{}
+	for _, j := range jobs {
+		st.waiting[j.Name] = true
+	}
+	st.status, st.updatedAt = "in_progress", now()
+	s.queueJobs(rp, st)
+	return st.id
+}
+
+// EmptySuite opens the check suite GitHub opens on a push for an App with
+// checks permission that never reports (app): queued, no runs, never
+// completed, and nothing is sent (check_suite.requested goes to that App
+// alone). It returns the suite's id.
+func (s *Server) EmptySuite(repo, sha, app string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.actRepo("EmptySuite", repo)
+	if rp == nil || !s.actSHA("EmptySuite", rp, sha) {
+		return 0
+	}
+	if app == "" {
+		s.misuse("EmptySuite: no App")
+		return 0
+	}
+	return s.openSuite(rp, sha, app).id
+}
+
+// FinishJob completes the latest check run of job in workflow run suite with
+// conclusion (check_run.completed). The jobs that need it still have no check
+// run: QueueJobs creates them. When no job waits or runs any more, the suite
+// completes and check_suite.completed is sent.
+func (s *Server) FinishJob(repo string, suite int64, job, conclusion string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.actRepo("FinishJob", repo)
+	if rp == nil {
+		return
+	}
+	st := s.workflowRun("FinishJob", rp, suite)
+	if st == nil {
+		return
+	}
+	if !checkConclusions[conclusion] || conclusion == "stale" {
+		s.misuse("FinishJob: bad conclusion %q", conclusion)
+		return
+	}
+	cr := latestJobRun(rp, st, job)
+	if cr == nil || cr.status == "completed" {
+		s.misuse("FinishJob: job %q of workflow run %d has no check run still running", job, suite)
+		return
+	}
+	cr.status, cr.conclusion, cr.completedAt = "completed", conclusion, now()
+	s.emitCheckRun(rp, cr, "completed", "github-actions[bot]")
+	s.completeIfDone(rp, st)
+}
+
+// QueueJobs is GitHub Actions picking up the jobs of workflow run suite
+// whose needs have all completed: each is queued (its check run created),
+// or created skipped when a job it needs did not succeed, until no more can
+// be; the suite completes (check_suite.completed) when no job waits or runs.
+// Until then a job that waits has no check run: FinishJob does not queue
+// the jobs that need the one it finishes.
+func (s *Server) QueueJobs(repo string, suite int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.actRepo("QueueJobs", repo)
+	if rp == nil {
+		return
+	}
+	if st := s.workflowRun("QueueJobs", rp, suite); st != nil {
+		s.queueJobs(rp, st)
+	}
+}
+
+// RerunFailedJobs is "Re-run failed jobs" on workflow run suite: the suite
+// goes back to in_progress, each job whose latest run failed (or was
+// cancelled or timed out) gets a new check run of its name, queued, and each
+// job that depends on one of them, directly or not, waits again: its new
+// check run is created (QueueJobs) once what it needs completes.
+func (s *Server) RerunFailedJobs(repo string, suite int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.actRepo("RerunFailedJobs", repo)
+	if rp == nil {
+		return
+	}
+	st := s.workflowRun("RerunFailedJobs", rp, suite)
+	if st == nil {
+		return
+	}
+	if st.status != "completed" {
+		s.misuse("RerunFailedJobs: workflow run %d is still %s", suite, st.status)
+		return
+	}
+	var failed []string
+	for _, j := range st.jobs {
+		if cr := latestJobRun(rp, st, j.Name); cr != nil && failing(cr.conclusion) {
+			failed = append(failed, j.Name)
+		}
+	}
+	if len(failed) == 0 {
+		s.misuse("RerunFailedJobs: workflow run %d has no failed job", suite)
+		return
+	}
+	rerun := map[string]bool{}
+	for _, n := range failed {
+		rerun[n] = true
+	}
+	for changed := true; changed; { // the dependents, transitively
+		changed = false
+		for _, j := range st.jobs {
+			if !rerun[j.Name] && slices.ContainsFunc(j.Needs, func(n string) bool { return rerun[n] }) {
+				rerun[j.Name], changed = true, true
+			}
+		}
+	}
+	st.status, st.conclusion, st.updatedAt = "in_progress", "", now()
+	for _, j := range st.jobs {
+		if rerun[j.Name] && !slices.Contains(failed, j.Name) {
+			st.waiting[j.Name] = true
+		}
+	}
+	for _, n := range failed {
+		s.createCheckRun(rp, &checkRunState{headSHA: st.headSHA, name: n, status: "queued", appSlug: st.appSlug, suite: st,
+			detailsURL: s.jobURL(rp, st)}, "github-actions[bot]")
+	}
+}
+
+func failing(conclusion string) bool {
+	switch conclusion {
+	case "failure", "cancelled", "timed_out", "action_required", "startup_failure":
+		return true
+	}
+	return false
+}
+
+func (s *Server) workflowRun(what string, rp *repoState, id int64) *suiteState {
+	for _, st := range rp.suites {
+		if st.id == id && st.workflow != "" {
+			return st
+		}
+	}
+	s.misuse("%s: no workflow run %d in %s", what, id, rp.fullName())
+	return nil
+}
+
+func (s *Server) openSuite(rp *repoState, sha, app string) *suiteState {
+	t := now()
+	st := &suiteState{id: s.newID(), repo: rp, headSHA: sha, headBranch: s.branchAt(rp, sha), appSlug: app,
+		status: "queued", createdAt: t, updatedAt: t}
+	rp.suites = append(rp.suites, st)
+	return st
+}
+
+// branchAt is the branch a suite on sha is for: the head branch of an open
+// pull request whose head it is, else the default branch.
+func (s *Server) branchAt(rp *repoState, sha string) string {
+	for _, n := range sortedIssueNumbers(rp) {
+		if is := rp.issues[n]; is.pr != nil && is.state == "open" && is.pr.headSHA == sha {
+			return is.pr.headRef
+		}
+	}
+	return rp.defaultBranch
+}
+
+func (s *Server) jobURL(rp *repoState, st *suiteState) string {
+	return s.webURL(fmt.Sprintf("%s/actions/runs/%d/job/%d", rp.fullName(), st.id, s.nextID+1))
+}
+
+// latestJobRun is the latest check run of job in workflow run st.
+func latestJobRun(rp *repoState, st *suiteState, job string) *checkRunState {
+	for i := len(rp.checkRuns) - 1; i >= 0; i-- {
+		if cr := rp.checkRuns[i]; cr.suite == st && cr.name == job {
+			return cr
+		}
+	}
+	return nil
+}
+
+// queueJobs creates the check runs of the jobs of st whose needs have all
+// completed (queued, or skipped when one did not succeed), until none more
+// can be, and completes st when no job waits or runs.
+func (s *Server) queueJobs(rp *repoState, st *suiteState) {
+	for changed := true; changed; {
+		changed = false
+		for _, j := range st.jobs {
+			if !st.waiting[j.Name] {
+				continue
+			}
+			ready, ok := true, true
+			for _, n := range j.Needs {
+				cr := latestJobRun(rp, st, n)
+				if st.waiting[n] || cr == nil || cr.status != "completed" {
+					ready = false
+					break
+				}
+				ok = ok && cr.conclusion == "success"
+			}
+			if !ready {
+				continue
+			}
+			delete(st.waiting, j.Name)
+			changed = true
+			cr := &checkRunState{headSHA: st.headSHA, name: j.Name, status: "queued", appSlug: st.appSlug, suite: st,
+				detailsURL: s.jobURL(rp, st)}
+			if !ok {
+				cr.status, cr.conclusion = "completed", "skipped"
+			}
+			s.createCheckRun(rp, cr, "github-actions[bot]")
+		}
+	}
+	s.completeIfDone(rp, st)
+}
+
+// completeIfDone completes workflow run st, sending check_suite.completed,
+// when no job of it waits or runs.
+func (s *Server) completeIfDone(rp *repoState, st *suiteState) {
+	if len(st.waiting) > 0 || st.status == "completed" {
+		return
+	}
+	for _, j := range st.jobs {
+		if cr := latestJobRun(rp, st, j.Name); cr == nil || cr.status != "completed" {
+			return
+		}
+	}
+	st.status, st.conclusion, st.updatedAt = "completed", suiteConclusion(suiteRuns(rp, st.headSHA, st.appSlug, st)), now()
+	s.emit(rp, "check_suite", "completed", st.appSlug+"[bot]", s.suiteEvent(rp, st))
+}
+
+// suiteConclusion is what a completed suite concludes from the latest run of
+// each name in it: the first failing conclusion, else success if one
+// succeeded, else neutral or skipped.
+func suiteConclusion(latest []*checkRunState) string {
+	for _, c := range []string{"action_required", "startup_failure", "cancelled", "timed_out", "failure"} {
+		if slices.ContainsFunc(latest, func(cr *checkRunState) bool { return cr.conclusion == c }) {
+			return c
+		}
+	}
+	for _, c := range []string{"success", "neutral"} {
+		if slices.ContainsFunc(latest, func(cr *checkRunState) bool { return cr.conclusion == c }) {
+			return c
+		}
+	}
+	return "skipped"
+}
+
+// suiteRuns are the latest runs of each name of suite st (nil: app's one
+// suite on sha, the runs made outside any explicit suite).
+func suiteRuns(rp *repoState, sha, app string, st *suiteState) []*checkRunState {
+	seen := map[string]bool{}
+	var out []*checkRunState
+	for i := len(rp.checkRuns) - 1; i >= 0; i-- {
+		cr := rp.checkRuns[i]
+		if cr.headSHA != sha || cr.appSlug != app || cr.suite != st || seen[cr.name] {
+			continue
+		}
+		seen[cr.name] = true
+		out = append(out, cr)
+	}
+	return out
+}
+
+// suiteView is a check suite as the checks API shows it: go-github's, with
+// the fields it lacks.
+type suiteView struct {
+	*github.CheckSuite
+	LatestCheckRunsCount int    `json:"latest_check_runs_count"`
+	CheckRunsURL         string `json:"check_runs_url"`
+	Rerequestable        bool   `json:"rerequestable"`
+	RunsRerequestable    bool   `json:"runs_rerequestable"`
+}
+
+// suitesAt are the check suites on sha: those opened explicitly, and one per
+// App with check runs made outside them, oldest first.
+func (s *Server) suitesAt(rp *repoState, sha string) []suiteView {
+	var out []suiteView
+	for _, st := range rp.suites {
+		if st.headSHA == sha {
+			out = append(out, s.ghSuite(rp, st))
+		}
+	}
+	var apps []string
+	for _, cr := range sortedRuns(rp, sha) {
+		if cr.suite == nil && !slices.Contains(apps, cr.appSlug) {
+			apps = append(apps, cr.appSlug)
+		}
+	}
+	for _, app := range apps {
+		out = append(out, s.implicitSuite(rp, sha, app))
+	}
+	slices.SortStableFunc(out, func(a, b suiteView) int { return int(a.GetID() - b.GetID()) })
+	return out
+}
+
+// implicitSuite is app's one suite on sha: queued until a run of it starts,
+// in_progress while one has not completed, then completed.
+func (s *Server) implicitSuite(rp *repoState, sha, app string) suiteView {
+	runs := suiteRuns(rp, sha, app, nil)
+	st := &suiteState{id: s.suiteID(sha, app), repo: rp, headSHA: sha, headBranch: s.branchAt(rp, sha), appSlug: app, status: "completed"}
+	queued := true
+	for _, cr := range runs {
+		if cr.status != "completed" {
+			st.status = "in_progress"
+		}
+		if cr.status != "queued" {
+			queued = false
+		}
+		if st.createdAt.IsZero() || cr.startedAt.Before(st.createdAt) {
+			st.createdAt = cr.startedAt
+		}
+		st.updatedAt = maxTime(st.updatedAt, cr.startedAt, cr.completedAt)
+	}
+	if queued {
+		st.status = "queued"
+	}
+	if st.status == "completed" {
+		st.conclusion = suiteConclusion(runs)
+	}
+	v := s.ghSuite(rp, st)
+	v.LatestCheckRunsCount = len(runs)
+	return v
+}
+
+func maxTime(ts ...time.Time) time.Time {
+	var m time.Time
+	for _, t := range ts {
+		if t.After(m) {
+			m = t
+		}
+	}
+	return m
+}
+
+func (s *Server) ghSuite(rp *repoState, st *suiteState) suiteView {
+	full := rp.fullName()
+	cs := &github.CheckSuite{
+		ID: ptr(st.id), NodeID: ptr(nodeID("CS", st.id)), HeadBranch: ptr(st.headBranch), HeadSHA: ptr(st.headSHA),
+		URL:    ptr(s.apiURL(fmt.Sprintf("repos/%s/check-suites/%d", full, st.id))),
+		Status: ptr(st.status), Conclusion: strOrNil(st.conclusion), CreatedAt: ts(st.createdAt), UpdatedAt: ts(st.updatedAt),
+		App:       s.ghApp(st.appSlug),
+		BeforeSHA: ptr(before(rp, st.headSHA)), AfterSHA: ptr(st.headSHA), PullRequests: s.openPullsAt(rp, st.headSHA),
+		Repository: s.ghRepo(rp),
+	}
+	return suiteView{CheckSuite: cs, LatestCheckRunsCount: len(suiteRuns(rp, st.headSHA, st.appSlug, st)),
+		CheckRunsURL:  s.apiURL(fmt.Sprintf("repos/%s/check-suites/%d/check-runs", full, st.id)),
+		Rerequestable: true, RunsRerequestable: true}
+}
+
+// suiteEvent is check_suite.completed (as in GitHub's sample payloads) of st.
+func (s *Server) suiteEvent(rp *repoState, st *suiteState) any {
+	v := s.ghSuite(rp, st)
+	v.Repository = nil
+	return struct {
+		Action       string               `json:"action"`
+		CheckSuite   suiteView            `json:"check_suite"`
+		Repo         *github.Repository   `json:"repository"`
+		Sender       *github.User         `json:"sender"`
+		Installation *github.Installation `json:"installation"`
+	}{"completed", v, s.ghRepo(rp), s.ghUser(st.appSlug + "[bot]"), s.ghInstallation(rp.installation)}
+}
+
+// listCheckSuitesForRef follows GitHub: the suites on the commit, filtered by
+// app_id and check_name; total_count before pagination.
+func (s *Server) listCheckSuitesForRef(c *apiCall) {
+	sha, ok := s.resolveRef(c.repo, c.vars["ref"])
+	if !ok {
+		c.unprocessable("No commit found for SHA: " + c.vars["ref"])
+		return
+	}
+	q := c.r.URL.Query()
+	var list []suiteView
+	for _, v := range s.suitesAt(c.repo, sha) {
+		if id := q.Get("app_id"); id != "" && id != strconv.FormatInt(v.GetApp().GetID(), 10) {
+			continue
+		}
+		if name := q.Get("check_name"); name != "" && !slices.ContainsFunc(sortedRuns(c.repo, sha), func(cr *checkRunState) bool {
+			return cr.name == name && suiteIDOf(s, cr) == v.GetID()
+		}) {
+			continue
+		}
+		list = append(list, v)
+	}
+	total := len(list)
+	page := paginate(c, list)
+	if page == nil {
+		page = []suiteView{}
+	}
+	c.json(http.StatusOK, struct {
+		Total  int         `json:"total_count"`
+		Suites []suiteView `json:"check_suites"`
+	}{total, page})
+}
+
+func (s *Server) getCheckSuite(c *apiCall) {
+	id, _ := c.intVar("id")
+	for _, sha := range suiteSHAs(c.repo) {
+		for _, v := range s.suitesAt(c.repo, sha) {
+			if v.GetID() == id {
+				c.json(http.StatusOK, v)
+				return
+			}
+		}
+	}
+	c.notFound()
+}
+
+// suiteSHAs are the commits of rp with a suite or a check run.
+func suiteSHAs(rp *repoState) []string {
+	var out []string
+	for _, st := range rp.suites {
+		if !slices.Contains(out, st.headSHA) {
+			out = append(out, st.headSHA)
+		}
+	}
+	for _, cr := range rp.checkRuns {
+		if !slices.Contains(out, cr.headSHA) {
+			out = append(out, cr.headSHA)
+		}
+	}
+	return out
+}
+
+// before is the commit before sha (its first parent), as a push's "before":
+// forty zeros when it has none.
+func before(rp *repoState, sha string) string {
+	if c := rp.commits[sha]; c != nil && len(c.parents) > 0 {
+		return c.parents[0]
+	}
+	return "0000000000000000000000000000000000000000"
+}

@@ -1,0 +1,160 @@
+package githubtest
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// suitesOf lists the check suites on sha through the REST API, as
+// id -> "status/conclusion/latest_check_runs_count/app".
+func suitesOf(t *testing.T, e *env, sha string) map[int64]string {
+	t.Helper()
+	req, err := e.client.NewRequest("GET", "repos/"+repoName+"/commits/"+sha+"/check-suites", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out struct {
+		Total  int `json:"total_count"`
+		Suites []struct {
+			ID         int64  `json:"id"`
+			Status     string `json:"status"`
+			Conclusion string `json:"conclusion"`
+			Count      int    `json:"latest_check_runs_count"`
+			App        struct {
+				Slug string `json:"slug"`
+			} `json:"app"`
+			HeadSHA string `json:"head_sha"`
+		} `json:"check_suites"`
+	}
+	if _, err := e.client.Do(e.ctx, req, &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Total != len(out.Suites) {
+		t.Fatalf("total_count %d, %d suites", out.Total, len(out.Suites))
+	}
+	m := map[int64]string{}
+	for _, s := range out.Suites {
+		if s.HeadSHA != sha {
+			t.Fatalf("suite %d on %s listed for %s", s.ID, s.HeadSHA, sha)
+		}
+		m[s.ID] = s.Status + "/" + s.Conclusion + "/" + string(rune('0'+s.Count)) + "/" + s.App.Slug
+	}
+	return m
+}
+
+// A workflow run is a suite of github-actions that stays in_progress while
+// a job behind `needs:` has no check run yet, completes (with
+// check_suite.completed) after its last job, and goes back to in_progress
+// on a re-run of its failed job; an App's empty suite stays queued with no
+// runs and sends nothing.
+func TestWorkflowRunsAreCheckSuites(t *testing.T) {
+	e := newEnv(t)
+	_, sha := e.s.OpenPR(repoName, "alice", PROptions{Title: "A"})
+	e.wait()
+	start := e.hooks.count()
+	run := e.s.StartWorkflow(repoName, sha, "CI", Job{Name: "build"}, Job{Name: "test", Needs: []string{"build"}})
+	empty := e.s.EmptySuite(repoName, sha, "octo-linter")
+	e.wait()
+	if got := kinds(e.hooks.since(start)); !slices.Equal(got, []string{"check_run.created"}) {
+		t.Fatalf("webhooks %v, want build's check_run.created alone", got)
+	}
+	want := map[int64]string{run: "in_progress//1/github-actions", empty: "queued//0/octo-linter"}
+	if got := suitesOf(t, e, sha); !mapsEqual(got, want) {
+		t.Fatalf("suites %v, want %v", got, want)
+	}
+
+	e.s.FinishJob(repoName, run, "build", "failure")
+	e.wait()
+	if got := kinds(e.hooks.since(start)); !slices.Equal(got, []string{"check_run.created", "check_run.completed"}) {
+		t.Fatalf("webhooks %v: test must have no run until it is queued", got)
+	}
+	if got := suitesOf(t, e, sha); got[run] != "in_progress//1/github-actions" {
+		t.Fatalf("workflow run %s while test waits", got[run])
+	}
+	e.s.QueueJobs(repoName, run)
+	e.wait()
+	hooks := e.hooks.since(start)
+	if got := kinds(hooks); !slices.Equal(got, []string{"check_run.created", "check_run.completed", "check_run.created", "check_run.completed", "check_suite.completed"}) {
+		t.Fatalf("webhooks %v", got)
+	}
+	if cr := hooks[3].Payload["check_run"].(map[string]any); cr["name"] != "test" || cr["conclusion"] != "skipped" {
+		t.Fatalf("test after a failed build: %v %v, want skipped", cr["name"], cr["conclusion"])
+	}
+	// Shaped like GitHub's sample payload.
+	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "github-webhooks", "check_suite", "completed.payload.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var real map[string]any
+	if err := json.Unmarshal(raw, &real); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keysOf(t, real, "check_suite") {
+		if k == "head_commit" { // not kept by the fake
+			continue
+		}
+		if !slices.Contains(keysOf(t, hooks[4].Payload, "check_suite"), k) {
+			t.Errorf("check_suite.completed's check_suite lacks %q", k)
+		}
+	}
+	if cs := hooks[4].Payload["check_suite"].(map[string]any); cs["conclusion"] != "failure" || cs["id"] != float64(run) {
+		t.Fatalf("check_suite %v %v", cs["id"], cs["conclusion"])
+	}
+	want[run] = "completed/failure/2/github-actions"
+	if got := suitesOf(t, e, sha); !mapsEqual(got, want) {
+		t.Fatalf("suites %v, want %v", got, want)
+	}
+
+	mark := e.hooks.count()
+	e.s.RerunFailedJobs(repoName, run)
+	e.wait()
+	want[run] = "in_progress//2/github-actions"
+	if got := suitesOf(t, e, sha); !mapsEqual(got, want) {
+		t.Fatalf("after the re-run: suites %v, want %v", got, want)
+	}
+	e.s.FinishJob(repoName, run, "build", "success")
+	e.s.QueueJobs(repoName, run)
+	e.wait()
+	want[run] = "in_progress//2/github-actions" // test queued again, not done
+	if got := suitesOf(t, e, sha); !mapsEqual(got, want) {
+		t.Fatalf("build re-run: suites %v, want %v", got, want)
+	}
+	e.s.FinishJob(repoName, run, "test", "success")
+	e.wait()
+	if got := kinds(e.hooks.since(mark)); !slices.Equal(got, []string{"check_run.created", "check_run.completed", "check_run.created", "check_run.completed", "check_suite.completed"}) {
+		t.Fatalf("re-run webhooks %v", got)
+	}
+	want[run] = "completed/success/2/github-actions"
+	if got := suitesOf(t, e, sha); !mapsEqual(got, want) {
+		t.Fatalf("suites %v, want %v", got, want)
+	}
+
+	// A run made outside a workflow belongs to its App's one suite.
+	e.s.CheckRun(repoName, sha, "lint", "in_progress", "", "buildkite")
+	id := e.s.suiteID(sha, "buildkite")
+	want[id] = "in_progress//1/buildkite"
+	if got := suitesOf(t, e, sha); !mapsEqual(got, want) {
+		t.Fatalf("suites %v, want %v", got, want)
+	}
+	e.s.CheckRun(repoName, sha, "lint", "", "success", "buildkite")
+	want[id] = "completed/success/1/buildkite"
+	if got := suitesOf(t, e, sha); !mapsEqual(got, want) {
+		t.Fatalf("suites %v, want %v", got, want)
+	}
+	e.noErr()
+}
+
+func mapsEqual(a, b map[int64]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}

@@ -185,7 +185,7 @@ func TestMergeQueueGroupAheadDequeuedWhileBehindWaits(t *testing.T) {
 	h.gh.DequeuePR(testRepo, prs[0], "carol")
 	h.gh.DropWebhooks(false)
 	destroyed := h.gh.DroppedWebhooks("merge_group", "destroyed")
-	rebuilt := h.gh.DroppedWebhooks("merge_group", "checks_requested")
+	rebuilt := h.gh.DroppedWebhooks("merge_group", "checks_requested")[1:] // A's own never arrives
 	if len(destroyed) != 2 || len(rebuilt) != 1 {
 		t.Fatalf("dequeuing A: %d destroyed, %d checks_requested; want 2, 1", len(destroyed), len(rebuilt))
 	}

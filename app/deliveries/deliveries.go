@@ -115,6 +115,12 @@ type MergeGroupPayload struct {
 	// Invalid says why the group's head_ref or head_sha cannot be trusted
 	// (its check fails, saying so).
 	Invalid string `json:"invalid,omitempty"`
+	// Reason is a destroyed group's: merged, invalidated or dequeued.
+	Reason string `json:"reason,omitempty"`
+	// Settle marks the recheck a group asks of itself once its record is
+	// committed (mergequeue.Recheck): it looks again at countersign's
+	// records of the group ahead, not at GitHub.
+	Settle bool `json:"settle,omitempty"`
 }
 
 // DashboardPayload is the payload of a Dashboard delivery.

@@ -151,9 +151,25 @@ func MergeGroupsKey(repo string, n int) string { return "merge-groups/" + rules.
 // sha merges (its number, in JSON).
 func MergeGroupKey(repo, sha string) string { return "merge-group/" + repo + "@" + sha }
 
-// MergeGroupBehindKey records the merge-queue group built on the group with
-// head sha (the one behind it in the queue): {"pr": n, "head_sha": its head}.
-func MergeGroupBehindKey(repo, sha string) string { return "merge-group-behind/" + repo + "@" + sha }
+// MergeGroupBehindKey records that the merge-queue group with head behind
+// is built on the group with head sha (is behind it in the queue): {"pr":
+// n, "head_sha": behind}. One record per group behind, so that groups
+// decided at the same moment never overwrite each other's.
+func MergeGroupBehindKey(repo, sha, behind string) string {
+	return MergeGroupBehindPrefix(repo, sha) + behind
+}
+
+// MergeGroupBehindPrefix is the prefix of the MergeGroupBehindKey records of
+// the groups built on the group with head sha.
+func MergeGroupBehindPrefix(repo, sha string) string { return MergeGroupBehindOldKey(repo, sha) + "/" }
+
+// MergeGroupBehindOldKey is where earlier versions recorded the one group
+// built on the group with head sha (as MergeGroupBehindKey's record).
+func MergeGroupBehindOldKey(repo, sha string) string { return "merge-group-behind/" + repo + "@" + sha }
+
+// MergeGroupGoneKey records that GitHub destroyed the merge-queue group
+// with head sha: {"pr": n, "reason": merged, invalidated or dequeued}.
+func MergeGroupGoneKey(repo, sha string) string { return "merge-group-gone/" + repo + "@" + sha }
 
 // ForgedKey records that who posted a result of kind (mergequeue.ForgedStatus
 // or ForgedCheckRun) named countersign/verification on sha, once said.

@@ -10,8 +10,6 @@ package mqdecide
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -79,7 +77,7 @@ func (p *Decider) OnMergeGroup(d *store.Delivery, log *slog.Logger) (store.Commi
 	if inst == 0 || repo == "" || (e.Action != mq.ChecksRequested && e.Action != mq.Destroyed) {
 		return store.Commit{}, nil
 	}
-	md := deliveries.MergeGroupPayload{Installation: inst, Repo: repo, Action: e.Action, HeadSHA: e.MergeGroup.HeadSHA,
+	md := deliveries.MergeGroupPayload{Installation: inst, Repo: repo, Action: e.Action, Reason: e.Reason, HeadSHA: e.MergeGroup.HeadSHA,
 		BaseSHA: e.MergeGroup.BaseSHA, Ref: strings.TrimPrefix(e.MergeGroup.HeadRef, "refs/heads/")}
 	r, err := e.Entry()
 	md.PR, md.Base = r.PR, r.Base
@@ -97,8 +95,13 @@ func (p *Decider) OnMergeGroup(d *store.Delivery, log *slog.Logger) (store.Commi
 
 // DecideMergeGroup decides a merge group under its pull request's key:
 // checks_requested re-evaluates the pull request's tasks for the head that
-// was queued and posts the group's check; destroyed ends its tracking.
+// was queued and posts the group's check; destroyed ends its tracking and
+// has the groups built on it decided again; countersign's own recheck and
+// behind decide again the groups whose group ahead changed (ahead.go).
 func (p *Decider) DecideMergeGroup(ctx context.Context, md deliveries.MergeGroupPayload, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
+	if md.Action == mq.Behind {
+		return p.behind(ctx, md, d)
+	}
 	groups, err := records.LoadMergeGroups(ctx, p.store, md.Repo, md.PR)
 	if err != nil {
 		return store.Commit{}, err
@@ -106,17 +109,15 @@ func (p *Decider) DecideMergeGroup(ctx context.Context, md deliveries.MergeGroup
 	w := store.Commit{Records: map[string][]byte{}}
 	switch md.Action {
 	case mq.Destroyed:
-		left, ok := mq.Forget(groups, md.HeadSHA)
-		if !ok {
-			return store.Commit{}, nil
-		}
-		w.Records[records.MergeGroupKey(md.Repo, md.HeadSHA)] = nil
-		if err := p.forgetBehind(ctx, &w, md.Repo, md.BaseSHA, md.HeadSHA); err != nil {
-			return store.Commit{}, err
-		}
-		return w, putGroups(&w, md.Repo, md.PR, left)
+		return p.destroyed(ctx, md, groups, d, log)
 	case mq.Recheck:
 		return p.recheck(ctx, md, groups, d, log)
+	}
+	if gone, err := p.gone(ctx, md.Repo, md.HeadSHA); err != nil || gone != nil {
+		if gone != nil {
+			log.Info("merge group already destroyed: its late checks_requested is not answered", "pr", md.PR, "head_sha", md.HeadSHA, "reason", gone.Reason)
+		}
+		return store.Commit{}, err
 	}
 	c, err := p.clients(md.Installation)
 	if err != nil {
@@ -136,7 +137,7 @@ func (p *Decider) DecideMergeGroup(ctx context.Context, md deliveries.MergeGroup
 		for k, v := range recs {
 			w.Records[k] = v
 		}
-		if check, err = p.groupCheck(ctx, c, md.Installation, md.Repo, md.PR, pr, nil, g, log); err != nil {
+		if check, g.OnBranch, err = p.groupCheck(ctx, c, md.Installation, md.Repo, md.PR, pr, nil, g, log); err != nil {
 			return store.Commit{}, err
 		}
 	}
@@ -153,14 +154,15 @@ func (p *Decider) DecideMergeGroup(ctx context.Context, md deliveries.MergeGroup
 		w.Records[records.NewHeadKey(md.Repo, md.HeadSHA)] = []byte{'1'}
 	}
 	if prev < 0 || groups[prev].Status != g.Status || groups[prev].Conclusion != g.Conclusion {
-		// The group behind this one (built on it) carries its answer.
-		if err := p.recheckBehind(ctx, &w, md.Installation, d, md.Repo, md.HeadSHA); err != nil {
-			return store.Commit{}, err
-		}
+		// The groups behind this one (built on it) carry its answer.
+		w.Enqueue = append(w.Enqueue, behindOf(md.Installation, d, md.Repo, md.PR, md.HeadSHA))
 	}
-	if md.BaseSHA != "" && md.Invalid == "" {
+	if md.BaseSHA != "" && md.Invalid == "" && !g.OnBranch {
+		// Built on a group: recorded as behind it, and decided again once
+		// this is committed (see ahead.go).
 		b, _ := json.Marshal(behindGroup{PR: md.PR, HeadSHA: md.HeadSHA}) // cannot fail
-		w.Records[records.MergeGroupBehindKey(md.Repo, md.BaseSHA)] = b
+		w.Records[records.MergeGroupBehindKey(md.Repo, md.BaseSHA, md.HeadSHA)] = b
+		w.Enqueue = append(w.Enqueue, settle(md.Installation, d, md.Repo, md.PR, md.HeadSHA))
 	}
 	groups, dropped := mq.Track(groups, g)
 	for _, sha := range dropped {
@@ -196,17 +198,19 @@ func (p *Decider) queuedPR(ctx context.Context, c Client, md deliveries.MergeGro
 }
 
 // groupCheck is the check of group g of pull request n (pr its record, nil
-// when there is none); tasks are pr's tasks, read when nil.
-func (p *Decider) groupCheck(ctx context.Context, c Client, inst int64, repo string, n int, pr *rules.PullRequest, tasks []*rules.Task, g mq.Group, log *slog.Logger) (rules.Check, error) {
+// when there is none); tasks are pr's tasks, read when nil. It reports too
+// whether g is built on the head of the base branch (mergequeue.Resolve).
+func (p *Decider) groupCheck(ctx context.Context, c Client, inst int64, repo string, n int, pr *rules.PullRequest, tasks []*rules.Task, g mq.Group, log *slog.Logger) (rules.Check, bool, error) {
 	in := mq.Input{Entry: g.Entry(n), PR: pr, Tasks: tasks}
-	var err error
-	if in.Ahead, err = p.ahead(ctx, repo, g.BaseSHA); err != nil {
-		return rules.Check{}, err
+	ahead, onBranch, err := p.ahead(ctx, c, repo, g)
+	if err != nil {
+		return rules.Check{}, false, err
 	}
+	in.Ahead = ahead
 	if pr != nil && tasks == nil {
 		if p.tracked != nil {
 			if pr, err = p.tracked(ctx, inst, repo, pr); err != nil {
-				return rules.Check{}, err
+				return rules.Check{}, false, err
 			}
 			in.PR = pr
 		}
@@ -214,18 +218,18 @@ func (p *Decider) groupCheck(ctx context.Context, c Client, inst int64, repo str
 		for i, t := range pr.Links {
 			var err error
 			if in.Tasks[i], err = records.LoadTask(ctx, p.store, repo, t); err != nil {
-				return rules.Check{}, err
+				return rules.Check{}, false, err
 			}
 		}
 	}
 	if pr != nil && len(pr.Links) == 0 {
 		cfg, err := p.look.Config(ctx, c, repo, log)
 		if err != nil {
-			return rules.Check{}, err
+			return rules.Check{}, false, err
 		}
 		in.Gate, in.Pins = cfg.Gate, cfg.Pins
 	}
-	return mq.Decide(in), nil
+	return mq.Decide(in), onBranch, nil
 }
 
 // Regroup works out again the checks of the queued groups of pull request
@@ -264,13 +268,16 @@ func (p *Decider) Regroup(ctx context.Context, w *store.Commit, inst int64, d *s
 	}
 	changed := false
 	for i, g := range groups {
-		check, err := p.groupCheck(ctx, c, inst, pr.Repo, pr.Number, pr, tasks, g, log)
+		check, onBranch, err := p.groupCheck(ctx, c, inst, pr.Repo, pr.Number, pr, tasks, g, log)
 		if err != nil {
 			return err
 		}
 		wrote, err := p.answer(ctx, w, inst, d, pr, groups, i, check, rebuilt, log)
 		if err != nil {
 			return err
+		}
+		if onBranch && !g.OnBranch {
+			groups[i].OnBranch, wrote = true, true
 		}
 		changed = changed || wrote
 	}
@@ -283,8 +290,8 @@ func (p *Decider) Regroup(ctx context.Context, w *store.Commit, inst int64, d *s
 // answer writes check on groups[i], a group of pr, when it is not what was
 // last written there (or always, when force): the check, the group's
 // record, a line in the history of each task pr closes when the group stops
-// passing, and a recheck of the group built on it. It reports whether it
-// wrote.
+// passing, and the decision again of the groups built on it. It reports
+// whether it wrote.
 func (p *Decider) answer(ctx context.Context, w *store.Commit, inst int64, d *store.Delivery, pr *rules.PullRequest, groups []mq.Group, i int, check rules.Check, force bool, log *slog.Logger) (bool, error) {
 	g := groups[i]
 	if check.Status == g.Status && check.Conclusion == g.Conclusion && !force {
@@ -302,99 +309,12 @@ func (p *Decider) answer(ctx context.Context, w *store.Commit, inst int64, d *st
 		log.Info("a queued pull request's merge group stopped passing", "pr", pr.Number, "group", g.HeadSHA)
 	}
 	if check.Status != g.Status || check.Conclusion != g.Conclusion {
-		if err := p.recheckBehind(ctx, w, inst, d, pr.Repo, g.HeadSHA); err != nil {
-			return false, err
-		}
+		w.Enqueue = append(w.Enqueue, behindOf(inst, d, pr.Repo, pr.Number, g.HeadSHA))
 	}
 	groups[i].Status, groups[i].Conclusion = check.Status, check.Conclusion
 	b, _ := json.Marshal(pr.Number)
 	w.Records[records.MergeGroupKey(pr.Repo, g.HeadSHA)] = b
 	return true, nil
-}
-
-// behindGroup is the group built on another (records.MergeGroupBehindKey).
-type behindGroup struct {
-	PR      int    `json:"pr"`
-	HeadSHA string `json:"head_sha"`
-}
-
-// ahead is the group with head base, the group a group is built on, as
-// countersign last answered it; nil when base is no group it tracks (the
-// base branch, or a group GitHub destroyed).
-func (p *Decider) ahead(ctx context.Context, repo, base string) (*mq.Ahead, error) {
-	if base == "" {
-		return nil, nil
-	}
-	var n int
-	if ok, err := records.Load(ctx, p.store, records.MergeGroupKey(repo, base), &n); err != nil || !ok || n == 0 {
-		return nil, err
-	}
-	groups, err := records.LoadMergeGroups(ctx, p.store, repo, n)
-	if err != nil {
-		return nil, err
-	}
-	for _, g := range groups {
-		if g.HeadSHA == base {
-			return &mq.Ahead{PR: n, Status: g.Status, Conclusion: g.Conclusion}, nil
-		}
-	}
-	return nil, nil
-}
-
-// recheckBehind queues a recheck of the group built on the group with head
-// sha, if countersign tracks one: its answer carries this group's.
-func (p *Decider) recheckBehind(ctx context.Context, w *store.Commit, inst int64, d *store.Delivery, repo, sha string) error {
-	var b behindGroup
-	if ok, err := records.Load(ctx, p.store, records.MergeGroupBehindKey(repo, sha), &b); err != nil || !ok || b.PR == 0 {
-		return err
-	}
-	sum := sha256.Sum256([]byte(d.ID + "\x00" + sha))
-	w.Enqueue = append(w.Enqueue, deliveries.Derived("merge-group-recheck/"+hex.EncodeToString(sum[:12]), deliveries.MergeGroup, rules.TaskKey(repo, b.PR),
-		deliveries.MergeGroupPayload{Installation: inst, Repo: repo, Action: mq.Recheck, PR: b.PR, HeadSHA: b.HeadSHA}))
-	return nil
-}
-
-// forgetBehind deletes the record that the group with head sha is built on
-// the group with head base.
-func (p *Decider) forgetBehind(ctx context.Context, w *store.Commit, repo, base, sha string) error {
-	if base == "" {
-		return nil
-	}
-	var b behindGroup
-	ok, err := records.Load(ctx, p.store, records.MergeGroupBehindKey(repo, base), &b)
-	if err != nil || !ok || b.HeadSHA != sha {
-		return err
-	}
-	w.Records[records.MergeGroupBehindKey(repo, base)] = nil
-	return nil
-}
-
-// recheck decides again group md.HeadSHA of pull request md.PR (groups are
-// its tracked groups) from countersign's records, the group ahead of it
-// having changed its answer; nothing when the group is no longer tracked or
-// its answer is the same.
-func (p *Decider) recheck(ctx context.Context, md deliveries.MergeGroupPayload, groups []mq.Group, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
-	i := slices.IndexFunc(groups, func(g mq.Group) bool { return g.HeadSHA == md.HeadSHA })
-	if i < 0 {
-		return store.Commit{}, nil
-	}
-	pr, err := records.LoadPR(ctx, p.store, md.Repo, md.PR)
-	if err != nil || pr == nil || !pr.Open {
-		return store.Commit{}, err
-	}
-	c, err := p.clients(md.Installation)
-	if err != nil {
-		return store.Commit{}, fault.Permanent(err)
-	}
-	check, err := p.groupCheck(ctx, c, md.Installation, md.Repo, md.PR, pr, nil, groups[i], log)
-	if err != nil {
-		return store.Commit{}, err
-	}
-	w := store.Commit{Records: map[string][]byte{}}
-	if wrote, err := p.answer(ctx, &w, md.Installation, d, pr, groups, i, check, false, log); err != nil || !wrote {
-		return store.Commit{}, err
-	}
-	return w, putGroups(&w, md.Repo, md.PR, groups)
 }
 
 // gateNotes are the deliveries that write why into the history of each task

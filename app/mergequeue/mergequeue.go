@@ -36,10 +36,11 @@ const (
 	// decided again from its records.
 	Recheck = "recheck"
 	// Behind is countersign's own: a group changed its answer or was
-	// destroyed, and the groups built on it are to be decided again. It is
-	// read after that change is committed (see mqdecide), so that a group
-	// behind that was being decided at the same moment is not missed.
+	// destroyed, and the groups built on it are to be decided again.
 	Behind = "behind"
+	// Regroup is countersign's own: a task of a queued pull request
+	// changed, and its groups are decided again.
+	Regroup = "regroup"
 )
 
 // The reasons of a destroyed group (merge_group destroyed).
@@ -452,4 +453,30 @@ func Find(ctx context.Context, gh GitHub, repo string, n int) ([]Group, error) {
 		out = append(out, Group{HeadSHA: branches[ref], Ref: strings.TrimPrefix(ref, "refs/heads/"), Base: r.Base})
 	}
 	return out, nil
+}
+
+// Staged is a group's check that one decision writes: Depth is how many
+// groups ahead of it the decision decided before it (0: the group the
+// decision is about), Passing whether the check passes.
+type Staged struct {
+	Depth   int
+	Passing bool
+}
+
+// WriteOrder orders the group checks one decision writes so that GitHub,
+// which reads each as it is written, never sees a group pass while a group
+// ahead of it does not: first the checks that do not pass, the last in line
+// first, then those that pass, the first in line first. (A cmp function
+// for slices.SortStableFunc.)
+func WriteOrder(a, b Staged) int {
+	switch {
+	case a.Passing != b.Passing:
+		if a.Passing {
+			return 1
+		}
+		return -1
+	case a.Passing:
+		return a.Depth - b.Depth
+	}
+	return b.Depth - a.Depth
 }

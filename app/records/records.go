@@ -143,6 +143,12 @@ func CardURLKey(repo string, n int) string { return "card-url/" + rules.TaskKey(
 // on it but those it remembers making.
 func NewHeadKey(repo, sha string) string { return "new-head/" + repo + "@" + sha }
 
+// MergeQueueKey is the ordering key under which every merge-queue group of
+// repo is decided, one decision at a time: a group's answer carries the
+// answer of the group it is built on, so the two are never decided at the
+// same moment.
+func MergeQueueKey(repo string) string { return "merge-queue/" + repo }
+
 // MergeGroupsKey keeps the merge-queue groups tracked for pull request n:
 // a JSON list of mergequeue.Group, oldest first.
 func MergeGroupsKey(repo string, n int) string { return "merge-groups/" + rules.TaskKey(repo, n) }

@@ -20,23 +20,78 @@ import (
 )
 
 // A group passes only if its base_sha is the head of the base branch or the
-// head of a group that passes (mergequeue.Resolve, mergequeue.Decide). The
-// groups of a queue are decided under their own pull requests' keys, so
-// two of them may be decided at the same moment, and GitHub delivers their
-// merge_group webhooks in any order. Every group behind is decided again
-// after the last change of the group ahead, whichever is committed first:
+// head of a group that passes (mergequeue.Resolve, mergequeue.Decide).
+// GitHub delivers the merge_group webhooks of a queue's groups in any
+// order, and a group's answer also changes when a task of its pull request
+// does. So:
 //
+//   - every group of a repository is decided under one key, the
+//     repository's merge-queue key (records.MergeQueueKey), one decision at
+//     a time: two groups are never decided at the same moment;
 //   - a group built on another records itself as behind it
-//     (records.MergeGroupBehindKey, one record per group behind) and, once
-//     that is committed, decides itself again from countersign's records
-//     (a settle recheck);
-//   - a group whose answer changes, or that GitHub destroys, has, once that
-//     is committed, the groups recorded behind it decided again (behind,
-//     then a recheck of each).
+//     (records.MergeGroupBehindKey), whichever of the two arrives first;
+//   - a decision that changes a group's answer, or takes in GitHub's
+//     destroying it, decides again in the same commit the groups recorded
+//     behind it, and the ones behind those in turn (cascade);
+//   - that commit's checks are written in an order that never shows, on
+//     GitHub, a group passing while a group ahead of it does not: first the
+//     checks that do not pass, the last in line first, then those that
+//     pass, the first in line first (pass.commit).
 //
-// Each side writes, then reads what the other writes: whichever commits
-// second, its read sees the other's write, so the last decision of a group
-// behind sees the last answer of the group ahead.
+// A group built on a commit countersign knows nothing of (its group's
+// request has not arrived yet) waits; it is decided again when that group
+// is answered or destroyed.
+
+// pass is one decision of the merge-queue key: what it writes, what it has
+// decided so far of the groups (now, by head sha: read before the store),
+// and the checks it writes, staged.
+type pass struct {
+	w      *store.Commit
+	inst   int64
+	d      *store.Delivery
+	repo   string
+	c      Client
+	now    map[string]mq.Known
+	staged []staged
+	log    *slog.Logger
+}
+
+// staged is a group's check to write: depth is how many groups ahead of it
+// the decision decided before it.
+type staged struct {
+	depth  int
+	effect rules.Effect
+}
+
+// stage adds the check of group sha of pull request n, at depth.
+func (ps *pass) stage(depth, n int, sha string, check rules.Check) {
+	c := check
+	ps.staged = append(ps.staged, staged{depth: depth, effect: rules.Effect{Kind: rules.EffectCheck, Repo: ps.repo, Number: n, SHA: sha, Check: &c}})
+}
+
+// commit is the decision's commit, its checks in the order that never
+// shows a group passing while one ahead of it does not (see above).
+func (ps *pass) commit() (store.Commit, error) {
+	key := func(s staged) mq.Staged {
+		return mq.Staged{Depth: s.depth, Passing: s.effect.Check.Status == "completed" && s.effect.Check.Conclusion == "success"}
+	}
+	slices.SortStableFunc(ps.staged, func(a, b staged) int { return mq.WriteOrder(key(a), key(b)) })
+	effects := make([]rules.Effect, len(ps.staged))
+	for i, s := range ps.staged {
+		effects[i] = s.effect
+	}
+	if len(effects) > 0 {
+		ew, err := records.CommitFor(ps.inst, ps.d, nil, effects)
+		if err != nil {
+			return store.Commit{}, err
+		}
+		ps.w.Effects = ew.Effects
+	}
+	if len(ps.w.Records) == 0 && len(ps.w.Effects) == 0 && len(ps.w.Enqueue) == 0 {
+		return store.Commit{}, nil
+	}
+	return *ps.w, nil
+}
 
 // behindGroup is a group built on another (records.MergeGroupBehindKey).
 type behindGroup struct {
@@ -50,12 +105,13 @@ type goneGroup struct {
 	Reason string `json:"reason"`
 }
 
-// ahead is what group g is built on (mergequeue.Resolve): countersign's
-// records of the group with head g.BaseSHA and, when they say nothing, two
-// reads of GitHub (the base branch's head and, when that is not it, the
-// merge queue's branches, to name the group it is).
-func (p *Decider) ahead(ctx context.Context, c Client, repo string, g mq.Group) (*mq.Ahead, bool, error) {
-	k, err := p.known(ctx, repo, g)
+// ahead is what group g is built on (mergequeue.Resolve): what this
+// decision or countersign's records say of the group with head g.BaseSHA
+// and, when they say nothing, two reads of GitHub (the base branch's head
+// and, when that is not it, the merge queue's branches, to name the group
+// it is).
+func (p *Decider) ahead(ctx context.Context, ps *pass, g mq.Group) (*mq.Ahead, bool, error) {
+	k, err := p.known(ctx, ps, g)
 	if err != nil {
 		return nil, false, err
 	}
@@ -64,11 +120,11 @@ func (p *Decider) ahead(ctx context.Context, c Client, repo string, g mq.Group) 
 		return a, onBranch, nil
 	}
 	k.Read = true
-	if k.BranchHead, err = branchHead(ctx, c, repo, g.Base); err != nil {
+	if k.BranchHead, err = branchHead(ctx, ps.c, ps.repo, g.Base); err != nil {
 		return nil, false, err
 	}
 	if k.BranchHead != g.BaseSHA {
-		branches, err := (queueGitHub{c}).QueueBranches(ctx, repo)
+		branches, err := (queueGitHub{ps.c}).QueueBranches(ctx, ps.repo)
 		if err != nil {
 			return nil, false, err
 		}
@@ -82,18 +138,22 @@ func (p *Decider) ahead(ctx context.Context, c Client, repo string, g mq.Group) 
 	return a, onBranch, nil
 }
 
-// known is what countersign's records say of the group with head
-// g.BaseSHA: tracked (and its last answer), or destroyed (and why).
-func (p *Decider) known(ctx context.Context, repo string, g mq.Group) (mq.Known, error) {
+// known is what this decision, or else countersign's records, say of the
+// group with head g.BaseSHA: tracked (and its last answer), or destroyed
+// (and why).
+func (p *Decider) known(ctx context.Context, ps *pass, g mq.Group) (mq.Known, error) {
 	var k mq.Known
 	if g.OnBranch || g.BaseSHA == "" {
 		return k, nil
 	}
+	if now, ok := ps.now[g.BaseSHA]; ok {
+		return now, nil
+	}
 	var n int
-	if ok, err := records.Load(ctx, p.store, records.MergeGroupKey(repo, g.BaseSHA), &n); err != nil {
+	if ok, err := records.Load(ctx, p.store, records.MergeGroupKey(ps.repo, g.BaseSHA), &n); err != nil {
 		return k, err
 	} else if ok && n != 0 {
-		groups, err := records.LoadMergeGroups(ctx, p.store, repo, n)
+		groups, err := p.groupsIn(ctx, ps, n)
 		if err != nil {
 			return k, err
 		}
@@ -102,12 +162,28 @@ func (p *Decider) known(ctx context.Context, repo string, g mq.Group) (mq.Known,
 			return k, nil
 		}
 	}
-	gone, err := p.gone(ctx, repo, g.BaseSHA)
+	gone, err := p.gone(ctx, ps.repo, g.BaseSHA)
 	if err != nil || gone == nil {
 		return k, err
 	}
 	k.Gone, k.GonePR = gone.Reason, gone.PR
 	return k, nil
+}
+
+// groupsIn are the groups tracked for pull request n, as this decision has
+// them (written already) or the store does.
+func (p *Decider) groupsIn(ctx context.Context, ps *pass, n int) ([]mq.Group, error) {
+	if b, ok := ps.w.Records[records.MergeGroupsKey(ps.repo, n)]; ok {
+		var groups []mq.Group
+		if b == nil {
+			return nil, nil
+		}
+		if err := json.Unmarshal(b, &groups); err != nil {
+			return nil, fmt.Errorf("decode merge groups: %w", err)
+		}
+		return groups, nil
+	}
+	return records.LoadMergeGroups(ctx, p.store, ps.repo, n)
 }
 
 // gone is the record that GitHub destroyed the group with head sha (nil:
@@ -142,149 +218,134 @@ func branchHead(ctx context.Context, c Client, repo, branch string) (string, err
 }
 
 // destroyed takes in GitHub's destroying the group md.HeadSHA of pull
-// request md.PR (groups are its tracked groups): it is remembered as gone
-// (merged: its changes are on the base branch; otherwise they left the
-// queue), no longer tracked, and the groups built on it are decided again.
-func (p *Decider) destroyed(ctx context.Context, md deliveries.MergeGroupPayload, groups []mq.Group, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
-	w := store.Commit{Records: map[string][]byte{}}
+// request md.PR: it is remembered as gone (merged: its changes are on the
+// base branch; otherwise they left the queue), no longer tracked, and the
+// groups built on it are decided again.
+func (p *Decider) destroyed(ctx context.Context, ps *pass, md deliveries.MergeGroupPayload) error {
 	gone, err := p.gone(ctx, md.Repo, md.HeadSHA)
 	if err != nil {
-		return store.Commit{}, err
+		return err
 	}
-	if gone == nil {
-		reason := md.Reason
-		if reason == "" {
-			reason = "destroyed"
-		}
-		b, _ := json.Marshal(goneGroup{PR: md.PR, Reason: reason}) // cannot fail
-		w.Records[records.MergeGroupGoneKey(md.Repo, md.HeadSHA)] = b
-		w.Enqueue = append(w.Enqueue, behindOf(md.Installation, d, md.Repo, md.PR, md.HeadSHA))
+	groups, err := p.groupsIn(ctx, ps, md.PR)
+	if err != nil {
+		return err
 	}
 	left, tracked := mq.Forget(groups, md.HeadSHA)
 	if gone != nil && !tracked {
-		return store.Commit{}, nil
+		return nil
 	}
 	if tracked {
-		w.Records[records.MergeGroupKey(md.Repo, md.HeadSHA)] = nil
-		if err := putGroups(&w, md.Repo, md.PR, left); err != nil {
-			return store.Commit{}, err
+		ps.w.Records[records.MergeGroupKey(md.Repo, md.HeadSHA)] = nil
+		if err := putGroups(ps.w, md.Repo, md.PR, left); err != nil {
+			return err
 		}
 	}
 	if md.BaseSHA != "" {
-		w.Records[records.MergeGroupBehindKey(md.Repo, md.BaseSHA, md.HeadSHA)] = nil
+		ps.w.Records[records.MergeGroupBehindKey(md.Repo, md.BaseSHA, md.HeadSHA)] = nil
 		var old behindGroup
 		if ok, err := records.Load(ctx, p.store, records.MergeGroupBehindOldKey(md.Repo, md.BaseSHA), &old); err != nil {
-			return store.Commit{}, err
+			return err
 		} else if ok && old.HeadSHA == md.HeadSHA {
-			w.Records[records.MergeGroupBehindOldKey(md.Repo, md.BaseSHA)] = nil
+			ps.w.Records[records.MergeGroupBehindOldKey(md.Repo, md.BaseSHA)] = nil
 		}
 	}
-	log.Info("merge group destroyed", "pr", md.PR, "head_sha", md.HeadSHA, "reason", md.Reason)
-	return w, nil
+	ps.log.Info("merge group destroyed", "pr", md.PR, "head_sha", md.HeadSHA, "reason", md.Reason)
+	if gone != nil {
+		return nil
+	}
+	reason := md.Reason
+	if reason == "" {
+		reason = "destroyed"
+	}
+	b, _ := json.Marshal(goneGroup{PR: md.PR, Reason: reason}) // cannot fail
+	ps.w.Records[records.MergeGroupGoneKey(md.Repo, md.HeadSHA)] = b
+	ps.now[md.HeadSHA] = mq.Known{Gone: reason, GonePR: md.PR}
+	return p.cascade(ctx, ps, md.HeadSHA, 1)
 }
 
-// behind has the groups built on the group with head md.HeadSHA decided
-// again: it runs once that group's change is committed, and queues a
-// recheck of each. Once that group is gone its answer is final: the
-// records of the groups behind it are dropped.
-func (p *Decider) behind(ctx context.Context, md deliveries.MergeGroupPayload, d *store.Delivery) (store.Commit, error) {
-	prefix := records.MergeGroupBehindPrefix(md.Repo, md.HeadSHA)
-	keys, err := p.store.Scan(ctx, prefix)
-	if err != nil {
-		return store.Commit{}, fmt.Errorf("list the groups behind %s: %w", md.HeadSHA, err)
+// cascade decides again, in decision ps, the groups recorded as built on
+// the group with head sha, whose answer this decision changed (ps.now), and
+// in turn the groups built on those whose answer changes; depth is how many
+// groups ahead of them it decided. Once the group with head sha is gone its
+// answer is final: the records of the groups behind it are dropped.
+func (p *Decider) cascade(ctx context.Context, ps *pass, sha string, depth int) error {
+	if depth > 4*mq.MaxGroups {
+		return fmt.Errorf("merge groups built on %s: deeper than %d", sha, 4*mq.MaxGroups)
 	}
-	keys = append(keys, records.MergeGroupBehindOldKey(md.Repo, md.HeadSHA))
-	gone, err := p.gone(ctx, md.Repo, md.HeadSHA)
+	keys, err := p.store.Scan(ctx, records.MergeGroupBehindPrefix(ps.repo, sha))
 	if err != nil {
-		return store.Commit{}, err
+		return fmt.Errorf("list the groups behind %s: %w", sha, err)
 	}
-	w := store.Commit{Records: map[string][]byte{}}
+	keys = append(keys, records.MergeGroupBehindOldKey(ps.repo, sha))
 	for _, k := range keys {
+		if v, ok := ps.w.Records[k]; ok && v == nil {
+			continue // deleted by this decision
+		}
 		var b behindGroup
 		ok, err := records.Load(ctx, p.store, k, &b)
 		if err != nil {
-			return store.Commit{}, err
+			return err
 		}
-		if !ok || b.PR == 0 || !mq.IsSHA(b.HeadSHA) {
+		if !ok || b.PR == 0 {
 			continue
 		}
-		w.Enqueue = append(w.Enqueue, recheckOf(md.Installation, d, md.Repo, b.PR, b.HeadSHA, false))
-		if gone != nil {
-			w.Records[k] = nil
+		if ps.now[sha].Gone != "" {
+			ps.w.Records[k] = nil
+		}
+		if err := p.redecide(ctx, ps, b.PR, b.HeadSHA, depth); err != nil {
+			return err
 		}
 	}
-	return w, nil
+	return nil
 }
 
-// recheck decides again group md.HeadSHA of pull request md.PR (groups are
-// its tracked groups) from countersign's records, the group ahead of it
-// having changed its answer (or, md.Settle, the group having just been
-// recorded); nothing when the group is no longer tracked or its answer is
-// the same. A settle recheck reads nothing from GitHub: when countersign's
-// records still say nothing of the group ahead, the answer stands, and that
-// group, once answered or destroyed, has this one decided again.
-func (p *Decider) recheck(ctx context.Context, md deliveries.MergeGroupPayload, groups []mq.Group, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
-	i := slices.IndexFunc(groups, func(g mq.Group) bool { return g.HeadSHA == md.HeadSHA })
+// redecide decides again group sha of pull request n (if it is still
+// tracked, and its pull request open) in decision ps, at depth, and the
+// groups behind it when its answer changes.
+func (p *Decider) redecide(ctx context.Context, ps *pass, n int, sha string, depth int) error {
+	groups, err := p.groupsIn(ctx, ps, n)
+	if err != nil {
+		return err
+	}
+	i := slices.IndexFunc(groups, func(g mq.Group) bool { return g.HeadSHA == sha })
 	if i < 0 {
-		return store.Commit{}, nil
+		return nil
 	}
-	if md.Settle {
-		k, err := p.known(ctx, md.Repo, groups[i])
-		if err != nil {
-			return store.Commit{}, err
-		}
-		if _, _, need := mq.Resolve(groups[i], k); need {
-			return store.Commit{}, nil
-		}
-	}
-	pr, err := records.LoadPR(ctx, p.store, md.Repo, md.PR)
+	pr, err := records.LoadPR(ctx, p.store, ps.repo, n)
 	if err != nil || pr == nil || !pr.Open {
-		return store.Commit{}, err
+		return err
 	}
-	c, err := p.clients(md.Installation)
+	check, onBranch, err := p.groupCheck(ctx, ps, n, pr, groups[i])
 	if err != nil {
-		return store.Commit{}, fault.Permanent(err)
+		return err
 	}
-	check, onBranch, err := p.groupCheck(ctx, c, md.Installation, md.Repo, md.PR, pr, nil, groups[i], log)
-	if err != nil {
-		return store.Commit{}, err
-	}
-	w := store.Commit{Records: map[string][]byte{}}
-	wrote, err := p.answer(ctx, &w, md.Installation, d, pr, groups, i, check, false, log)
-	if err != nil {
-		return store.Commit{}, err
-	}
+	changed := p.answer(ps, pr, groups, i, check, false, depth)
 	if onBranch && !groups[i].OnBranch {
-		groups[i].OnBranch, wrote = true, true
+		groups[i].OnBranch = true
+	} else if !changed {
+		return nil
 	}
-	if !wrote {
-		return store.Commit{}, nil
+	if err := putGroups(ps.w, ps.repo, n, groups); err != nil {
+		return err
 	}
-	return w, putGroups(&w, md.Repo, md.PR, groups)
+	if !changed {
+		return nil
+	}
+	return p.cascade(ctx, ps, sha, depth+1)
 }
 
-// behindOf is the delivery that has the groups built on group sha (of pull
-// request n) decided again, once delivery d's decision is committed.
-func behindOf(inst int64, d *store.Delivery, repo string, n int, sha string) store.Delivery {
-	return deliveries.Derived("merge-group-behind/"+digest(d.ID, sha), deliveries.MergeGroup, rules.TaskKey(repo, n),
-		deliveries.MergeGroupPayload{Installation: inst, Repo: repo, Action: mq.Behind, PR: n, HeadSHA: sha})
-}
-
-// settle is the recheck group sha of pull request n asks of itself once
-// delivery d's decision, which recorded it as behind another, is committed.
-func settle(inst int64, d *store.Delivery, repo string, n int, sha string) store.Delivery {
-	return recheckOf(inst, d, repo, n, sha, true)
-}
-
-// recheckOf is the delivery that decides group sha of pull request n again
-// (settle: see recheck).
-func recheckOf(inst int64, d *store.Delivery, repo string, n int, sha string, settle bool) store.Delivery {
-	tag := "merge-group-recheck/"
-	if settle {
-		tag = "merge-group-settle/"
+// recheck decides again group md.HeadSHA of pull request md.PR (a recheck
+// queued by an earlier version), or the groups built on it (behind).
+func (p *Decider) recheck(ctx context.Context, ps *pass, md deliveries.MergeGroupPayload) error {
+	if md.Action == mq.Behind {
+		if gone, err := p.gone(ctx, md.Repo, md.HeadSHA); err != nil {
+			return err
+		} else if gone != nil {
+			ps.now[md.HeadSHA] = mq.Known{Gone: gone.Reason, GonePR: gone.PR}
+		}
+		return p.cascade(ctx, ps, md.HeadSHA, 1)
 	}
-	return deliveries.Derived(tag+digest(d.ID, sha), deliveries.MergeGroup, rules.TaskKey(repo, n),
-		deliveries.MergeGroupPayload{Installation: inst, Repo: repo, Action: mq.Recheck, PR: n, HeadSHA: sha, Settle: settle})
+	return p.redecide(ctx, ps, md.PR, md.HeadSHA, 0)
 }
 
 func digest(parts ...string) string {

@@ -233,3 +233,31 @@ func TestMergeQueueGroupsMergedTogether(t *testing.T) {
 		}
 	}
 }
+
+// What the order of deliveries costs: B's group asked about before A's
+// reads the base branch's head and the queue's branches once, and is
+// written twice (waiting, then its answer).
+func TestMergeQueueCostOutOfOrder(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	_, groups, requested := queuedChain(t, h, []bool{true, true})
+
+	h.gh.ResetRequests()
+	send(t, h, requested[1])
+	b := measure("B's group first", h.gh.Requests())
+	wantCheck(t, h, groups[1], "in_progress")
+	h.gh.ResetRequests()
+	send(t, h, requested[0])
+	a := measure("then A's", h.gh.Requests())
+	wantCheck(t, h, groups[0], "success")
+	wantCheck(t, h, groups[1], "success")
+	for _, c := range []cost{b, a} {
+		t.Logf("%s: %d requests (%d writes): %s", c.step, c.requests, c.writes, strings.Join(c.detail, ", "))
+	}
+	// B: the pull request's head, the branch's head, the queue's branches,
+	// the check; A: the pull request's head, the branch's head, A's check,
+	// B's check again.
+	if b.requests > 4 || b.writes > 1 || a.requests > 4 || a.writes > 2 {
+		t.Errorf("B first costs %d requests (%d writes), then A %d (%d); want at most 4 (1), 4 (2)", b.requests, b.writes, a.requests, a.writes)
+	}
+}

@@ -261,3 +261,27 @@ func TestMergeQueueCostOutOfOrder(t *testing.T) {
 		t.Errorf("B first costs %d requests (%d writes), then A %d (%d); want at most 4 (1), 4 (2)", b.requests, b.writes, a.requests, a.writes)
 	}
 }
+
+// The base branch moves (an admin pushes to it) after GitHub built the first
+// group on its old head and before countersign is asked about that group:
+// its base_sha is neither the branch's head nor a group countersign knows.
+// It waits, saying why and that GitHub times it out, and never passes.
+func TestMergeQueueGroupOnMovedBranchWaits(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	prs, groups, requested := queuedChain(t, h, []bool{true})
+	h.gh.PushDefault(testRepo, "carol", map[string]string{"NOTES.md": "pushed past the queue\n"})
+	h.settle()
+	send(t, h, requested[0])
+	r := wantCheck(t, h, groups[0], "in_progress")
+	wantContains(t, "the group's check", r.Title+"\n"+r.Summary, fmt.Sprintf("waiting for the group it is built on (%.12s)", h.gh.MergeQueue(testRepo)[0].BaseSHA),
+		"neither the head of `main`", "GitHub times this group out", fmt.Sprintf("takes #%d out of the queue", prs[0]))
+
+	// GitHub gives up on the group: destroyed; it is no longer tracked.
+	h.gh.DequeuePR(testRepo, prs[0], "carol")
+	h.settle()
+	if g := trackedGroups(t, h, prs[0]); g != "" {
+		t.Fatalf("a destroyed group is still tracked: %s", g)
+	}
+	wantCheck(t, h, groups[0], "in_progress")
+}

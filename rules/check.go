@@ -29,6 +29,10 @@ type QueueEntry struct {
 	// Ahead is the pull request of the group this one is built on, when
 	// that group's answer (failing, or not yet given) decided this one's.
 	Ahead int `json:"ahead,omitempty"`
+	// On is the commit this group is built on when it waits for a group
+	// countersign cannot name: neither the base branch's head nor a group
+	// it has been asked about.
+	On string `json:"on,omitempty"`
 }
 
 // CheckTask is one task a pull request closes, as its check reports it.

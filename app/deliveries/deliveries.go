@@ -41,9 +41,10 @@ const (
 	// Dashboard writes a goal's dashboard once its coalescing window has
 	// passed.
 	Dashboard = "countersign.dashboard"
-	// MergeGroup is a merge-queue group (a merge_group webhook), decided
-	// under its pull request's key, in order with the pull request's own
-	// events.
+	// MergeGroup is a merge-queue group (a merge_group webhook, or
+	// countersign's own decision again of a group), decided under the
+	// repository's merge-queue key (records.MergeQueueKey), one group at a
+	// time.
 	MergeGroup = "countersign.merge-group"
 	// Card writes a task card that waited while the installation's writes
 	// were saturated (see app/process).
@@ -134,6 +135,12 @@ type MergeGroupPayload struct {
 	// Invalid says why the group's head_ref or head_sha cannot be trusted
 	// (its check fails, saying so).
 	Invalid string `json:"invalid,omitempty"`
+	// Reason is a destroyed group's: merged, invalidated or dequeued.
+	Reason string `json:"reason,omitempty"`
+	// Rebuilt marks a regroup (mergequeue.Regroup) of a pull request whose
+	// record was just rebuilt from GitHub: its groups are found again from
+	// GitHub's queue branches, and their checks written again.
+	Rebuilt bool `json:"rebuilt,omitempty"`
 }
 
 // DashboardPayload is the payload of a Dashboard delivery.

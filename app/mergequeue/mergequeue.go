@@ -35,6 +35,19 @@ const (
 	// one it is built on) changed its verdict, so the group behind it is
 	// decided again from its records.
 	Recheck = "recheck"
+	// Behind is countersign's own: a group changed its answer or was
+	// destroyed, and the groups built on it are to be decided again.
+	Behind = "behind"
+	// Regroup is countersign's own: a task of a queued pull request
+	// changed, and its groups are decided again.
+	Regroup = "regroup"
+)
+
+// The reasons of a destroyed group (merge_group destroyed).
+const (
+	Merged      = "merged"
+	Invalidated = "invalidated"
+	Dequeued    = "dequeued"
 )
 
 // RefPrefix begins every merge group's head_ref.
@@ -157,6 +170,11 @@ type Group struct {
 	// Status and Conclusion are what countersign last said on the group.
 	Status     string `json:"status,omitempty"`
 	Conclusion string `json:"conclusion,omitempty"`
+	// OnBranch: countersign saw BaseSHA as the head of the base branch (or
+	// as the head of a group GitHub merged): the group carries no change
+	// but its own pull request's beyond the branch, whatever the branch
+	// does next, so it is not read again.
+	OnBranch bool `json:"on_branch,omitempty"`
 }
 
 // Passing reports whether the group's check, as last written, passes.
@@ -199,57 +217,134 @@ type Input struct {
 	Tasks []*rules.Task      // Tasks[i] is the record of PR.Links[i], nil when there is none
 	Gate  rules.GateConfig
 	Pins  map[string]int64 // the configuration's pinned logins (rules.Config.Pins)
-	// Ahead is the group this one is built on (its base_sha), when that is
-	// a group countersign tracks; nil when it is built on the base branch.
+	// Ahead is what this group is built on (its base_sha, see Resolve);
+	// nil when it is built on the head of the base branch.
 	Ahead *Ahead
 }
 
-// Ahead is the group a group is built on, as countersign last answered it.
-// A group carries the changes of every entry ahead of it, and GitHub may
-// merge them with it: with "Only merge non-failing pull requests"
-// unselected, an entry whose group failed is merged when a later group
-// passes. So a group passes only when the group it is built on passes too
-// (which holds, in turn, for the one that one is built on).
+// Ahead is what a group is built on (its base_sha) when that is not the
+// head of the base branch. A group carries the changes of every entry ahead
+// of it, and GitHub may merge them with it: with "Only merge non-failing
+// pull requests" unselected, an entry whose group failed is merged when a
+// later group passes. So a group passes only when its base_sha is the head
+// of the base branch or the head of a group that passes (which holds, in
+// turn, for the one that one is built on).
 type Ahead struct {
-	PR         int    // its pull request
-	Status     string // its check, as countersign last wrote it
+	PR int // the pull request of the group base_sha is the head of (0: no group countersign can name)
+	// Status and Conclusion are that group's check, as countersign last
+	// wrote it.
+	Status     string
 	Conclusion string
+	// Left is why that group was destroyed without being merged
+	// (invalidated, dequeued): this group carries a change that left the
+	// queue, and GitHub builds it again without it.
+	Left string
+	// Unseen: countersign has not been asked about that group yet (its
+	// checks_requested has not arrived), or base_sha is no group at all.
+	// SHA is base_sha, Branch the base branch and BranchHead its head as
+	// read, to say so.
+	Unseen     bool
+	SHA        string
+	Branch     string
+	BranchHead string
+}
+
+// Known is what countersign knows of the commit a group is built on
+// (base_sha), from its records and, when they say nothing, from GitHub.
+type Known struct {
+	// Group is the group with head base_sha that countersign tracks (nil:
+	// none); GroupPR its pull request.
+	Group   *Group
+	GroupPR int
+	// Gone is the destroyed reason of the group with head base_sha ("": no
+	// such group was destroyed); GonePR its pull request.
+	Gone   string
+	GonePR int
+	// Read says BranchHead and QueuePR were read from GitHub: BranchHead is
+	// the head of the base branch, QueuePR the pull request whose
+	// gh-readonly-queue branch is at base_sha (0: none).
+	Read       bool
+	BranchHead string
+	QueuePR    int
+}
+
+// Resolve is what group g is built on, from what countersign knows of its
+// base_sha: nil and true when it is the head of the base branch (as seen
+// now, or before: g.OnBranch), or the head of a group GitHub merged (its
+// changes are on the branch); otherwise the group ahead, and false. need
+// says k lacks the GitHub read (k.Read) that would decide it.
+func Resolve(g Group, k Known) (a *Ahead, onBranch, need bool) {
+	switch {
+	case g.OnBranch || g.BaseSHA == "":
+		// BaseSHA is empty only for a group found again from GitHub's queue
+		// branches after a store loss, whose payload is gone.
+		return nil, true, false
+	case k.Group != nil:
+		return &Ahead{PR: k.GroupPR, Status: k.Group.Status, Conclusion: k.Group.Conclusion}, false, false
+	case k.Gone == Merged:
+		return nil, true, false
+	case k.Gone != "":
+		return &Ahead{PR: k.GonePR, Left: k.Gone}, false, false
+	case !k.Read:
+		return nil, false, true
+	case k.BranchHead == g.BaseSHA:
+		return nil, true, false
+	}
+	return &Ahead{PR: k.QueuePR, Unseen: true, SHA: g.BaseSHA, Branch: g.Base, BranchHead: k.BranchHead}, false, false
 }
 
 // Decide is the countersign/verification check of a merge group. It passes
 // only when the pull request is open, countersign's record of it is at the
-// head that was queued, and every task it closes is verified for that head
-// (or, closing none, when gate.untracked or gate.exempt lets it through, as
-// on the pull request). While a task has not yet heard of that head, or the
-// record is behind it, the check waits; anything else fails, saying what is
-// missing: GitHub then takes the entry out of the queue. Never a blind pass.
+// head that was queued, every task it closes is verified for that head (or,
+// closing none, when gate.untracked or gate.exempt lets it through, as on
+// the pull request), and what it is built on (in.Ahead) is the head of the
+// base branch or a group that passes. While a task has not yet heard of
+// that head, or the record is behind it, or the group ahead has no answer,
+// the check waits; anything else fails, saying what is missing: GitHub then
+// takes the entry out of the queue. Never a blind pass.
 func Decide(in Input) rules.Check {
 	return carry(decide(in), in.Entry.PR, in.Ahead)
 }
 
-// carry is c, the check of a group of pull request n on its own, given the
-// group it is built on (a): a failure ahead fails it, and a group ahead that
-// has no answer yet makes a passing one wait.
+// carry is c, the check of a group of pull request n on its own, given what
+// it is built on (a; nil: the head of the base branch): a failure ahead, or
+// a group ahead that left the queue, fails it, and a group ahead that has
+// no answer yet, or that countersign has not seen, makes it wait.
 func carry(c rules.Check, n int, a *Ahead) rules.Check {
 	if a == nil || (c.Status == "completed" && c.Conclusion != "success") {
 		return c
 	}
-	if a.Status == "completed" && a.Conclusion == "success" {
+	if a.Left == "" && !a.Unseen && a.Status == "completed" && a.Conclusion == "success" {
 		return c
 	}
 	if c.Queue != nil {
 		q := *c.Queue
 		q.Ahead = a.PR
+		if a.PR == 0 {
+			q.On = a.SHA
+		}
 		c.Queue = &q
 	}
 	switch {
+	case a.Left != "":
+		c.Status, c.Conclusion = "completed", "failure"
+		c.Note = fmt.Sprintf("This group is built on the group of #%d, which left the queue without being merged (%s): it carries #%d's changes, so GitHub never merges it, and builds #%d's group again without them.",
+			a.PR, a.Left, a.PR, n)
+	case a.Unseen && a.PR != 0:
+		c.Status, c.Conclusion = "in_progress", ""
+		c.Note = fmt.Sprintf("This group is built on the group of #%d (%s), queued ahead of #%d, and carries its changes. GitHub has not yet asked countersign about that group: this one waits for it, and is decided again once that group is answered.",
+			a.PR, short(a.SHA), n)
+	case a.Unseen:
+		c.Status, c.Conclusion = "in_progress", ""
+		c.Note = fmt.Sprintf("This group is built on %s, which is neither the head of `%s` (%s) nor a merge group countersign has been asked about: a group ahead whose request has not arrived yet, or a branch head that has moved since. It waits for that group's answer; if none comes, GitHub times this group out and takes #%d out of the queue, to be queued again.",
+			short(a.SHA), a.Branch, short(a.BranchHead), n)
 	case a.Status == "completed":
 		c.Status, c.Conclusion = "completed", "failure"
 		c.Note = fmt.Sprintf("This group is built on the group of #%d, queued ahead of #%d, which does not pass countersign/verification: it carries #%d's changes, and GitHub may merge them with it. GitHub takes #%d out of the queue; it passes once #%d's tasks are verified or #%d leaves the queue.",
 			a.PR, n, a.PR, n, a.PR, a.PR)
 	default:
 		c.Status, c.Conclusion = "in_progress", ""
-		c.Note = fmt.Sprintf("This group is built on the group of #%d, queued ahead of #%d, and carries its changes: countersign answers once that group has its answer.", a.PR, n)
+		c.Note = fmt.Sprintf("This group is built on the group of #%d, queued ahead of #%d, and carries its changes: it waits for that group, and is decided again once that group has its answer.", a.PR, n)
 	}
 	return c
 }
@@ -358,4 +453,30 @@ func Find(ctx context.Context, gh GitHub, repo string, n int) ([]Group, error) {
 		out = append(out, Group{HeadSHA: branches[ref], Ref: strings.TrimPrefix(ref, "refs/heads/"), Base: r.Base})
 	}
 	return out, nil
+}
+
+// Staged is a group's check that one decision writes: Depth is how many
+// groups ahead of it the decision decided before it (0: the group the
+// decision is about), Passing whether the check passes.
+type Staged struct {
+	Depth   int
+	Passing bool
+}
+
+// WriteOrder orders the group checks one decision writes so that GitHub,
+// which reads each as it is written, never sees a group pass while a group
+// ahead of it does not: first the checks that do not pass, the last in line
+// first, then those that pass, the first in line first. (A cmp function
+// for slices.SortStableFunc.)
+func WriteOrder(a, b Staged) int {
+	switch {
+	case a.Passing != b.Passing:
+		if a.Passing {
+			return 1
+		}
+		return -1
+	case a.Passing:
+		return a.Depth - b.Depth
+	}
+	return b.Depth - a.Depth
 }

@@ -143,6 +143,12 @@ func CardURLKey(repo string, n int) string { return "card-url/" + rules.TaskKey(
 // on it but those it remembers making.
 func NewHeadKey(repo, sha string) string { return "new-head/" + repo + "@" + sha }
 
+// MergeQueueKey is the ordering key under which every merge-queue group of
+// repo is decided, one decision at a time: a group's answer carries the
+// answer of the group it is built on, so the two are never decided at the
+// same moment.
+func MergeQueueKey(repo string) string { return "merge-queue/" + repo }
+
 // MergeGroupsKey keeps the merge-queue groups tracked for pull request n:
 // a JSON list of mergequeue.Group, oldest first.
 func MergeGroupsKey(repo string, n int) string { return "merge-groups/" + rules.TaskKey(repo, n) }
@@ -151,9 +157,25 @@ func MergeGroupsKey(repo string, n int) string { return "merge-groups/" + rules.
 // sha merges (its number, in JSON).
 func MergeGroupKey(repo, sha string) string { return "merge-group/" + repo + "@" + sha }
 
-// MergeGroupBehindKey records the merge-queue group built on the group with
-// head sha (the one behind it in the queue): {"pr": n, "head_sha": its head}.
-func MergeGroupBehindKey(repo, sha string) string { return "merge-group-behind/" + repo + "@" + sha }
+// MergeGroupBehindKey records that the merge-queue group with head behind
+// is built on the group with head sha (is behind it in the queue): {"pr":
+// n, "head_sha": behind}. One record per group behind, so that groups
+// decided at the same moment never overwrite each other's.
+func MergeGroupBehindKey(repo, sha, behind string) string {
+	return MergeGroupBehindPrefix(repo, sha) + behind
+}
+
+// MergeGroupBehindPrefix is the prefix of the MergeGroupBehindKey records of
+// the groups built on the group with head sha.
+func MergeGroupBehindPrefix(repo, sha string) string { return MergeGroupBehindOldKey(repo, sha) + "/" }
+
+// MergeGroupBehindOldKey is where earlier versions recorded the one group
+// built on the group with head sha (as MergeGroupBehindKey's record).
+func MergeGroupBehindOldKey(repo, sha string) string { return "merge-group-behind/" + repo + "@" + sha }
+
+// MergeGroupGoneKey records that GitHub destroyed the merge-queue group
+// with head sha: {"pr": n, "reason": merged, invalidated or dequeued}.
+func MergeGroupGoneKey(repo, sha string) string { return "merge-group-gone/" + repo + "@" + sha }
 
 // ForgedKey records that who posted a result of kind (mergequeue.ForgedStatus
 // or ForgedCheckRun) named countersign/verification on sha, once said.

@@ -72,22 +72,71 @@ func (s *Server) DequeuePR(repo string, n int, user string) bool {
 }
 
 // MergeQueueHead merges the group at the head of the queue as GitHub does
-// once its required checks pass: its pull request is merged (as MergePR
-// does, by user), the group destroyed (reason merged). It returns the merged
-// pull request's number (0 when the queue is empty).
+// once its required checks pass (see MergeQueueThrough). It returns the
+// merged pull request's number (0 when the queue is empty).
 func (s *Server) MergeQueueHead(repo, user string) int {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	rp := s.actRepo("MergeQueueHead", repo)
 	if rp == nil || len(rp.queue) == 0 {
-		s.mu.Unlock()
 		return 0
 	}
-	e := rp.queue[0]
-	rp.queue = rp.queue[1:]
-	s.emitMergeGroup(rp, e, "destroyed", "merged", user)
-	s.mu.Unlock()
-	s.MergePR(repo, e.number, user)
-	return e.number
+	n := rp.queue[0].number
+	s.mergeThrough(rp, 0, user)
+	return n
+}
+
+// MergeQueueThrough merges pull request n's group and every group ahead of
+// it, as GitHub does when n's group passes its required checks (with "Only
+// merge non-failing pull requests" unselected, even when a group ahead of
+// it failed; a group carries the changes of every entry ahead of it): the
+// base branch is fast-forwarded to n's group commit, each merged pull
+// request is closed as merged (its merge commit is its group's), and each
+// merged group is destroyed (reason merged). The groups behind n's stay as
+// they are: they are built on the new head of the base branch. It returns
+// whether n was queued.
+func (s *Server) MergeQueueThrough(repo string, n int, user string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.actRepo("MergeQueueThrough", repo)
+	if rp == nil {
+		return false
+	}
+	for i, e := range rp.queue {
+		if e.number == n {
+			s.mergeThrough(rp, i, user)
+			return true
+		}
+	}
+	return false
+}
+
+// mergeThrough merges the groups of rp's queue up to entry k (see
+// MergeQueueThrough). Call with s.mu held.
+func (s *Server) mergeThrough(rp *repoState, k int, user string) {
+	merged := append([]*queueEntry(nil), rp.queue[:k+1]...)
+	rp.queue = rp.queue[k+1:]
+	before := rp.headSHA
+	rp.headSHA = merged[k].headSHA
+	for _, e := range merged {
+		s.emitMergeGroup(rp, e, "destroyed", "merged", user)
+	}
+	t := now()
+	for _, e := range merged {
+		is := rp.issues[e.number]
+		pr := is.pr
+		pr.merged, pr.mergedAt, pr.mergedBy, pr.mergeCommitSHA = true, t, user, e.headSHA
+		is.state, is.closedAt, is.closedBy, is.updatedAt = "closed", t, user, t
+		s.emitPull(rp, is, "closed", user, nil)
+	}
+	s.emitPush(rp, user, before, rp.commits[rp.headSHA])
+	for _, e := range merged {
+		for _, num := range closingRefs(rp, rp.issues[e.number].body) {
+			if target := rp.issues[num]; target != nil && target.pr == nil && target.state == "open" {
+				s.closeIssue(rp, target, user, "completed")
+			}
+		}
+	}
 }
 
 // MergeQueue lists the groups of repo's merge queue, first in line first.
@@ -132,6 +181,13 @@ func (s *Server) buildGroup(rp *repoState, i int) {
 	}
 	c := s.newCommit(rp, e.sender, fmt.Sprintf("Merge pull request #%d from %s/%s\n\n%s", e.number, rp.owner, is.pr.headRef, is.title), e.baseSHA)
 	c.parents = append(c.parents, is.pr.headSHA)
+	for _, f := range is.pr.files {
+		if f.status == "added" {
+			c.added = append(c.added, f.filename)
+		} else {
+			c.changed = append(c.changed, f.filename)
+		}
+	}
 	e.headSHA = c.sha
 	e.ref = fmt.Sprintf("gh-readonly-queue/%s/pr-%d-%s", rp.defaultBranch, e.number, e.baseSHA)
 	s.emitMergeGroup(rp, e, "checks_requested", "", e.sender)

@@ -10,8 +10,6 @@ package mqdecide
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -69,7 +67,8 @@ func New(st store.Store, clients func(inst int64) (Client, error), look *lookup.
 }
 
 // OnMergeGroup takes in a merge_group delivery (under the repository's key)
-// and hands it to its pull request's key.
+// and hands it to the repository's merge-queue key, where every group is
+// decided, one at a time (ahead.go).
 func (p *Decider) OnMergeGroup(d *store.Delivery, log *slog.Logger) (store.Commit, error) {
 	e, err := mq.ParseEvent(d.Payload)
 	if err != nil {
@@ -79,7 +78,7 @@ func (p *Decider) OnMergeGroup(d *store.Delivery, log *slog.Logger) (store.Commi
 	if inst == 0 || repo == "" || (e.Action != mq.ChecksRequested && e.Action != mq.Destroyed) {
 		return store.Commit{}, nil
 	}
-	md := deliveries.MergeGroupPayload{Installation: inst, Repo: repo, Action: e.Action, HeadSHA: e.MergeGroup.HeadSHA,
+	md := deliveries.MergeGroupPayload{Installation: inst, Repo: repo, Action: e.Action, Reason: e.Reason, HeadSHA: e.MergeGroup.HeadSHA,
 		BaseSHA: e.MergeGroup.BaseSHA, Ref: strings.TrimPrefix(e.MergeGroup.HeadRef, "refs/heads/")}
 	r, err := e.Entry()
 	md.PR, md.Base = r.PR, r.Base
@@ -92,83 +91,99 @@ func (p *Decider) OnMergeGroup(d *store.Delivery, log *slog.Logger) (store.Commi
 	}
 	log.Info("merge group", "action", e.Action, "reason", e.Reason, "pr", md.PR, "head_sha", md.HeadSHA)
 	return store.Commit{Enqueue: []store.Delivery{
-		deliveries.Derived(d.ID+"/merge-group", deliveries.MergeGroup, rules.TaskKey(repo, md.PR), md)}}, nil
+		deliveries.Derived(d.ID+"/merge-group", deliveries.MergeGroup, records.MergeQueueKey(repo), md)}}, nil
 }
 
-// DecideMergeGroup decides a merge group under its pull request's key:
-// checks_requested re-evaluates the pull request's tasks for the head that
-// was queued and posts the group's check; destroyed ends its tracking.
+// DecideMergeGroup decides a merge group under the repository's merge-queue
+// key: checks_requested re-evaluates the pull request's tasks for the head
+// that was queued and posts the group's check; destroyed ends its tracking;
+// regroup decides again the groups of a pull request whose tasks changed.
+// Whenever a group's answer changes, or GitHub destroys it, the groups
+// built on it are decided again in the same decision (ahead.go).
 func (p *Decider) DecideMergeGroup(ctx context.Context, md deliveries.MergeGroupPayload, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
-	groups, err := records.LoadMergeGroups(ctx, p.store, md.Repo, md.PR)
-	if err != nil {
-		return store.Commit{}, err
-	}
-	w := store.Commit{Records: map[string][]byte{}}
-	switch md.Action {
-	case mq.Destroyed:
-		left, ok := mq.Forget(groups, md.HeadSHA)
-		if !ok {
-			return store.Commit{}, nil
-		}
-		w.Records[records.MergeGroupKey(md.Repo, md.HeadSHA)] = nil
-		if err := p.forgetBehind(ctx, &w, md.Repo, md.BaseSHA, md.HeadSHA); err != nil {
-			return store.Commit{}, err
-		}
-		return w, putGroups(&w, md.Repo, md.PR, left)
-	case mq.Recheck:
-		return p.recheck(ctx, md, groups, d, log)
-	}
 	c, err := p.clients(md.Installation)
 	if err != nil {
 		return store.Commit{}, fault.Permanent(err)
 	}
-	g := mq.Group{HeadSHA: md.HeadSHA, BaseSHA: md.BaseSHA, Ref: md.Ref, Base: md.Base, At: d.ReceivedAt}
+	ps := &pass{w: &store.Commit{Records: map[string][]byte{}}, inst: md.Installation, d: d, repo: md.Repo, c: c,
+		now: map[string]mq.Known{}, log: log}
+	switch md.Action {
+	case mq.Destroyed:
+		err = p.destroyed(ctx, ps, md)
+	case mq.Recheck, mq.Behind:
+		// Queued by an earlier version, which decided the groups behind a
+		// group in deliveries of their own.
+		err = p.recheck(ctx, ps, md)
+	case mq.Regroup:
+		err = p.regroup(ctx, ps, md)
+	default:
+		err = p.requested(ctx, ps, md)
+	}
+	if err != nil {
+		return store.Commit{}, err
+	}
+	return ps.commit()
+}
+
+// requested answers merge_group checks_requested: the group's check, and
+// the groups built on it (recorded before it arrived) decided again.
+func (p *Decider) requested(ctx context.Context, ps *pass, md deliveries.MergeGroupPayload) error {
+	if gone, err := p.gone(ctx, md.Repo, md.HeadSHA); err != nil || gone != nil {
+		if gone != nil {
+			ps.log.Info("merge group already destroyed: its late checks_requested is not answered", "pr", md.PR, "head_sha", md.HeadSHA, "reason", gone.Reason)
+		}
+		return err
+	}
+	groups, err := p.groupsIn(ctx, ps, md.PR)
+	if err != nil {
+		return err
+	}
+	g := mq.Group{HeadSHA: md.HeadSHA, BaseSHA: md.BaseSHA, Ref: md.Ref, Base: md.Base, At: ps.d.ReceivedAt}
 	var check rules.Check
 	if md.Invalid != "" {
 		check = rules.Check{Status: "completed", Conclusion: "failure", Tasks: []rules.CheckTask{},
 			Queue: &rules.QueueEntry{PR: md.PR, Ref: md.Ref, Base: md.Base},
 			Note:  "countersign cannot trust this merge group, so nothing here is verified: " + md.Invalid + "."}
 	} else {
-		pr, recs, err := p.queuedPR(ctx, c, md, &g)
+		pr, recs, err := p.queuedPR(ctx, ps.c, md, &g)
 		if err != nil {
-			return store.Commit{}, err
+			return err
 		}
 		for k, v := range recs {
-			w.Records[k] = v
+			ps.w.Records[k] = v
 		}
-		if check, err = p.groupCheck(ctx, c, md.Installation, md.Repo, md.PR, pr, nil, g, log); err != nil {
-			return store.Commit{}, err
+		if check, g.OnBranch, err = p.groupCheck(ctx, ps, md.PR, pr, g); err != nil {
+			return err
 		}
 	}
-	g.Status, g.Conclusion = check.Status, check.Conclusion
-	ew, err := records.CommitFor(md.Installation, d, nil, []rules.Effect{{Kind: rules.EffectCheck, Repo: md.Repo, Number: md.PR, SHA: md.HeadSHA, Check: &check}})
-	if err != nil {
-		return store.Commit{}, err
-	}
-	w.Effects = ew.Effects
 	prev := slices.IndexFunc(groups, func(x mq.Group) bool { return x.HeadSHA == md.HeadSHA })
 	if prev < 0 {
 		// A group's commit is new: no check run of countersign's is on it
 		// yet (see effects/checks.go), so its first is created without a look.
-		w.Records[records.NewHeadKey(md.Repo, md.HeadSHA)] = []byte{'1'}
+		ps.w.Records[records.NewHeadKey(md.Repo, md.HeadSHA)] = []byte{'1'}
 	}
-	if prev < 0 || groups[prev].Status != g.Status || groups[prev].Conclusion != g.Conclusion {
-		// The group behind this one (built on it) carries its answer.
-		if err := p.recheckBehind(ctx, &w, md.Installation, d, md.Repo, md.HeadSHA); err != nil {
-			return store.Commit{}, err
-		}
-	}
-	if md.BaseSHA != "" && md.Invalid == "" {
+	changed := prev < 0 || groups[prev].Status != check.Status || groups[prev].Conclusion != check.Conclusion
+	g.Status, g.Conclusion = check.Status, check.Conclusion
+	ps.stage(0, md.PR, md.HeadSHA, check)
+	if md.BaseSHA != "" && md.Invalid == "" && !g.OnBranch {
+		// Built on a group: decided again when that group's answer changes.
 		b, _ := json.Marshal(behindGroup{PR: md.PR, HeadSHA: md.HeadSHA}) // cannot fail
-		w.Records[records.MergeGroupBehindKey(md.Repo, md.BaseSHA)] = b
+		ps.w.Records[records.MergeGroupBehindKey(md.Repo, md.BaseSHA, md.HeadSHA)] = b
 	}
 	groups, dropped := mq.Track(groups, g)
 	for _, sha := range dropped {
-		w.Records[records.MergeGroupKey(md.Repo, sha)] = nil
+		ps.w.Records[records.MergeGroupKey(md.Repo, sha)] = nil
 	}
 	b, _ := json.Marshal(md.PR) // a number: cannot fail
-	w.Records[records.MergeGroupKey(md.Repo, md.HeadSHA)] = b
-	return w, putGroups(&w, md.Repo, md.PR, groups)
+	ps.w.Records[records.MergeGroupKey(md.Repo, md.HeadSHA)] = b
+	if err := putGroups(ps.w, md.Repo, md.PR, groups); err != nil {
+		return err
+	}
+	if !changed {
+		return nil
+	}
+	ps.now[md.HeadSHA] = mq.Known{Group: &g, GroupPR: md.PR}
+	return p.cascade(ctx, ps, md.HeadSHA, 1)
 }
 
 // queuedPR is the record of the queued pull request (read from GitHub and
@@ -196,205 +211,148 @@ func (p *Decider) queuedPR(ctx context.Context, c Client, md deliveries.MergeGro
 }
 
 // groupCheck is the check of group g of pull request n (pr its record, nil
-// when there is none); tasks are pr's tasks, read when nil.
-func (p *Decider) groupCheck(ctx context.Context, c Client, inst int64, repo string, n int, pr *rules.PullRequest, tasks []*rules.Task, g mq.Group, log *slog.Logger) (rules.Check, error) {
-	in := mq.Input{Entry: g.Entry(n), PR: pr, Tasks: tasks}
-	var err error
-	if in.Ahead, err = p.ahead(ctx, repo, g.BaseSHA); err != nil {
-		return rules.Check{}, err
+// when there is none), its tasks read from the store. It reports too
+// whether g is built on the head of the base branch (mergequeue.Resolve).
+func (p *Decider) groupCheck(ctx context.Context, ps *pass, n int, pr *rules.PullRequest, g mq.Group) (rules.Check, bool, error) {
+	in := mq.Input{Entry: g.Entry(n), PR: pr}
+	ahead, onBranch, err := p.ahead(ctx, ps, g)
+	if err != nil {
+		return rules.Check{}, false, err
 	}
-	if pr != nil && tasks == nil {
+	in.Ahead = ahead
+	if pr != nil {
 		if p.tracked != nil {
-			if pr, err = p.tracked(ctx, inst, repo, pr); err != nil {
-				return rules.Check{}, err
+			if pr, err = p.tracked(ctx, ps.inst, ps.repo, pr); err != nil {
+				return rules.Check{}, false, err
 			}
 			in.PR = pr
 		}
 		in.Tasks = make([]*rules.Task, len(pr.Links))
 		for i, t := range pr.Links {
 			var err error
-			if in.Tasks[i], err = records.LoadTask(ctx, p.store, repo, t); err != nil {
-				return rules.Check{}, err
+			if in.Tasks[i], err = records.LoadTask(ctx, p.store, ps.repo, t); err != nil {
+				return rules.Check{}, false, err
 			}
 		}
 	}
 	if pr != nil && len(pr.Links) == 0 {
-		cfg, err := p.look.Config(ctx, c, repo, log)
+		cfg, err := p.look.Config(ctx, ps.c, ps.repo, ps.log)
 		if err != nil {
-			return rules.Check{}, err
+			return rules.Check{}, false, err
 		}
 		in.Gate, in.Pins = cfg.Gate, cfg.Pins
 	}
-	return mq.Decide(in), nil
+	return mq.Decide(in), onBranch, nil
 }
 
-// Regroup works out again the checks of the queued groups of pull request
-// pr, whose tasks changed (tasks[i] is the record of pr.Links[i]); rebuilt
-// says pr's record was just rebuilt from GitHub (countersign's records were
-// lost): the groups are then found again from GitHub's queue branches. A
-// check that changes is written; one that stops passing is said in the
-// history of each task pr closes.
-func (p *Decider) Regroup(ctx context.Context, w *store.Commit, inst int64, d *store.Delivery, pr *rules.PullRequest, tasks []*rules.Task, rebuilt bool, log *slog.Logger) error {
+// Regroup has the checks of the queued groups of pull request pr, whose
+// tasks changed, worked out again under the repository's merge-queue key
+// (records.MergeQueueKey), where every group is decided: it queues that
+// decision when pr has a group tracked, or when its record was just rebuilt
+// from GitHub (rebuilt: countersign's records were lost, and its groups are
+// found again from GitHub's queue branches).
+// The decision reads the tasks' records as committed by then, not the ones
+// given here.
+func (p *Decider) Regroup(ctx context.Context, w *store.Commit, inst int64, d *store.Delivery, pr *rules.PullRequest, _ []*rules.Task, rebuilt bool, _ *slog.Logger) error {
 	if !pr.Open {
 		return nil // merged (its groups are destroyed) or closed (GitHub drops them)
 	}
-	groups, err := records.LoadMergeGroups(ctx, p.store, pr.Repo, pr.Number)
+	if !rebuilt {
+		groups, err := records.LoadMergeGroups(ctx, p.store, pr.Repo, pr.Number)
+		if err != nil || len(groups) == 0 {
+			return err
+		}
+	}
+	w.Enqueue = append(w.Enqueue, deliveries.Derived(fmt.Sprintf("merge-group-regroup/%s", digest(d.ID, fmt.Sprint(pr.Number))), deliveries.MergeGroup,
+		records.MergeQueueKey(pr.Repo), deliveries.MergeGroupPayload{Installation: inst, Repo: pr.Repo, Action: mq.Regroup, PR: pr.Number, Rebuilt: rebuilt}))
+	return nil
+}
+
+// regroup works out again the checks of the queued groups of pull request
+// md.PR, whose tasks changed (md.Rebuilt: see Regroup). A check that
+// changes is written; one that stops passing is said in the history of
+// each task the pull request closes.
+func (p *Decider) regroup(ctx context.Context, ps *pass, md deliveries.MergeGroupPayload) error {
+	pr, err := records.LoadPR(ctx, p.store, md.Repo, md.PR)
+	if err != nil || pr == nil || !pr.Open {
+		return err
+	}
+	groups, err := p.groupsIn(ctx, ps, md.PR)
 	if err != nil {
 		return err
 	}
-	c, err := p.clients(inst)
-	if err != nil {
-		return fault.Permanent(err)
-	}
-	if rebuilt && len(groups) == 0 {
-		found, err := mq.Find(ctx, queueGitHub{c}, pr.Repo, pr.Number)
+	if md.Rebuilt && len(groups) == 0 {
+		found, err := mq.Find(ctx, queueGitHub{ps.c}, pr.Repo, pr.Number)
 		if err != nil {
 			return err
 		}
 		for _, g := range found {
-			g.Queued, g.At = pr.Head, d.ReceivedAt
+			g.Queued, g.At = pr.Head, ps.d.ReceivedAt
 			groups, _ = mq.Track(groups, g)
 		}
 	}
 	if len(groups) == 0 {
 		return nil
 	}
-	if w.Records == nil {
-		w.Records = map[string][]byte{}
-	}
-	changed := false
+	var changed []string
+	wrote := false
 	for i, g := range groups {
-		check, err := p.groupCheck(ctx, c, inst, pr.Repo, pr.Number, pr, tasks, g, log)
+		if g.Queued != "" && g.Queued != pr.Head {
+			// The pull request moved on from the head that was queued: GitHub
+			// took it out of the queue, and destroyed arrives; or countersign's
+			// record catches up, and decides this group again then.
+			continue
+		}
+		check, onBranch, err := p.groupCheck(ctx, ps, pr.Number, pr, g)
 		if err != nil {
 			return err
 		}
-		wrote, err := p.answer(ctx, w, inst, d, pr, groups, i, check, rebuilt, log)
-		if err != nil {
-			return err
+		if p.answer(ps, pr, groups, i, check, md.Rebuilt, 0) {
+			changed, wrote = append(changed, g.HeadSHA), true
 		}
-		changed = changed || wrote
+		if onBranch && !g.OnBranch {
+			groups[i].OnBranch, wrote = true, true
+		}
 	}
-	if !changed {
+	if !wrote {
 		return nil
 	}
-	return putGroups(w, pr.Repo, pr.Number, groups)
+	if err := putGroups(ps.w, pr.Repo, pr.Number, groups); err != nil {
+		return err
+	}
+	for _, sha := range changed {
+		if err := p.cascade(ctx, ps, sha, 1); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// answer writes check on groups[i], a group of pr, when it is not what was
-// last written there (or always, when force): the check, the group's
-// record, a line in the history of each task pr closes when the group stops
-// passing, and a recheck of the group built on it. It reports whether it
-// wrote.
-func (p *Decider) answer(ctx context.Context, w *store.Commit, inst int64, d *store.Delivery, pr *rules.PullRequest, groups []mq.Group, i int, check rules.Check, force bool, log *slog.Logger) (bool, error) {
+// answer stages check on groups[i], a group of pr, at depth (how many
+// groups ahead of it this decision decided), when it is not what was last
+// written there (or always, when force): the check, the group's record, a
+// line in the history of each task pr closes when the group stops passing.
+// It reports whether the answer changed (or was written), and then notes
+// it in ps for the groups behind it; the caller records groups and has
+// those decided again (cascade).
+func (p *Decider) answer(ps *pass, pr *rules.PullRequest, groups []mq.Group, i int, check rules.Check, force bool, depth int) bool {
 	g := groups[i]
 	if check.Status == g.Status && check.Conclusion == g.Conclusion && !force {
-		return false, nil
+		return false
 	}
-	ew, err := records.CommitFor(inst, d, nil, []rules.Effect{{Kind: rules.EffectCheck, Repo: pr.Repo, Number: pr.Number, SHA: g.HeadSHA, Check: &check}})
-	if err != nil {
-		return false, err
-	}
-	w.Effects = append(w.Effects, ew.Effects...)
+	ps.stage(depth, pr.Number, g.HeadSHA, check)
 	if g.Passing() && check.Conclusion == "failure" {
 		why := fmt.Sprintf("merge queue: the group of #%d (%s) no longer passes countersign/verification, so GitHub takes #%d out of the queue: %s",
 			pr.Number, g.Ref, pr.Number, check.Note)
-		w.Enqueue = append(w.Enqueue, gateNotes(inst, d, pr, "group/"+g.HeadSHA, why)...)
-		log.Info("a queued pull request's merge group stopped passing", "pr", pr.Number, "group", g.HeadSHA)
-	}
-	if check.Status != g.Status || check.Conclusion != g.Conclusion {
-		if err := p.recheckBehind(ctx, w, inst, d, pr.Repo, g.HeadSHA); err != nil {
-			return false, err
-		}
+		ps.w.Enqueue = append(ps.w.Enqueue, gateNotes(ps.inst, ps.d, pr, "group/"+g.HeadSHA, why)...)
+		ps.log.Info("a queued pull request's merge group stopped passing", "pr", pr.Number, "group", g.HeadSHA)
 	}
 	groups[i].Status, groups[i].Conclusion = check.Status, check.Conclusion
 	b, _ := json.Marshal(pr.Number)
-	w.Records[records.MergeGroupKey(pr.Repo, g.HeadSHA)] = b
-	return true, nil
-}
-
-// behindGroup is the group built on another (records.MergeGroupBehindKey).
-type behindGroup struct {
-	PR      int    `json:"pr"`
-	HeadSHA string `json:"head_sha"`
-}
-
-// ahead is the group with head base, the group a group is built on, as
-// countersign last answered it; nil when base is no group it tracks (the
-// base branch, or a group GitHub destroyed).
-func (p *Decider) ahead(ctx context.Context, repo, base string) (*mq.Ahead, error) {
-	if base == "" {
-		return nil, nil
-	}
-	var n int
-	if ok, err := records.Load(ctx, p.store, records.MergeGroupKey(repo, base), &n); err != nil || !ok || n == 0 {
-		return nil, err
-	}
-	groups, err := records.LoadMergeGroups(ctx, p.store, repo, n)
-	if err != nil {
-		return nil, err
-	}
-	for _, g := range groups {
-		if g.HeadSHA == base {
-			return &mq.Ahead{PR: n, Status: g.Status, Conclusion: g.Conclusion}, nil
-		}
-	}
-	return nil, nil
-}
-
-// recheckBehind queues a recheck of the group built on the group with head
-// sha, if countersign tracks one: its answer carries this group's.
-func (p *Decider) recheckBehind(ctx context.Context, w *store.Commit, inst int64, d *store.Delivery, repo, sha string) error {
-	var b behindGroup
-	if ok, err := records.Load(ctx, p.store, records.MergeGroupBehindKey(repo, sha), &b); err != nil || !ok || b.PR == 0 {
-		return err
-	}
-	sum := sha256.Sum256([]byte(d.ID + "\x00" + sha))
-	w.Enqueue = append(w.Enqueue, deliveries.Derived("merge-group-recheck/"+hex.EncodeToString(sum[:12]), deliveries.MergeGroup, rules.TaskKey(repo, b.PR),
-		deliveries.MergeGroupPayload{Installation: inst, Repo: repo, Action: mq.Recheck, PR: b.PR, HeadSHA: b.HeadSHA}))
-	return nil
-}
-
-// forgetBehind deletes the record that the group with head sha is built on
-// the group with head base.
-func (p *Decider) forgetBehind(ctx context.Context, w *store.Commit, repo, base, sha string) error {
-	if base == "" {
-		return nil
-	}
-	var b behindGroup
-	ok, err := records.Load(ctx, p.store, records.MergeGroupBehindKey(repo, base), &b)
-	if err != nil || !ok || b.HeadSHA != sha {
-		return err
-	}
-	w.Records[records.MergeGroupBehindKey(repo, base)] = nil
-	return nil
-}
-
-// recheck decides again group md.HeadSHA of pull request md.PR (groups are
-// its tracked groups) from countersign's records, the group ahead of it
-// having changed its answer; nothing when the group is no longer tracked or
-// its answer is the same.
-func (p *Decider) recheck(ctx context.Context, md deliveries.MergeGroupPayload, groups []mq.Group, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
-	i := slices.IndexFunc(groups, func(g mq.Group) bool { return g.HeadSHA == md.HeadSHA })
-	if i < 0 {
-		return store.Commit{}, nil
-	}
-	pr, err := records.LoadPR(ctx, p.store, md.Repo, md.PR)
-	if err != nil || pr == nil || !pr.Open {
-		return store.Commit{}, err
-	}
-	c, err := p.clients(md.Installation)
-	if err != nil {
-		return store.Commit{}, fault.Permanent(err)
-	}
-	check, err := p.groupCheck(ctx, c, md.Installation, md.Repo, md.PR, pr, nil, groups[i], log)
-	if err != nil {
-		return store.Commit{}, err
-	}
-	w := store.Commit{Records: map[string][]byte{}}
-	if wrote, err := p.answer(ctx, &w, md.Installation, d, pr, groups, i, check, false, log); err != nil || !wrote {
-		return store.Commit{}, err
-	}
-	return w, putGroups(&w, md.Repo, md.PR, groups)
+	ps.w.Records[records.MergeGroupKey(pr.Repo, g.HeadSHA)] = b
+	now := groups[i]
+	ps.now[g.HeadSHA] = mq.Known{Group: &now, GroupPR: pr.Number}
+	return true
 }
 
 // gateNotes are the deliveries that write why into the history of each task

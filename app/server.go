@@ -27,11 +27,13 @@ import (
 	"github.com/countersign/countersign/app/metrics"
 	"github.com/countersign/countersign/app/pace"
 	"github.com/countersign/countersign/app/process"
+	"github.com/countersign/countersign/app/proxy"
 	"github.com/countersign/countersign/app/reconcile"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/app/store/bolt"
 	"github.com/countersign/countersign/app/store/redisstore"
 	"github.com/countersign/countersign/app/worker"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Server is one countersign process: HTTP intake plus the worker pool.
@@ -45,6 +47,7 @@ type Server struct {
 	healer   *heal.Healer
 	owner    string
 	intake   *intake.Intake
+	proxy    *proxy.Proxy // nil: deliveries come only to POST /webhook
 }
 
 // OpenStore opens the store the settings name: Redis when RedisURL is set, else
@@ -143,7 +146,45 @@ func New(st Settings, s store.Store, log *slog.Logger) (*Server, error) {
 
 	srv.intake = intake.New(intake.Config{WebhookSecret: st.WebhookSecret, BodyTimeout: st.BodyTimeout}, s, srv.worker, srv.metrics, log)
 	srv.intake.RecogniseEchoes(g, s)
+	if st.WebhookProxyURL != "" {
+		srv.proxy = newProxy(srv, st)
+	}
 	return srv, nil
+}
+
+// newProxy subscribes the server to a webhook proxy channel: its deliveries
+// go through the intake's own POST /webhook; /readyz answers 503 while the
+// stream is down, countersign_webhook_proxy_connected says whether it is up,
+// and what GitHub sent while it was down is asked for again once it is back.
+func newProxy(srv *Server, st Settings) *proxy.Proxy {
+	connected := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "countersign_webhook_proxy_connected",
+		Help: "1 while the webhook proxy's event stream (COUNTERSIGN_WEBHOOK_PROXY_URL) is connected, else 0; absent without a proxy.",
+	})
+	srv.metrics.Registry.MustRegister(connected)
+	log := srv.log.With("component", "webhook-proxy")
+	p := proxy.New(proxy.Config{
+		URL: st.WebhookProxyURL, Handler: srv.intake.Handler(), Secret: st.WebhookSecret, Log: log,
+		Backoff: st.ProxyBackoff,
+		OnConnected: func(up bool) {
+			if up {
+				connected.Set(1)
+			} else {
+				connected.Set(0)
+			}
+		},
+		OnResume: func(ctx context.Context, from, to time.Time) {
+			res, err := srv.healer.Gap(ctx, from, to)
+			if err != nil && ctx.Err() == nil {
+				log.Warn("deliveries sent while the webhook proxy was down not asked for again", "error", err, "requests", res.Requests)
+				return
+			}
+			log.Info("deliveries sent while the webhook proxy was down asked for again", "scanned", res.Scanned,
+				"redelivered", res.Redelivered, "requests", res.Requests)
+		},
+	})
+	srv.intake.AddReady(p.Ready)
+	return p
 }
 
 // Handler is the server's HTTP handler (all routes).
@@ -166,6 +207,13 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	defer stopWork()
 	defer s.gh.Close()
 	var wg sync.WaitGroup
+	if s.proxy != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.proxy.Run(workCtx)
+		}()
+	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- hs.Serve(ln) }()
 	s.log.Info("countersign serving", "addr", ln.Addr().String(), "github_api", RedactURL(s.settings.APIURL), "workers", s.settings.Workers,

@@ -120,12 +120,16 @@ var settingsTable = []setting{
 // SettingsHelp lists every setting, for usage text and the README.
 func SettingsHelp() string {
 	var b strings.Builder
+	envW, flagW := 0, 0
+	for _, s := range settingsTable {
+		envW, flagW = max(envW, len(s.env)), max(flagW, len(s.flag))
+	}
 	for _, s := range settingsTable {
 		def := ""
 		if s.def != "" {
 			def = fmt.Sprintf(" (default %q)", s.def)
 		}
-		fmt.Fprintf(&b, "  %-24s --%-18s %s%s\n", s.env, s.flag, s.help, def)
+		fmt.Fprintf(&b, "  %-*s  --%-*s  %s%s\n", envW, s.env, flagW, s.flag, s.help, def)
 	}
 	return b.String()
 }

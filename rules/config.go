@@ -763,7 +763,14 @@ func undefinedCritics(rules []FileRule, defined map[string][]string, at locator)
 				continue
 			}
 			where := fmt.Sprintf("contracts.rules: rule %d: critics: %s is not defined in contracts.critics", i+1, quote(c))
-			switch hint := didYouMean(c, all); {
+			// Critics' names share their "-critic": only an edit or two
+			// within the rest of a longer name is a near miss (ux-critic is
+			// not ci-critic).
+			hint := ""
+			if near := nearest(c, all); near != "" && editDistance(strings.ToLower(c), near) <= max(1, len(c)/6) {
+				hint = didYouMean(c, all)
+			}
+			switch {
 			case hint != "":
 				errs.add(at.errorf(where+hint, "contracts", "rules", i, "critics", j))
 			case len(known) > 0:

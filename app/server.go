@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/app/decide"
+	"github.com/countersign/countersign/app/deliveries"
 	"github.com/countersign/countersign/app/effects"
 	"github.com/countersign/countersign/app/elect"
 	"github.com/countersign/countersign/app/gh"
@@ -33,8 +34,16 @@ import (
 	"github.com/countersign/countersign/app/store/bolt"
 	"github.com/countersign/countersign/app/store/redisstore"
 	"github.com/countersign/countersign/app/worker"
+	"github.com/countersign/countersign/rules"
 	"github.com/prometheus/client_golang/prometheus"
 )
+
+// noticeKinds are the label values of countersign_replies_held_total.
+var noticeKinds = []string{string(rules.NoticeRefused), string(rules.NoticeIgnored), string(rules.NoticeRejected),
+	string(rules.NoticeEscalated), string(rules.NoticeReopened), string(rules.NoticeRegression), string(rules.NoticeStatus),
+	string(rules.NoticeHelp), string(rules.NoticeFailed), string(rules.NoticeContradiction), string(rules.NoticeGoalRefused),
+	string(rules.NoticeGoalReady), string(rules.NoticeGoalVerified), string(rules.NoticeGoalRejected),
+	string(rules.NoticeGoalReopened), string(rules.NoticeGoalStatus)}
 
 // Server is one countersign process: HTTP intake plus the worker pool.
 type Server struct {
@@ -131,10 +140,19 @@ func New(st Settings, s store.Store, log *slog.Logger) (*Server, error) {
 	if err := srv.metrics.RegisterPending(metrics.Pending{Stats: stats.Get, Away: g.Health().State, Deferred: srv.worker.Deferred}); err != nil {
 		return nil, err
 	}
+	started := time.Now()
 	hm := heal.NewMetrics(srv.metrics.Registry, func() time.Time {
+		if st.HealInterval <= 0 {
+			return time.Time{} // healing is off: -1
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		return heal.LastSuccess(ctx, s)
+		if t := heal.LastSuccess(ctx, s); !t.IsZero() {
+			return t
+		}
+		// Never healed (by any replica): the age since this process started,
+		// so an alert on the age fires on a server that never could heal.
+		return started
 	})
 	srv.healer = heal.New(s, g.App().Apps, log.With("component", "heal"), hm, heal.Config{
 		Horizon: st.HealHorizon,
@@ -144,6 +162,7 @@ func New(st Settings, s store.Store, log *slog.Logger) (*Server, error) {
 		},
 	})
 
+	srv.metrics.Zero(deliveries.MetricEvents(), noticeKinds)
 	srv.intake = intake.New(intake.Config{WebhookSecret: st.WebhookSecret, BodyTimeout: st.BodyTimeout}, s, srv.worker, srv.metrics, log)
 	srv.intake.RecogniseEchoes(g, s)
 	if st.WebhookProxyURL != "" {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/app/decide"
+	"github.com/countersign/countersign/app/deliveries"
 	"github.com/countersign/countersign/app/effects"
 	"github.com/countersign/countersign/app/elect"
 	"github.com/countersign/countersign/app/gh"
@@ -27,12 +28,22 @@ import (
 	"github.com/countersign/countersign/app/metrics"
 	"github.com/countersign/countersign/app/pace"
 	"github.com/countersign/countersign/app/process"
+	"github.com/countersign/countersign/app/proxy"
 	"github.com/countersign/countersign/app/reconcile"
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/app/store/bolt"
 	"github.com/countersign/countersign/app/store/redisstore"
 	"github.com/countersign/countersign/app/worker"
+	"github.com/countersign/countersign/rules"
+	"github.com/prometheus/client_golang/prometheus"
 )
+
+// noticeKinds are the label values of countersign_replies_held_total.
+var noticeKinds = []string{string(rules.NoticeRefused), string(rules.NoticeIgnored), string(rules.NoticeRejected),
+	string(rules.NoticeEscalated), string(rules.NoticeReopened), string(rules.NoticeRegression), string(rules.NoticeStatus),
+	string(rules.NoticeHelp), string(rules.NoticeFailed), string(rules.NoticeContradiction), string(rules.NoticeGoalRefused),
+	string(rules.NoticeGoalReady), string(rules.NoticeGoalVerified), string(rules.NoticeGoalRejected),
+	string(rules.NoticeGoalReopened), string(rules.NoticeGoalStatus)}
 
 // Server is one countersign process: HTTP intake plus the worker pool.
 type Server struct {
@@ -45,6 +56,7 @@ type Server struct {
 	healer   *heal.Healer
 	owner    string
 	intake   *intake.Intake
+	proxy    *proxy.Proxy // nil: deliveries come only to POST /webhook
 }
 
 // OpenStore opens the store the settings name: Redis when RedisURL is set, else
@@ -128,10 +140,19 @@ func New(st Settings, s store.Store, log *slog.Logger) (*Server, error) {
 	if err := srv.metrics.RegisterPending(metrics.Pending{Stats: stats.Get, Away: g.Health().State, Deferred: srv.worker.Deferred}); err != nil {
 		return nil, err
 	}
+	started := time.Now()
 	hm := heal.NewMetrics(srv.metrics.Registry, func() time.Time {
+		if st.HealInterval <= 0 {
+			return time.Time{} // healing is off: -1
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		return heal.LastSuccess(ctx, s)
+		if t := heal.LastSuccess(ctx, s); !t.IsZero() {
+			return t
+		}
+		// Never healed (by any replica): the age since this process started,
+		// so an alert on the age fires on a server that never could heal.
+		return started
 	})
 	srv.healer = heal.New(s, g.App().Apps, log.With("component", "heal"), hm, heal.Config{
 		Horizon: st.HealHorizon,
@@ -141,9 +162,48 @@ func New(st Settings, s store.Store, log *slog.Logger) (*Server, error) {
 		},
 	})
 
+	srv.metrics.Zero(deliveries.MetricEvents(), noticeKinds)
 	srv.intake = intake.New(intake.Config{WebhookSecret: st.WebhookSecret, BodyTimeout: st.BodyTimeout}, s, srv.worker, srv.metrics, log)
 	srv.intake.RecogniseEchoes(g, s)
+	if st.WebhookProxyURL != "" {
+		srv.proxy = newProxy(srv, st)
+	}
 	return srv, nil
+}
+
+// newProxy subscribes the server to a webhook proxy channel: its deliveries
+// go through the intake's own POST /webhook; /readyz answers 503 while the
+// stream is down, countersign_webhook_proxy_connected says whether it is up,
+// and what GitHub sent while it was down is asked for again once it is back.
+func newProxy(srv *Server, st Settings) *proxy.Proxy {
+	connected := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "countersign_webhook_proxy_connected",
+		Help: "1 while the webhook proxy's event stream (COUNTERSIGN_WEBHOOK_PROXY_URL) is connected, else 0; absent without a proxy.",
+	})
+	srv.metrics.Registry.MustRegister(connected)
+	log := srv.log.With("component", "webhook-proxy")
+	p := proxy.New(proxy.Config{
+		URL: st.WebhookProxyURL, Handler: srv.intake.Handler(), Secret: st.WebhookSecret, Log: log,
+		Backoff: st.ProxyBackoff,
+		OnConnected: func(up bool) {
+			if up {
+				connected.Set(1)
+			} else {
+				connected.Set(0)
+			}
+		},
+		OnResume: func(ctx context.Context, from, to time.Time) {
+			res, err := srv.healer.Gap(ctx, from, to)
+			if err != nil && ctx.Err() == nil {
+				log.Warn("deliveries sent while the webhook proxy was down not asked for again", "error", err, "requests", res.Requests)
+				return
+			}
+			log.Info("deliveries sent while the webhook proxy was down asked for again", "scanned", res.Scanned,
+				"redelivered", res.Redelivered, "requests", res.Requests)
+		},
+	})
+	srv.intake.AddReady(p.Ready)
+	return p
 }
 
 // Handler is the server's HTTP handler (all routes).
@@ -166,6 +226,13 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	defer stopWork()
 	defer s.gh.Close()
 	var wg sync.WaitGroup
+	if s.proxy != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.proxy.Run(workCtx)
+		}()
+	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- hs.Serve(ln) }()
 	s.log.Info("countersign serving", "addr", ln.Addr().String(), "github_api", RedactURL(s.settings.APIURL), "workers", s.settings.Workers,

@@ -74,6 +74,12 @@ type Settings struct {
 	// answer a person (DESIGN §9).
 	WriteMargin   float64
 	WriteHeadroom float64
+	// WebhookProxyURL is a webhook proxy channel (a smee.io URL) whose event
+	// stream brings the deliveries, for a server with no public URL ("":
+	// none). ProxyBackoff is the first wait before connecting to it again
+	// (0: a second); not an environment setting: tests shorten it.
+	WebhookProxyURL string
+	ProxyBackoff    time.Duration
 }
 
 // minRecordKey is the shortest record key accepted.
@@ -93,6 +99,7 @@ var settingsTable = []setting{
 	{"COUNTERSIGN_RECORD_KEY_PREVIOUS", "record-key-previous", "", "the record key (or webhook secret) in use before a rotation: its signatures are still accepted"},
 	{"GITHUB_API_URL", "github-api-url", "https://api.github.com/", "GitHub REST API base URL (GitHub Enterprise Server: https://HOST/api/v3/)"},
 	{"COUNTERSIGN_LISTEN", "listen", ":8080", "address to serve HTTP on"},
+	{"COUNTERSIGN_WEBHOOK_PROXY_URL", "webhook-proxy", "", "a webhook proxy channel (https://smee.io/...) to receive webhooks from, for a server with no public URL (a laptop); the App's webhook URL must be that channel"},
 	{"COUNTERSIGN_DATA", "data", "countersign.db", "embedded store file (used when REDIS_URL is empty)"},
 	{"REDIS_URL", "redis-url", "", "Redis URL (redis://...); when set, Redis is the store and several replicas can run"},
 	{"COUNTERSIGN_WORKERS", "workers", "8", "how many tasks are processed in parallel"},
@@ -113,12 +120,16 @@ var settingsTable = []setting{
 // SettingsHelp lists every setting, for usage text and the README.
 func SettingsHelp() string {
 	var b strings.Builder
+	envW, flagW := 0, 0
+	for _, s := range settingsTable {
+		envW, flagW = max(envW, len(s.env)), max(flagW, len(s.flag))
+	}
 	for _, s := range settingsTable {
 		def := ""
 		if s.def != "" {
 			def = fmt.Sprintf(" (default %q)", s.def)
 		}
-		fmt.Fprintf(&b, "  %-24s --%-18s %s%s\n", s.env, s.flag, s.help, def)
+		fmt.Fprintf(&b, "  %-*s  --%-*s  %s%s\n", envW, s.env, flagW, s.flag, s.help, def)
 	}
 	return b.String()
 }
@@ -195,40 +206,48 @@ func ResolveSettings(values map[string]string) (Settings, error) {
 
 	var st Settings
 	var err error
+	var errs []error
+	bad := func(err error) { errs = append(errs, err) }
 	if v := get("GITHUB_APP_ID"); v == "" {
-		return st, fmt.Errorf("%s is not set", name("GITHUB_APP_ID"))
+		bad(fmt.Errorf("%s is not set", name("GITHUB_APP_ID")))
 	} else if st.AppID, err = strconv.ParseInt(v, 10, 64); err != nil || st.AppID <= 0 {
-		return st, fmt.Errorf("%s: %q is not a positive number", name("GITHUB_APP_ID"), v)
+		bad(fmt.Errorf("%s: %q is not a positive number", name("GITHUB_APP_ID"), v))
 	}
 
 	keyPath, keyPEM := get("GITHUB_PRIVATE_KEY_PATH"), values["GITHUB_PRIVATE_KEY"]
 	switch {
 	case keyPath != "" && strings.TrimSpace(keyPEM) != "":
-		return st, fmt.Errorf("%s and %s are both set: set one", name("GITHUB_PRIVATE_KEY_PATH"), name("GITHUB_PRIVATE_KEY"))
+		bad(fmt.Errorf("%s and %s are both set: set one", name("GITHUB_PRIVATE_KEY_PATH"), name("GITHUB_PRIVATE_KEY")))
 	case keyPath != "":
 		b, err := os.ReadFile(keyPath)
 		if err != nil {
-			return st, fmt.Errorf("%s: cannot read the key: %w", name("GITHUB_PRIVATE_KEY_PATH"), err)
+			bad(fmt.Errorf("%s: cannot read the key: %w", name("GITHUB_PRIVATE_KEY_PATH"), err))
+			break
 		}
 		if err := checkRSAKey(b); err != nil {
-			return st, fmt.Errorf("%s: %s: %w", name("GITHUB_PRIVATE_KEY_PATH"), keyPath, err)
+			bad(fmt.Errorf("%s: %s: %w", name("GITHUB_PRIVATE_KEY_PATH"), keyPath, err))
 		}
 		st.PrivateKey = b
 	case strings.TrimSpace(keyPEM) != "":
 		b := []byte(strings.ReplaceAll(keyPEM, `\n`, "\n")) // allow a one-line PEM with escaped newlines
 		if err := checkRSAKey(b); err != nil {
-			return st, fmt.Errorf("%s: %w", name("GITHUB_PRIVATE_KEY"), err)
+			bad(fmt.Errorf("%s: %w", name("GITHUB_PRIVATE_KEY"), err))
 		}
 		st.PrivateKey = b
 	default:
-		return st, fmt.Errorf("no private key: set %s or %s", name("GITHUB_PRIVATE_KEY_PATH"), name("GITHUB_PRIVATE_KEY"))
+		bad(fmt.Errorf("no private key: set %s or %s", name("GITHUB_PRIVATE_KEY_PATH"), name("GITHUB_PRIVATE_KEY")))
 	}
 
 	switch v := values["GITHUB_WEBHOOK_SECRET"]; {
 	case v == "":
-		return st, fmt.Errorf("%s is not set", name("GITHUB_WEBHOOK_SECRET"))
+		bad(fmt.Errorf("%s is not set", name("GITHUB_WEBHOOK_SECRET")))
 	case strings.TrimSpace(v) == "":
-		return st, fmt.Errorf("%s is only whitespace: use a long random string (openssl rand -hex 32)", name("GITHUB_WEBHOOK_SECRET"))
+		bad(fmt.Errorf("%s is only whitespace: use a long random string (openssl rand -hex 32)", name("GITHUB_WEBHOOK_SECRET")))
+	case len(v) < minRecordKey:
+		// It authenticates every delivery, and the key that signs
+		// countersign's records is derived from it when none is set: a short
+		// one could be guessed, and deliveries and records forged.
+		bad(fmt.Errorf("%s: shorter than %d characters: it authenticates deliveries and the key that signs countersign's records is derived from it; use a long random string (openssl rand -hex 32)", name("GITHUB_WEBHOOK_SECRET"), minRecordKey))
 	default:
 		st.WebhookSecret = []byte(v)
 	}
@@ -239,7 +258,7 @@ func ResolveSettings(values map[string]string) (Settings, error) {
 	}{{"COUNTERSIGN_RECORD_KEY", &st.RecordKey}, {"COUNTERSIGN_RECORD_KEY_PREVIOUS", &st.RecordKeyPrevious}} {
 		if v := values[k.env]; v != "" {
 			if len(v) < minRecordKey {
-				return st, fmt.Errorf("%s: shorter than %d characters", name(k.env), minRecordKey)
+				bad(fmt.Errorf("%s: shorter than %d characters", name(k.env), minRecordKey))
 			}
 			*k.dst = []byte(v)
 		}
@@ -247,35 +266,40 @@ func ResolveSettings(values map[string]string) (Settings, error) {
 
 	st.APIURL = get("GITHUB_API_URL")
 	if u, err := url.Parse(st.APIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return st, fmt.Errorf("%s: %q is not an http(s) URL", name("GITHUB_API_URL"), RedactURL(st.APIURL))
+		bad(fmt.Errorf("%s: %q is not an http(s) URL", name("GITHUB_API_URL"), RedactURL(st.APIURL)))
 	}
 	if !strings.HasSuffix(st.APIURL, "/") {
 		st.APIURL += "/"
 	}
 
+	if st.WebhookProxyURL = get("COUNTERSIGN_WEBHOOK_PROXY_URL"); st.WebhookProxyURL != "" {
+		if u, err := url.Parse(st.WebhookProxyURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad(fmt.Errorf("%s: %q is not an http(s) URL (a smee.io channel: https://smee.io/...)", name("COUNTERSIGN_WEBHOOK_PROXY_URL"), RedactURL(st.WebhookProxyURL)))
+		}
+	}
 	if st.Listen = get("COUNTERSIGN_LISTEN"); st.Listen == "" {
-		return st, fmt.Errorf("%s is empty", name("COUNTERSIGN_LISTEN"))
+		bad(fmt.Errorf("%s is empty", name("COUNTERSIGN_LISTEN")))
 	}
 	st.RedisURL = get("REDIS_URL")
 	if st.RedisURL != "" {
 		if _, err := redis.ParseURL(st.RedisURL); err != nil {
-			return st, fmt.Errorf("%s: not a valid redis:// or rediss:// URL", name("REDIS_URL")) // the URL may hold a password
+			bad(fmt.Errorf("%s: not a valid redis:// or rediss:// URL", name("REDIS_URL"))) // the URL may hold a password
 		}
 	} else if st.DataPath = get("COUNTERSIGN_DATA"); st.DataPath == "" {
-		return st, fmt.Errorf("%s is empty and REDIS_URL is not set: the store needs one", name("COUNTERSIGN_DATA"))
+		bad(fmt.Errorf("%s is empty and REDIS_URL is not set: the store needs one", name("COUNTERSIGN_DATA")))
 	} else if err := checkDataDir(st.DataPath); err != nil {
-		return st, fmt.Errorf("%s: %w", name("COUNTERSIGN_DATA"), err)
+		bad(fmt.Errorf("%s: %w", name("COUNTERSIGN_DATA"), err))
 	}
 	workers := get("COUNTERSIGN_WORKERS")
 	if st.Workers, err = strconv.Atoi(workers); err != nil || st.Workers < 1 || st.Workers > 1024 {
-		return st, fmt.Errorf("%s: %q is not a number from 1 to 1024", name("COUNTERSIGN_WORKERS"), workers)
+		bad(fmt.Errorf("%s: %q is not a number from 1 to 1024", name("COUNTERSIGN_WORKERS"), workers))
 	}
 	if st.Instance = get("COUNTERSIGN_INSTANCE"); len(st.Instance) > 200 || !utf8.ValidString(st.Instance) {
-		return st, fmt.Errorf("%s: longer than 200 bytes or not UTF-8", name("COUNTERSIGN_INSTANCE"))
+		bad(fmt.Errorf("%s: longer than 200 bytes or not UTF-8", name("COUNTERSIGN_INSTANCE")))
 	}
 	attempts := get("COUNTERSIGN_MAX_ATTEMPTS")
 	if st.MaxAttempts, err = strconv.Atoi(attempts); err != nil || st.MaxAttempts < 1 || st.MaxAttempts > 100 {
-		return st, fmt.Errorf("%s: %q is not a number from 1 to 100", name("COUNTERSIGN_MAX_ATTEMPTS"), attempts)
+		bad(fmt.Errorf("%s: %q is not a number from 1 to 100", name("COUNTERSIGN_MAX_ATTEMPTS"), attempts))
 	}
 	for _, n := range []struct {
 		env string
@@ -287,7 +311,7 @@ func ResolveSettings(values map[string]string) (Settings, error) {
 	} {
 		v := get(n.env)
 		if *n.to, err = strconv.Atoi(v); err != nil || *n.to < 0 || *n.to > n.max {
-			return st, fmt.Errorf("%s: %q is not a number from 0 (off) to %d", name(n.env), v, n.max)
+			bad(fmt.Errorf("%s: %q is not a number from 0 (off) to %d", name(n.env), v, n.max))
 		}
 	}
 	for _, f := range []struct {
@@ -300,11 +324,11 @@ func ResolveSettings(values map[string]string) (Settings, error) {
 	} {
 		v := get(f.env)
 		if *f.to, err = strconv.ParseFloat(v, 64); err != nil || !(*f.to >= f.min && *f.to <= f.max) {
-			return st, fmt.Errorf("%s: %q is not a number from %v to %v", name(f.env), v, f.min, f.max)
+			bad(fmt.Errorf("%s: %q is not a number from %v to %v", name(f.env), v, f.min, f.max))
 		}
 	}
 	if err := st.LogLevel.UnmarshalText([]byte(get("COUNTERSIGN_LOG_LEVEL"))); err != nil {
-		return st, fmt.Errorf("%s: %q is not debug, info, warn or error", name("COUNTERSIGN_LOG_LEVEL"), get("COUNTERSIGN_LOG_LEVEL"))
+		bad(fmt.Errorf("%s: %q is not debug, info, warn or error", name("COUNTERSIGN_LOG_LEVEL"), get("COUNTERSIGN_LOG_LEVEL")))
 	}
 	for _, d := range []struct {
 		env      string
@@ -328,9 +352,12 @@ func ResolveSettings(values map[string]string) (Settings, error) {
 			if d.zero {
 				off = ", or 0 (off)"
 			}
-			return st, fmt.Errorf("%s: %q is not a duration from %v to %v%s", name(d.env), v, d.min, d.max, off)
+			bad(fmt.Errorf("%s: %q is not a duration from %v to %v%s", name(d.env), v, d.min, d.max, off))
 		}
 		*d.to = dur
+	}
+	if len(errs) > 0 {
+		return st, errors.Join(errs...)
 	}
 	return st, nil
 }

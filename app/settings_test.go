@@ -31,7 +31,7 @@ func TestLoadSettings(t *testing.T) {
 	badKey := filepath.Join(dir, "bad.pem")
 	os.WriteFile(badKey, []byte("not a key"), 0o600)
 	good := map[string]string{
-		"GITHUB_APP_ID": "42", "GITHUB_PRIVATE_KEY_PATH": keyPath, "GITHUB_WEBHOOK_SECRET": "s3cret",
+		"GITHUB_APP_ID": "42", "GITHUB_PRIVATE_KEY_PATH": keyPath, "GITHUB_WEBHOOK_SECRET": "s3cret-for-the-tests",
 	}
 	with := func(kv ...string) map[string]string {
 		m := map[string]string{}
@@ -53,7 +53,7 @@ func TestLoadSettings(t *testing.T) {
 	}{
 		{name: "defaults", env: good, check: func(t *testing.T, s Settings) {
 			if s.AppID != 42 || s.APIURL != "https://api.github.com/" || s.Listen != ":8080" ||
-				s.DataPath != "countersign.db" || s.Workers != 8 || string(s.WebhookSecret) != "s3cret" {
+				s.DataPath != "countersign.db" || s.Workers != 8 || string(s.WebhookSecret) != "s3cret-for-the-tests" {
 				t.Errorf("unexpected settings %+v", s)
 			}
 		}},
@@ -123,7 +123,7 @@ func TestLoadSettings(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("error = %v, want one containing %q", err, tc.wantErr)
 				}
-				if strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "PRIVATE KEY-----") {
+				if strings.Contains(err.Error(), "s3cret-for-the-tests") || strings.Contains(err.Error(), "PRIVATE KEY-----") {
 					t.Fatalf("error leaks a secret: %v", err)
 				}
 				return

@@ -730,10 +730,55 @@ func (k *ContractConfig) normalize(at locator) error {
 	errs.add(err)
 	k.Skip, err = words(k.Skip, sameWords, at, "contracts", "skip")
 	errs.add(err)
+	named := k.Rules
 	k.Rules, err = fileRules(k.Rules, at, "contracts", "rules")
 	errs.add(err)
 	k.Critics, err = critics(k.Critics, at)
 	errs.add(err)
+	errs.add(undefinedCritics(named, k.Critics, at))
+	return errs.err()
+}
+
+// undefinedCritics checks the critics the file's rules name against those
+// contracts.critics defines and those the default rules name. A name that is
+// a near miss of one of them is a typo; a name that is none of them while
+// contracts.critics defines some was meant to be defined there. Either way
+// the rule would silently be met by any counted approval. A name defined
+// nowhere while contracts.critics is empty is allowed: such a critic is
+// documented to be met by any counted approval.
+func undefinedCritics(rules []FileRule, defined map[string][]string, at locator) error {
+	var errs problems
+	known := slices.Sorted(maps.Keys(defined))
+	all := slices.Clone(known)
+	for _, r := range defaultRules() {
+		for _, c := range r.Critics {
+			if !slices.Contains(all, c) {
+				all = append(all, c)
+			}
+		}
+	}
+	for i, r := range rules {
+		for j, c := range r.Critics {
+			if !criticRE.MatchString(c) || slices.Contains(all, c) {
+				continue
+			}
+			where := fmt.Sprintf("contracts.rules: rule %d: critics: %s is not defined in contracts.critics", i+1, quote(c))
+			// Critics' names share their "-critic": only an edit or two
+			// within the rest of a longer name is a near miss (ux-critic is
+			// not ci-critic).
+			hint := ""
+			if near := nearest(c, all); near != "" && editDistance(strings.ToLower(c), near) <= max(1, len(c)/6) {
+				hint = didYouMean(c, all)
+			}
+			switch {
+			case hint != "":
+				errs.add(at.errorf(where+hint, "contracts", "rules", i, "critics", j))
+			case len(known) > 0:
+				errs.add(at.errorf(fmt.Sprintf("%s (%s); define it there (with no reviewers, any counted approval meets it)", where, strings.Join(known, ", ")),
+					"contracts", "rules", i, "critics", j))
+			}
+		}
+	}
 	return errs.err()
 }
 

@@ -10,6 +10,7 @@ package deliveries
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/countersign/countersign/app/mergequeue"
@@ -229,6 +230,18 @@ func Subscribed() []string {
 		}
 	}
 	return out
+}
+
+// MetricEvents are every value MetricEvent returns: the handled webhook
+// events, "ping" and "other".
+func MetricEvents() []string {
+	out := make([]string, 0, len(handled)+2)
+	for _, h := range handled {
+		if !slices.Contains(out, h.event) {
+			out = append(out, h.event)
+		}
+	}
+	return append(out, "ping", "other")
 }
 
 // MetricEvent bounds the event label's values to the events GitHub has.

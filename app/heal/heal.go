@@ -93,7 +93,8 @@ type Metrics struct {
 }
 
 // NewMetrics registers healing's metrics with reg; lastHeal reports the time
-// of the last successful pass (zero: none yet).
+// of the last successful pass, or when the process started if there was none
+// (zero: healing is off).
 func NewMetrics(reg prometheus.Registerer, lastHeal func() time.Time) *Metrics {
 	m := &Metrics{
 		Redelivered: prometheus.NewCounter(prometheus.CounterOpts{
@@ -115,7 +116,7 @@ func NewMetrics(reg prometheus.Registerer, lastHeal func() time.Time) *Metrics {
 	}
 	since := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "countersign_heal_last_success_age_seconds",
-		Help: "Seconds since the last successful heal pass (by any replica); -1 before the first.",
+		Help: "Seconds since the last successful heal pass (by any replica); before the first, since the process started; -1 while healing is off.",
 	}, func() float64 {
 		t := lastHeal()
 		if t.IsZero() {
@@ -124,6 +125,8 @@ func NewMetrics(reg prometheus.Registerer, lastHeal func() time.Time) *Metrics {
 		return time.Since(t).Seconds()
 	})
 	reg.MustRegister(m.Redelivered, m.Missed, m.Refused, m.Passes, since)
+	m.Passes.WithLabelValues("ok")
+	m.Passes.WithLabelValues("error") // from the start: an alert sees the first failure
 	return m
 }
 

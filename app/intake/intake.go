@@ -55,6 +55,8 @@ type Intake struct {
 	// queued.
 	self    Self
 	records Records
+	// ready are more conditions of readiness (the webhook proxy's stream).
+	ready []func() error
 }
 
 // New builds the routes over the queue; notify is told of each delivery queued.
@@ -77,6 +79,10 @@ func (in *Intake) Handler() http.Handler { return in.router }
 // Stopping marks the process as shutting down: /readyz answers 503 from now on.
 func (in *Intake) Stopping() { in.stopping.Store(true) }
 
+// AddReady adds a condition of readiness: /readyz answers 503 with its error
+// while it returns one. Call it before serving.
+func (in *Intake) AddReady(check func() error) { in.ready = append(in.ready, check) }
+
 // serveReady is GET /readyz: 200 while the store answers and the server is not
 // shutting down, so a load balancer sends deliveries only where they can be queued.
 func (in *Intake) serveReady(w http.ResponseWriter, r *http.Request) {
@@ -92,6 +98,12 @@ func (in *Intake) serveReady(w http.ResponseWriter, r *http.Request) {
 		}
 		http.Error(w, "store unreachable", http.StatusServiceUnavailable)
 		return
+	}
+	for _, check := range in.ready {
+		if err := check(); err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
 	}
 	fmt.Fprintln(w, "ready")
 }

@@ -103,9 +103,11 @@ func (c *pendingCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(c.workPending, float64(st.Queued+st.Effects))
 		gauge(c.effects, float64(st.Effects))
 		gauge(c.delayed, float64(st.Delayed))
+		wake := 0.0 // none delayed
 		if !st.NextWake.IsZero() {
-			gauge(c.delayedWake, max(st.NextWake.Sub(now).Seconds(), 0))
+			wake = max(st.NextWake.Sub(now).Seconds(), 0)
 		}
+		gauge(c.delayedWake, wake)
 	}
 	if c.Deferred != nil {
 		gauge(c.deferred, float64(c.Deferred()))

@@ -272,5 +272,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"kind"}),
 	}
 	reg.MustRegister(m.Resyncs, m.Checked, m.Repairs)
+	for _, why := range []string{"start-up", "schedule", "installation", "command"} {
+		m.Resyncs.WithLabelValues(why)
+	}
+	m.Repairs.WithLabelValues("labels")
 	return m
 }

@@ -131,7 +131,7 @@ func TestServeSettingErrors(t *testing.T) {
 	gh := githubtest.New(githubtest.Options{})
 	defer gh.Close()
 	os.WriteFile(key, gh.PrivateKeyPEM(), 0o600)
-	base := []string{"GITHUB_APP_ID=1", "GITHUB_PRIVATE_KEY_PATH=" + key, "GITHUB_WEBHOOK_SECRET=x",
+	base := []string{"GITHUB_APP_ID=1", "GITHUB_PRIVATE_KEY_PATH=" + key, "GITHUB_WEBHOOK_SECRET=x-webhook-secret-for-tests",
 		"COUNTERSIGN_DATA=" + filepath.Join(dir, "countersign.db"), "COUNTERSIGN_LISTEN=" + freeAddr(t)}
 	tests := []struct {
 		name string
@@ -181,7 +181,7 @@ func TestServeLogsRedactedAPIURL(t *testing.T) {
 	defer cancel()
 	apiURL := strings.Replace(gh.URL(), "http://", "http://ops:hunter2@", 1)
 	cmd := command(ctx, []string{"GITHUB_APP_ID=1", "GITHUB_PRIVATE_KEY=" + string(gh.PrivateKeyPEM()),
-		"GITHUB_WEBHOOK_SECRET=s", "GITHUB_API_URL=" + apiURL, "COUNTERSIGN_DATA=" + filepath.Join(dir, "countersign.db")},
+		"GITHUB_WEBHOOK_SECRET=s-webhook-secret-for-tests", "GITHUB_API_URL=" + apiURL, "COUNTERSIGN_DATA=" + filepath.Join(dir, "countersign.db")},
 		"serve", "--listen", addr)
 	var stderr lockedBuffer
 	cmd.Stderr = &stderr

@@ -89,7 +89,7 @@ func (b *bot) queueDepth() (float64, bool) {
 	return 0, false
 }
 
-const crashSecret = "crash-secret"
+const crashSecret = "crash-secret-for-tests"
 
 // crashScenario is what users do: four people open issues, at once.
 func crashScenario(gh *githubtest.Server) {

@@ -17,7 +17,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/countersign/countersign/app"
+	"github.com/countersign/countersign/app/buildinfo"
 )
 
 // cli is what every subcommand gets: where to write and how to read the
@@ -72,10 +72,8 @@ const rootLong = `countersign — nothing is done until someone else confirms it
 
 countersign is a GitHub App: "serve" runs it, the other commands help set it up
 and operate it. Every flag can come before or after the arguments, and every
-command answers -h (--help).
-
-Settings of serve (environment variables, each mirrored by a flag):
-`
+command answers -h (--help). The settings of serve (environment variables,
+each mirrored by a flag) are listed by: countersign serve -h`
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
@@ -114,13 +112,18 @@ func newRoot(c *cli) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "countersign",
 		Short:         "nothing is done until someone else confirms it",
-		Long:          rootLong + app.SettingsHelp(),
+		Long:          rootLong,
+		Version:       buildinfo.Read().String(),
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		Args:          cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usageErrorf("unknown command %q (try: countersign help)", args[0])
+				msg := fmt.Sprintf("unknown command %q (try: countersign help)", args[0])
+				if near := cmd.SuggestionsFor(args[0]); len(near) > 0 {
+					msg += "\n\nDid you mean this?\n\t" + strings.Join(near, "\n\t")
+				}
+				return usageErrorf("%s", msg)
 			}
 			cmd.SetOut(c.stderr)
 			cmd.Help()
@@ -128,6 +131,8 @@ func newRoot(c *cli) *cobra.Command {
 		},
 		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
 	}
+	root.SuggestionsMinimumDistance = 2
+	root.SetVersionTemplate("{{.Version}}\n") // as `countersign version` prints it
 	root.SetOut(c.stdout)
 	root.SetErr(c.stderr)
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return err })

@@ -55,7 +55,7 @@ func TestServeRefusesBadSettings(t *testing.T) {
 	gh := githubtest.New(githubtest.Options{})
 	defer gh.Close()
 	os.WriteFile(key, gh.PrivateKeyPEM(), 0o600)
-	base := []string{"GITHUB_APP_ID=1", "GITHUB_PRIVATE_KEY_PATH=" + key, "GITHUB_WEBHOOK_SECRET=x",
+	base := []string{"GITHUB_APP_ID=1", "GITHUB_PRIVATE_KEY_PATH=" + key, "GITHUB_WEBHOOK_SECRET=x-webhook-secret-for-tests",
 		"COUNTERSIGN_DATA=" + filepath.Join(dir, "db"), "COUNTERSIGN_LISTEN=" + freeAddr(t)}
 	tests := []struct {
 		name string
@@ -97,7 +97,7 @@ func TestServeEndToEnd(t *testing.T) {
 	gh.AddRepo("acme/widgets", 3)
 	dir := t.TempDir()
 	addr := freeAddr(t)
-	secret := "s3cret-webhook"
+	secret := "s3cret-webhook-for-tests"
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := command(ctx, []string{

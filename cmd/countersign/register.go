@@ -33,12 +33,17 @@ It warns (and goes on) when GitHub could not reach the webhook URL: a loopback,
 private or link-local address, a name that resolves only inside a network
 (.local, .internal, ...), plain http, or a path other than /webhook.
 
+On a machine GitHub cannot reach (a laptop), give --webhook-proxy with a
+smee.io channel instead of --webhook-url (open https://smee.io/new to make
+one): the App delivers its webhooks to the channel, and
+"countersign serve --webhook-proxy" with the same URL receives them.
+
 For GitHub Enterprise Server set --github-url https://HOST (GITHUB_URL); the
 API is then https://HOST/api/v3/ unless --github-api-url says otherwise.`
 
 func newRegister(c *cli) *cobra.Command {
 	var opts register.Options
-	var manifest string
+	var manifest, proxyURL string
 	cmd := &cobra.Command{
 		Use:   "register --webhook-url https://HOST/webhook [flags]",
 		Short: "create the GitHub App from app.yml (GitHub's manifest flow) and save its secrets",
@@ -59,8 +64,16 @@ func newRegister(c *cli) *cobra.Command {
 				}
 				opts.Manifest = b
 			}
-			if opts.WebhookURL == "" {
-				return usageErrorf("--webhook-url is required: the https://HOST/webhook address where GitHub can reach countersign")
+			switch {
+			case proxyURL != "" && opts.WebhookURL != "":
+				return usageErrorf("--webhook-url and --webhook-proxy are both set: give one")
+			case proxyURL != "":
+				if u, err := url.Parse(proxyURL); err != nil || u.Scheme != "https" && u.Scheme != "http" || u.Host == "" {
+					return usageErrorf("--webhook-proxy %q: want a webhook proxy channel's URL (https://smee.io/CHANNEL)", proxyURL)
+				}
+				opts.WebhookURL = proxyURL
+			case opts.WebhookURL == "":
+				return usageErrorf("--webhook-url is required: the https://HOST/webhook address where GitHub can reach countersign (or --webhook-proxy https://smee.io/CHANNEL)")
 			}
 			if opts.Dir == "" {
 				dir, err := register.DefaultDir(opts.Manifest, opts.Name)
@@ -78,8 +91,10 @@ func newRegister(c *cli) *cobra.Command {
 			if err != nil {
 				return usageErrorf("%v", err)
 			}
-			for _, w := range register.WebhookWarnings(opts.WebhookURL, isGitHubDotCom(opts.GitHubURL)) {
-				fmt.Fprintf(c.stderr, "warning: %s\n", w)
+			if proxyURL == "" { // a channel's path is its own, not /webhook
+				for _, w := range register.WebhookWarnings(opts.WebhookURL, isGitHubDotCom(opts.GitHubURL)) {
+					fmt.Fprintf(c.stderr, "warning: %s\n", w)
+				}
 			}
 			if root := register.GitCheckout(dir); root != "" {
 				fmt.Fprintf(c.stderr, "warning: %s is inside the git checkout %s: keep the App's private key out of commits (.gitignore it, or choose a --dir outside)\n", dir, root)
@@ -94,12 +109,13 @@ func newRegister(c *cli) *cobra.Command {
 			if err != nil {
 				return failed(err)
 			}
-			printNextSteps(c, opts, res)
+			printNextSteps(c, opts, proxyURL, res)
 			return nil
 		},
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&opts.WebhookURL, "webhook-url", "", "where GitHub sends deliveries: https://HOST/webhook (required)")
+	fs.StringVar(&proxyURL, "webhook-proxy", "", "a webhook proxy channel (https://smee.io/CHANNEL) as the App's webhook URL, for a machine GitHub cannot reach; instead of --webhook-url")
 	fs.StringVar(&opts.Name, "name", "", `the App's name (default app.yml's "countersign"; names are unique on GitHub)`)
 	fs.StringVar(&opts.Org, "org", "", "register the App under this organization (default: your own account)")
 	fs.StringVar(&opts.Dir, "dir", "", "directory for app-id, private-key.pem and webhook-secret (default: countersign/APP-NAME in your configuration directory)")
@@ -110,7 +126,7 @@ func newRegister(c *cli) *cobra.Command {
 	return cmd
 }
 
-func printNextSteps(c *cli, opts register.Options, res *register.Result) {
+func printNextSteps(c *cli, opts register.Options, proxyURL string, res *register.Result) {
 	q := shellQuote
 	key := filepath.Join(opts.Dir, register.PrivateKeyFile)
 	secret := filepath.Join(opts.Dir, register.WebhookSecretFile)
@@ -119,6 +135,9 @@ func printNextSteps(c *cli, opts register.Options, res *register.Result) {
 		api = "GITHUB_API_URL=" + q(opts.APIURL) + " "
 	} else if !strings.Contains(opts.GitHubURL, "://github.com") {
 		api = "GITHUB_API_URL=" + q(strings.TrimRight(opts.GitHubURL, "/")+"/api/v3/") + " "
+	}
+	if proxyURL != "" {
+		api += "COUNTERSIGN_WEBHOOK_PROXY_URL=" + q(proxyURL) + " "
 	}
 	fmt.Fprintf(c.stdout, `Registered %s: App id %d.
 Wrote (0600): %s

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -24,7 +25,8 @@ func newServe(c *cli) *cobra.Command {
 		Short: "run the GitHub App (webhook server and workers)",
 		Long: `Runs countersign: POST /webhook, /healthz, /readyz, /metrics, and the workers.
 Every flag mirrors an environment variable, and a flag wins over its variable.
-A missing or invalid setting stops it at start with one line naming it.`,
+Every missing or invalid setting is named at start, one line each, and
+nothing starts.`,
 		Args: cobra.NoArgs,
 	}
 	table := app.SettingsTable()
@@ -33,7 +35,11 @@ A missing or invalid setting stops it at start with one line naming it.`,
 		values := settingValues(c, cmd.Flags(), table, flags)
 		st, err := app.ResolveSettings(values)
 		if err != nil {
-			return usageErrorf("%v", err)
+			// Every bad or missing setting, one line each.
+			for line := range strings.SplitSeq(err.Error(), "\n") {
+				fmt.Fprintf(c.stderr, "%s: %s\n", cmd.CommandPath(), line)
+			}
+			return &exitError{code: 2}
 		}
 		return serve(c, st)
 	}

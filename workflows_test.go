@@ -379,3 +379,38 @@ func TestGoReleaserConfig(t *testing.T) {
 		t.Errorf(".goreleaser.yaml: checksum %+v", cfg.Checksum)
 	}
 }
+
+// The comments of the workflows and of .goreleaser.yaml point the reader to
+// pages and sections of docs/ that exist.
+func TestWorkflowCommentReferencesResolve(t *testing.T) {
+	root, err := filepath.Abs(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	anchors := func(page string) map[string]bool {
+		src, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, a := parsePage(src)
+		return a
+	}
+	refs := 0
+	for _, f := range append(workflowFiles(t), ".goreleaser.yaml") {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(data), "\n") {
+			for _, ref := range docReference.FindAllString(line, -1) {
+				refs++
+				if err := resolve(t, root, "README.md", ref, anchors); err != nil {
+					t.Errorf("%s:%d: %v", f, i+1, err)
+				}
+			}
+		}
+	}
+	if refs == 0 {
+		t.Fatal("the workflows point to no page of docs/")
+	}
+}

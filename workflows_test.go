@@ -333,6 +333,11 @@ func TestGoReleaserConfig(t *testing.T) {
 			Flags   []string `yaml:"flags"`
 			Ldflags []string `yaml:"ldflags"`
 		} `yaml:"builds"`
+		ProjectName string `yaml:"project_name"`
+		Archives    []struct {
+			Formats      []string `yaml:"formats"`
+			NameTemplate string   `yaml:"name_template"`
+		} `yaml:"archives"`
 		Checksum struct {
 			NameTemplate string `yaml:"name_template"`
 			Algorithm    string `yaml:"algorithm"`
@@ -377,6 +382,21 @@ func TestGoReleaserConfig(t *testing.T) {
 	}
 	if cfg.Checksum.NameTemplate == "" || cfg.Checksum.Algorithm != "sha256" {
 		t.Errorf(".goreleaser.yaml: checksum %+v", cfg.Checksum)
+	}
+	// The README's download command names the archive GoReleaser makes.
+	if len(cfg.Archives) != 1 || !slices.Equal(cfg.Archives[0].Formats, []string{"tar.gz"}) {
+		t.Fatalf(".goreleaser.yaml: archives %+v, want one, tar.gz", cfg.Archives)
+	}
+	archive := strings.NewReplacer("{{ .ProjectName }}", cfg.ProjectName, "{{ .Version }}", "0.1.0", "{{ .Os }}", "linux", "{{ .Arch }}", "amd64").
+		Replace(cfg.Archives[0].NameTemplate) + ".tar.gz"
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"/releases/download/v0.1.0/" + archive, "/releases/download/v0.1.0/" + cfg.Checksum.NameTemplate} {
+		if !strings.Contains(string(readme), want) {
+			t.Errorf("README.md does not download %s, which GoReleaser makes", want)
+		}
 	}
 }
 

@@ -153,8 +153,8 @@ func resolve(t *testing.T, root, page, dest string, anchorsOf func(string) map[s
 	target := page
 	if u.Path != "" {
 		if strings.HasPrefix(u.Path, "/") {
-			// From the repository's root, as GitHub renders it (docs/ link
-			// to the code so, rather than climbing out with ../).
+			// From the repository's root, as GitHub's web view renders it
+			// (and only it: TestDocLinksRelative refuses such links).
 			target = filepath.Join(root, filepath.FromSlash(u.Path))
 		} else {
 			target = filepath.Join(filepath.Dir(page), filepath.FromSlash(u.Path))

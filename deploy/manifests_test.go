@@ -335,34 +335,48 @@ func TestEveryManifestChecked(t *testing.T) {
 	}
 }
 
-// placeholderImage is the countersign image the manifests name: clearly not a
-// published one, so nobody deploys it believing it is.
-const placeholderImage = "registry.example.com/countersign:v0.1.0"
+// publishedImage is the countersign image the manifests name: the one the
+// release workflow publishes for the tag v0.1.0, under the repository's own
+// name on ghcr.io (the module path github.com/OWNER/REPO, ghcr.io/OWNER/REPO).
+const publishedImage = "ghcr.io/countersign/countersign:v0.1.0"
 
 // deployingDoc is where the manifests send their reader.
 var deployingDoc = filepath.Join("..", "docs", "deploying.md")
 
-// The countersign image is the placeholder, and its line says which image to
-// set and where building and pushing it is shown; the documentation names the
-// same placeholder.
-func TestImagePlaceholder(t *testing.T) {
+// The countersign image is the published one, by tag or pinned by digest
+// (TAG@sha256:...), and its line says where pinning it is shown; the
+// documentation names the same image, and the image is named after the
+// repository the module path names.
+func TestPublishedImage(t *testing.T) {
 	doc, err := os.ReadFile(deployingDoc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(doc), placeholderImage) {
-		t.Errorf("%s does not name the manifests' image %s", deployingDoc, placeholderImage)
+	if !strings.Contains(string(doc), publishedImage) {
+		t.Errorf("%s does not name the manifests' image %s", deployingDoc, publishedImage)
+	}
+	if strings.Contains(string(doc), "registry.example.com") {
+		t.Errorf("%s still names registry.example.com", deployingDoc)
+	}
+	gomod, err := os.ReadFile(filepath.Join("..", "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	module := regexp.MustCompile(`(?m)^module github\.com/(\S+)$`).FindSubmatch(gomod)
+	if module == nil || !strings.HasPrefix(publishedImage, "ghcr.io/"+strings.ToLower(string(module[1]))+":") {
+		t.Errorf("the image %s is not ghcr.io/ and the module path's repository (%s)", publishedImage, module)
 	}
 	line := regexp.MustCompile(`(?m)^\s*image: (\S+)(.*)$`)
+	pinned := regexp.MustCompile(`^` + regexp.QuoteMeta(publishedImage) + `(@sha256:[0-9a-f]{64})?$`)
 	for _, f := range []string{"countersign.yaml", "single.yaml"} {
 		data, err := os.ReadFile(filepath.Join("kubernetes", f))
 		if err != nil {
 			t.Fatal(err)
 		}
 		m := line.FindAllStringSubmatch(string(data), -1)
-		if len(m) != 1 || m[0][1] != placeholderImage || !strings.Contains(m[0][2], "# ") ||
-			!strings.Contains(m[0][2], "docs/deploying.md#build-and-push-your-own-image") {
-			t.Errorf("%s: want one image line, %s with a comment pointing to docs/deploying.md#build-and-push-your-own-image: %q", f, placeholderImage, m)
+		if len(m) != 1 || !pinned.MatchString(m[0][1]) || !strings.Contains(m[0][2], "# ") ||
+			!strings.Contains(m[0][2], "docs/deploying.md#the-published-image") {
+			t.Errorf("%s: want one image line, %s (or %s@sha256:DIGEST) with a comment pointing to docs/deploying.md#the-published-image: %q", f, publishedImage, publishedImage, m)
 		}
 	}
 }

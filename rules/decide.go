@@ -168,6 +168,7 @@ type decider struct {
 	labels  bool  // owned labels must be put back even if t's did not change
 	effects []Effect
 	refresh []int
+	recheck bool // see Decision.Recheck
 }
 
 func (d *decider) dirty() { d.changed, d.card = true, true }
@@ -238,7 +239,7 @@ func (d *decider) track() {
 // finish turns the new record into the decision and its effects.
 func (d *decider) finish() Decision {
 	if !d.changed {
-		return Decision{Effects: d.effects}
+		return Decision{Effects: d.effects, Recheck: d.recheck}
 	}
 	d.t.History = boundHistory(d.t.History, maxHistory, historyHead)
 	var effects []Effect
@@ -257,7 +258,7 @@ func (d *decider) finish() Decision {
 		}
 	}
 	slices.Sort(d.refresh)
-	return Decision{Task: d.t, Effects: effects, Refresh: slices.Compact(d.refresh), Goals: d.goals()}
+	return Decision{Task: d.t, Effects: effects, Refresh: slices.Compact(d.refresh), Goals: d.goals(), Recheck: d.recheck}
 }
 
 // goals are the goals that must hear of the task: the milestone it left, and
@@ -705,6 +706,11 @@ func (d *decider) reviewed() {
 		}
 		if rv.Head != lp.Head {
 			return // a review of a head the pull request no longer has
+		}
+		if slices.ContainsFunc(t.Approvals, func(a Approval) bool {
+			return a.PR == p.Number && a.By.Is(who) && a.Head == rv.Head && a.At.Equal(d.ev.At)
+		}) {
+			return // taken in already (read from GitHub before its delivery came)
 		}
 		d.dropApprovals(who, p.Number)
 		d.countApproval(Approval{By: who, Head: rv.Head, PR: p.Number, At: d.ev.At, Critics: d.f.Ask.Critics(who)})

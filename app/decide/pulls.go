@@ -58,7 +58,8 @@ func (p *Decider) onPull(ctx context.Context, d *store.Delivery, e *github.PullR
 // pullEvent records pull request pr as its event shows it, with whoever
 // pusher names among the people who pushed to it, and fans ev out to the
 // tasks it closes.
-func (p *Decider) pullEvent(ctx context.Context, inst int64, repo string, d *store.Delivery, pr *github.PullRequest, ev rules.Event, pusher pushedBy, log *slog.Logger) (store.Commit, error) {
+// Events in then follow ev to the same tasks.
+func (p *Decider) pullEvent(ctx context.Context, inst int64, repo string, d *store.Delivery, pr *github.PullRequest, ev rules.Event, pusher pushedBy, log *slog.Logger, then ...rules.Event) (store.Commit, error) {
 	c, err := p.clients(inst)
 	if err != nil {
 		return store.Commit{}, fault.Permanent(err)
@@ -109,6 +110,15 @@ func (p *Decider) pullEvent(ctx context.Context, inst int64, repo string, d *sto
 	w, err := p.fanout(ctx, inst, d, old, cur, ev, gate)
 	if err != nil {
 		return w, err
+	}
+	for i, next := range then {
+		dd := *d
+		dd.ID = fmt.Sprintf("%s/then/%d", d.ID, i)
+		nw, err := p.fanout(ctx, inst, &dd, cur, cur, next, linkGate{})
+		if err != nil {
+			return w, err
+		}
+		w.Enqueue = append(w.Enqueue, nw.Enqueue...)
 	}
 	for _, e := range []struct {
 		key    string

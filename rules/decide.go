@@ -690,6 +690,11 @@ func (d *decider) reviewed() {
 		return // the pull request does not (or no longer) close this task
 	}
 	who := rv.Reviewer
+	if rv.State == "approved" || rv.State == "changes_requested" {
+		if slices.ContainsFunc(t.Approvals, func(a Approval) bool { return a.PR == p.Number && a.By.Is(who) && a.At.After(d.ev.At) }) {
+			return // older than who's approval taken in already: deliveries come in any order
+		}
+	}
 	switch rv.State {
 	case "approved":
 		if b := d.builderFor(who); b != nil {
@@ -705,7 +710,7 @@ func (d *decider) reviewed() {
 			return
 		}
 		if rv.Head != lp.Head {
-			return // a review of a head the pull request no longer has
+			return // a review of a head the pull request no longer has (one it has not yet is read from GitHub first: app/decide/reviews.go)
 		}
 		if slices.ContainsFunc(t.Approvals, func(a Approval) bool {
 			return a.PR == p.Number && a.By.Is(who) && a.Head == rv.Head && a.At.Equal(d.ev.At)

@@ -175,3 +175,56 @@ func TestBurstApproveThenPush(t *testing.T) {
 		wantCheck(t, h, head, "success")
 	})
 }
+
+// The defence's cost: a /verify refused for a missing approval or pending
+// CI first reads GitHub once per open linked pull request (the pull request,
+// its reviews, the CI on its head); a refusal nothing on GitHub would lift
+// costs those reads and nothing more, and a command that is accepted
+// outright reads nothing of them.
+func TestCostOfReadingGitHubBeforeARefusal(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	h.gh.SetPermission(testRepo, "dave", "write")
+	n, pr, sha := taskWithPR(h, "Login form", githubtest.PROptions{Title: "Login"})
+	ciPasses(h, sha)
+	h.settle()
+	wantState(t, h, n, "review")
+
+	reads := func() (pull, reviews, checks int) {
+		for _, r := range h.gh.Requests() {
+			switch {
+			case r.Method == "GET" && r.Path == fmt.Sprintf("/repos/%s/pulls/%d", testRepo, pr):
+				pull++
+			case r.Method == "GET" && r.Path == fmt.Sprintf("/repos/%s/pulls/%d/reviews", testRepo, pr):
+				reviews++
+			case r.Method == "GET" && strings.Contains(r.Path, "/commits/"+sha+"/"):
+				checks++
+			}
+		}
+		return
+	}
+
+	h.gh.ResetRequests()
+	h.gh.Comment(testRepo, n, "bob", "/verify") // no approval anywhere: refused
+	h.settle()
+	wantState(t, h, n, "review")
+	pull, reviews, checks := reads()
+	t.Logf("refused /verify, nothing to take in: GET pull %d, GET reviews %d, CI reads %d, %d requests in all", pull, reviews, checks, len(h.gh.Requests()))
+	if pull != 1 || reviews != 1 || checks == 0 || checks > 3 {
+		t.Fatalf("the refusal read the pull request %d times, its reviews %d times, its CI %d times: want once each (CI: at most 3 pages/kinds)\n%s",
+			pull, reviews, checks, describe(h.gh.Requests()))
+	}
+
+	h.gh.Review(testRepo, pr, "dave", "APPROVED", "")
+	h.settle()
+	wantState(t, h, n, "completed")
+	h.gh.ResetRequests()
+	h.gh.Comment(testRepo, n, "bob", "/verify")
+	h.settle()
+	wantState(t, h, n, "verified")
+	pull, reviews, checks = reads()
+	t.Logf("accepted /verify: GET pull %d, GET reviews %d, CI reads %d, %d requests in all", pull, reviews, checks, len(h.gh.Requests()))
+	if pull != 0 || reviews != 0 || checks != 0 {
+		t.Fatalf("an accepted /verify read the pull request %d, its reviews %d, its CI %d times: want none\n%s", pull, reviews, checks, describe(h.gh.Requests()))
+	}
+}

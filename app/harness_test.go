@@ -49,6 +49,7 @@ func newHarness(t *testing.T, opts ...harnessOpt) *harness {
 	t.Helper()
 	gh := githubtest.New(githubtest.Options{})
 	t.Cleanup(gh.Close)
+	jitterFromEnv(t, gh) // jitter_test.go
 	gh.AddRepo(testRepo, testInstallation)
 	s, err := bolt.Open(filepath.Join(t.TempDir(), "countersign.db"))
 	if err != nil {

@@ -234,6 +234,7 @@ func (d *decider) approverMayVerify() bool {
 func (d *decider) verify(c Command) {
 	t := d.t
 	if t.State != Completed {
+		d.recheck = d.recheck || t.State == Review // an approval may be on its way
 		d.refuse(c, fmt.Sprintf("#%d is `%s`; only a `completed` (approved) task can be verified. %s", t.Number, t.State, Missing(t)))
 		return
 	}
@@ -250,6 +251,7 @@ func (d *decider) verify(c Command) {
 		return
 	}
 	if b := Blocking(t); len(b) > 0 {
+		d.recheck = d.recheck || slices.ContainsFunc(b, func(c Criterion) bool { return c.Result == ResultPending }) // CI may be on its way
 		d.refuse(c, fmt.Sprintf("#%d's contract is not met yet: %s. /verify works once every criterion has passed.%s", t.Number, criteriaList(b), d.waitHint(b)))
 		return
 	}

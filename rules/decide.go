@@ -168,6 +168,7 @@ type decider struct {
 	labels  bool  // owned labels must be put back even if t's did not change
 	effects []Effect
 	refresh []int
+	recheck bool // see Decision.Recheck
 }
 
 func (d *decider) dirty() { d.changed, d.card = true, true }
@@ -238,7 +239,7 @@ func (d *decider) track() {
 // finish turns the new record into the decision and its effects.
 func (d *decider) finish() Decision {
 	if !d.changed {
-		return Decision{Effects: d.effects}
+		return Decision{Effects: d.effects, Recheck: d.recheck}
 	}
 	d.t.History = boundHistory(d.t.History, maxHistory, historyHead)
 	var effects []Effect
@@ -257,7 +258,7 @@ func (d *decider) finish() Decision {
 		}
 	}
 	slices.Sort(d.refresh)
-	return Decision{Task: d.t, Effects: effects, Refresh: slices.Compact(d.refresh), Goals: d.goals()}
+	return Decision{Task: d.t, Effects: effects, Refresh: slices.Compact(d.refresh), Goals: d.goals(), Recheck: d.recheck}
 }
 
 // goals are the goals that must hear of the task: the milestone it left, and
@@ -722,6 +723,11 @@ func (d *decider) reviewed() {
 		return // the pull request does not (or no longer) close this task
 	}
 	who := rv.Reviewer
+	if rv.State == "approved" || rv.State == "changes_requested" {
+		if slices.ContainsFunc(t.Approvals, func(a Approval) bool { return a.PR == p.Number && a.By.Is(who) && a.At.After(d.ev.At) }) {
+			return // older than who's approval taken in already: deliveries come in any order
+		}
+	}
 	switch rv.State {
 	case "approved":
 		if b := d.builderFor(who); b != nil {
@@ -737,7 +743,12 @@ func (d *decider) reviewed() {
 			return
 		}
 		if rv.Head != lp.Head {
-			return // a review of a head the pull request no longer has
+			return // a review of a head the pull request no longer has (one it has not yet is read from GitHub first: app/decide/reviews.go)
+		}
+		if slices.ContainsFunc(t.Approvals, func(a Approval) bool {
+			return a.PR == p.Number && a.By.Is(who) && a.Head == rv.Head && a.At.Equal(d.ev.At)
+		}) {
+			return // taken in already (read from GitHub before its delivery came)
 		}
 		if rv.OtherBase != "" {
 			why := fmt.Sprintf("approval by @%s on #%d not counted: given while it merged into %s, whose changes are not those it merges now", who, p.Number, rv.OtherBase)

@@ -309,6 +309,12 @@ type Decision struct {
 	// Goals are the goals (milestones) to tell of the task as it is now: the
 	// one it is in (In) when it changed or joined it, the one it left (!In).
 	Goals []GoalNote
+	// Recheck: a command was refused for a picture that deliveries not yet
+	// taken in may change (the task still in review, CI pending). The
+	// adapters read GitHub once (the linked pull requests' head, reviews
+	// and CI), take in what they find, and decide the event again
+	// (docs/design.md, Deliveries in any order).
+	Recheck bool `json:"-"`
 }
 
 // GoalNote says that goal Milestone must hear of the task: In it, or no longer.

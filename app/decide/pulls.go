@@ -82,7 +82,8 @@ func (p *Decider) sharedHead(ctx context.Context, repo string, pr *github.PullRe
 // pullEvent records pull request pr as its event shows it, with whoever
 // pusher names among the people who pushed to it, and fans ev out to the
 // tasks it closes.
-func (p *Decider) pullEvent(ctx context.Context, inst int64, repo string, d *store.Delivery, pr *github.PullRequest, ev rules.Event, pusher pushedBy, log *slog.Logger) (store.Commit, error) {
+// Events in then follow ev to the same tasks.
+func (p *Decider) pullEvent(ctx context.Context, inst int64, repo string, d *store.Delivery, pr *github.PullRequest, ev rules.Event, pusher pushedBy, log *slog.Logger, then ...rules.Event) (store.Commit, error) {
 	c, err := p.clients(inst)
 	if err != nil {
 		return store.Commit{}, fault.Permanent(err)
@@ -138,6 +139,15 @@ func (p *Decider) pullEvent(ctx context.Context, inst int64, repo string, d *sto
 	w, err := p.fanout(ctx, inst, d, old, cur, ev, gate)
 	if err != nil {
 		return w, err
+	}
+	for i, next := range then {
+		dd := *d
+		dd.ID = fmt.Sprintf("%s/then/%d", d.ID, i)
+		nw, err := p.fanout(ctx, inst, &dd, cur, cur, next, linkGate{})
+		if err != nil {
+			return w, err
+		}
+		w.Enqueue = append(w.Enqueue, nw.Enqueue...)
 	}
 	if ev.Kind != rules.PRReviewed {
 		untracked, left, err := p.headsToAnswer(ctx, old, cur)

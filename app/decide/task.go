@@ -76,9 +76,22 @@ func (p *Decider) decideTaskWith(ctx context.Context, inst int64, d *store.Deliv
 	ask := people.New(c, repo, cfg).Ask(ctx, people.Sources{
 		Account: func(ctx context.Context, login string) (rules.User, error) { return p.gh.Account(ctx, c, login) },
 	})
-	dec := rules.DecideTask(task, ev, rules.Facts{Config: cfg, Ask: ask})
+	facts := rules.Facts{Config: cfg, Ask: ask}
+	dec := rules.DecideTask(task, ev, facts)
 	if err := ask.Err(); err != nil {
 		return store.Commit{}, err
+	}
+	var ahead map[string][]byte
+	if dec.Recheck && !rebuilt && task != nil {
+		// Refused on a picture deliveries still on their way may change:
+		// read GitHub once, take in what it shows, and decide again
+		// (recheck.go).
+		if dec, ahead, err = p.recheck(ctx, c, task, ev, facts, dec, log); err != nil {
+			return store.Commit{}, err
+		}
+		if err := ask.Err(); err != nil {
+			return store.Commit{}, err
+		}
 	}
 	if rebuilt {
 		card.KeepInStep(&dec, task, ev)
@@ -89,6 +102,14 @@ func (p *Decider) decideTaskWith(ctx context.Context, inst int64, d *store.Deliv
 	w, err := records.CommitFor(inst, d, dec.Task, dec.Effects)
 	if err != nil {
 		return w, err
+	}
+	if len(ahead) > 0 {
+		if w.Records == nil {
+			w.Records = map[string][]byte{}
+		}
+		for k, v := range ahead {
+			w.Records[k] = v
+		}
 	}
 	if dec.Task != nil {
 		w.Enqueue = append(w.Enqueue, goals.Notes(inst, d, dec.Task, dec.Goals, ev)...)

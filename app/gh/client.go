@@ -147,6 +147,11 @@ func (c *Client) ListPullRequests(ctx context.Context, owner string, repo string
 	return c.c.PullRequests.List(ctx, owner, repo, opts)
 }
 
+// ListPullRequestReviews is PullRequests.ListReviews.
+func (c *Client) ListPullRequestReviews(ctx context.Context, owner string, repo string, number int, opts *github.ListOptions) ([]*github.PullRequestReview, *github.Response, error) {
+	return c.c.PullRequests.ListReviews(ctx, owner, repo, number, opts)
+}
+
 // ListPullRequestFiles is PullRequests.ListFiles.
 func (c *Client) ListPullRequestFiles(ctx context.Context, owner string, repo string, number int, opts *github.ListOptions) ([]*github.CommitFile, *github.Response, error) {
 	return c.c.PullRequests.ListFiles(ctx, owner, repo, number, opts)

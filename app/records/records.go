@@ -56,6 +56,9 @@ func LoadPR(ctx context.Context, st store.Store, repo string, n int) (*rules.Pul
 	if !ok {
 		return nil, err
 	}
+	if err := mergeAhead(ctx, st, &pr); err != nil { // ahead.go
+		return nil, err
+	}
 	return &pr, nil
 }
 

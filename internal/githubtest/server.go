@@ -171,6 +171,7 @@ type Server struct {
 	logSeq     int64        // ids of the App's delivery log
 	hookLog    []*delivery  // attempted deliveries, oldest first (the App's delivery log)
 	hookClient *http.Client
+	jitter     *jitter // SetWebhookJitter (jitter.go)
 	closeCtx   context.Context
 	cancel     context.CancelFunc
 	wg         sync.WaitGroup

@@ -195,41 +195,51 @@ func (s *Server) sendLoop() {
 		s.queue[0] = nil
 		s.queue = s.queue[1:]
 		url, secret := s.hookURL, s.hookSecret
-		s.wmu.Unlock()
-
-		status, errText := 0, ""
-		start := time.Now()
-		s.wmu.Lock()
-		fault := d.fault
-		if s.botDown {
-			fault = "failed to connect to host"
+		if delay, ok := s.jitterDelay(); ok { // jitter.go: sent on its own, after a delay
+			s.wg.Add(1)
+			s.wmu.Unlock()
+			go s.sendLater(d, url, secret, delay)
+			continue
 		}
 		s.wmu.Unlock()
-		switch {
-		case url == "":
-		case fault != "":
-			status, errText = faultResult(fault)
-			d.Fault = fault
-			s.logf("webhook %s %s.%s: %s", d.ID, d.Event, d.Action, fault)
-		default:
-			status, errText = s.post(d, url, secret)
-		}
-
-		s.wmu.Lock()
-		d.Status = status
-		d.Error = errText
-		d.Pending = false
-		if url != "" {
-			d.Sent = time.Now()
-			d.duration = d.Sent.Sub(start)
-			s.logSeq++
-			d.LogID = s.logSeq
-			s.hookLog = append(s.hookLog, d)
-		}
-		s.processed++
-		s.wcond.Broadcast()
-		s.wmu.Unlock()
+		s.send(d, url, secret)
 	}
+}
+
+// send posts d and records the answer.
+func (s *Server) send(d *delivery, url string, secret []byte) {
+	status, errText := 0, ""
+	start := time.Now()
+	s.wmu.Lock()
+	fault := d.fault
+	if s.botDown {
+		fault = "failed to connect to host"
+	}
+	s.wmu.Unlock()
+	switch {
+	case url == "":
+	case fault != "":
+		status, errText = faultResult(fault)
+		d.Fault = fault
+		s.logf("webhook %s %s.%s: %s", d.ID, d.Event, d.Action, fault)
+	default:
+		status, errText = s.post(d, url, secret)
+	}
+
+	s.wmu.Lock()
+	d.Status = status
+	d.Error = errText
+	d.Pending = false
+	if url != "" {
+		d.Sent = time.Now()
+		d.duration = d.Sent.Sub(start)
+		s.logSeq++
+		d.LogID = s.logSeq
+		s.hookLog = append(s.hookLog, d)
+	}
+	s.processed++
+	s.wcond.Broadcast()
+	s.wmu.Unlock()
 }
 
 func (s *Server) post(d *delivery, url string, secret []byte) (int, string) {

@@ -105,7 +105,7 @@ func TestReadmeSaysWhatCIRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	command := regexp.MustCompile(`(?m)^(\(cd deploy && go (vet|test) [^)]*\)|go (vet|test) .*|unformatted=\$\((gofmt -l .*)\))$`)
+	command := regexp.MustCompile(`(?m)^(\(cd deploy && go (vet|test) [^)]*\)|(?:[A-Z_]+=\S+ )*go (vet|test) .*|unformatted=\$\((gofmt -l .*)\))$`)
 	found := 0
 	for _, m := range command.FindAllStringSubmatch(string(ci), -1) {
 		cmd := m[1]

@@ -155,21 +155,6 @@ func TestMergeQueueDeliveryOrders(t *testing.T) {
 	}
 }
 
-// permutations lists every order of 0..n-1.
-func permutations(n int) [][]int {
-	if n == 0 {
-		return [][]int{{}}
-	}
-	var out [][]int
-	for _, p := range permutations(n - 1) {
-		for i := 0; i <= len(p); i++ {
-			q := append(append(append([]int{}, p[:i]...), n-1), p[i:]...)
-			out = append(out, q)
-		}
-	}
-	return out
-}
-
 // The group ahead leaves the queue (dequeued) while the group behind it
 // waits for its answer: the group behind is decided again at once and does
 // not pass (it carries a change that left the queue, and GitHub builds it

@@ -135,6 +135,13 @@ func TestApprovalRecordsWhatItMerged(t *testing.T) {
 	if d2.Task == nil || d2.Task.State != Review {
 		t.Fatalf("after a base change that brings a change: %+v", d2.Task)
 	}
+	// The same reviewer approves the same head again within the same second
+	// (GitHub's times are whole seconds): it approves what it merges now, so
+	// it counts; it is not the earlier approval taken in twice.
+	d3 := decide(t, d2.Task, fxReview("carol", "approved", fxHead, ""), fxFacts("carol"))
+	if d3.Task == nil || d3.Task.State != Completed {
+		t.Fatalf("a new approval of what it merges after the base change: %+v", d3.Task)
+	}
 }
 
 // What a file list fingerprints, and which changes a base change brings.

@@ -746,9 +746,12 @@ func (d *decider) reviewed() {
 			return // a review of a head the pull request no longer has (one it has not yet is read from GitHub first: app/decide/reviews.go)
 		}
 		if slices.ContainsFunc(t.Approvals, func(a Approval) bool {
-			return a.PR == p.Number && a.By.Is(who) && a.Head == rv.Head && a.At.Equal(d.ev.At)
+			return a.PR == p.Number && a.By.Is(who) && a.Head == rv.Head && a.At.Equal(d.ev.At) && a.Merges == lp.Merges
 		}) {
-			return // taken in already (read from GitHub before its delivery came)
+			// Taken in already (read from GitHub before its delivery came). An
+			// approval of the same head that saw other changes (its base has
+			// changed since) is another approval: it counts.
+			return
 		}
 		if rv.OtherBase != "" {
 			why := fmt.Sprintf("approval by @%s on #%d not counted: given while it merged into %s, whose changes are not those it merges now", who, p.Number, rv.OtherBase)

@@ -422,12 +422,20 @@ func (s *Server) OpenPR(repo, user string, o PROptions) (int, string) {
 	if rp == nil {
 		return 0, ""
 	}
+	return s.openPR(rp, user, rp.defaultBranch, rp.headSHA, o)
+}
+
+// openPR opens a pull request of user's onto branch base, whose head is
+// baseSHA, with o's commits and files on top (pull_request.opened); the
+// author pushed its branch. It returns its number and head sha. Call with
+// s.mu held.
+func (s *Server) openPR(rp *repoState, user, base, baseSHA string, o PROptions) (int, string) {
 	title := o.Title
 	if title == "" {
 		title = "Update"
 	}
 	is := s.newIssue(rp, user, title, o.Body)
-	pr := &prState{headRef: o.HeadRef, baseRef: rp.defaultBranch, baseSHA: rp.headSHA, headSHA: rp.headSHA, draft: o.Draft}
+	pr := &prState{headRef: o.HeadRef, baseRef: base, baseSHA: baseSHA, headSHA: baseSHA, draft: o.Draft}
 	if pr.headRef == "" {
 		pr.headRef = fmt.Sprintf("%s-patch-%d", strings.TrimSuffix(user, "[bot]"), is.number)
 	}
@@ -445,6 +453,12 @@ func (s *Server) OpenPR(repo, user string, o PROptions) (int, string) {
 	}
 	s.addPRCommits(rp, is, commits)
 	s.recordActivity(rp, pr.headRef, "branch_creation", user, "", pr.headSHA) // the author pushed the branch
+	if base != rp.defaultBranch {                                             // built on another branch: what it merges there is its own commits' changes
+		for i, f := range pr.files {
+			pr.files[i].patch = filePatch(pr.headSHA, f.filename)
+		}
+		s.stacks.built[fmt.Sprintf("%s#%d", rp.fullName(), is.number)] = base
+	}
 	s.emitPull(rp, is, "opened", user, nil)
 	return is.number, pr.headSHA
 }

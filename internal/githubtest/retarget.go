@@ -146,31 +146,7 @@ func (s *Server) OpenPROn(repo, user, base string, o PROptions) (int, string) {
 		s.misuse("OpenPROn: %s has no branch %q", repo, base)
 		return 0, ""
 	}
-	title := o.Title
-	if title == "" {
-		title = "Update"
-	}
-	is := s.newIssue(rp, user, title, o.Body)
-	pr := &prState{headRef: o.HeadRef, baseRef: base, baseSHA: b.sha, headSHA: b.sha, draft: o.Draft}
-	if pr.headRef == "" {
-		pr.headRef = fmt.Sprintf("%s-patch-%d", strings.TrimSuffix(user, "[bot]"), is.number)
-	}
-	is.pr = pr
-	is.assignees = append([]string(nil), o.Assignees...)
-	for _, f := range o.Files {
-		s.addPRFile(rp, pr, f, "")
-	}
-	commits := o.Commits
-	if len(commits) == 0 {
-		commits = []Commit{{Author: user, Message: title}}
-	}
-	s.addPRCommits(rp, is, commits)
-	for i, f := range pr.files {
-		pr.files[i].patch = filePatch(pr.headSHA, f.filename)
-	}
-	s.stacks.built[fmt.Sprintf("%s#%d", rp.fullName(), is.number)] = base
-	s.emitPull(rp, is, "opened", user, nil)
-	return is.number, pr.headSHA
+	return s.openPR(rp, user, base, b.sha, o)
 }
 
 // EditPRBase changes the base of open pull request n to branch newBase, as

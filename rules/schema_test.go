@@ -86,6 +86,9 @@ func examples(t *testing.T) map[string]string {
 			t.Fatal(err)
 		}
 		for i, m := range regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllSubmatch(b, -1) {
+			if strings.HasPrefix(string(m[1]), "groups:\n") {
+				continue // Prometheus alerting rules (docs/deploying.md), not a configuration
+			}
 			out[fmt.Sprintf("%s yaml block %d", strings.TrimPrefix(page, "../"), i+1)] = string(m[1])
 		}
 	}

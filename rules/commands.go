@@ -234,7 +234,12 @@ func (d *decider) approverMayVerify() bool {
 func (d *decider) verify(c Command) {
 	t := d.t
 	if t.State != Completed {
-		d.recheck = d.recheck || t.State == Review // an approval may be on its way
+		// An approval may be on its way; reading GitHub for it is worth it
+		// only for someone who could verify once it came (never a builder,
+		// never an outsider, whose every comment would buy those reads).
+		if who := d.actor(); t.State == Review && d.builderFor(who) == nil && d.f.Ask.Person(who).Eligible {
+			d.recheck = true
+		}
 		d.refuse(c, fmt.Sprintf("#%d is `%s`; only a `completed` (approved) task can be verified. %s", t.Number, t.State, Missing(t)))
 		return
 	}

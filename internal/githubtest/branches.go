@@ -204,3 +204,28 @@ func (s *Server) OpenPRFrom(repo, user, ref string, o PROptions) (int, string) {
 	s.emitPull(rp, is, "opened", user, nil)
 	return is.number, pr.headSHA
 }
+
+// CopyBranch is user's `git push origin from:to`: branch to is created at
+// branch from's head, carrying the same commits (pushed earlier, maybe by
+// someone else), as GitHub records it: a branch_creation by user in the
+// repository activity of to (nothing names who pushed the commits, on from),
+// and a push webhook (created, no commits distinct) sent by user. It returns
+// the new branch's head.
+func (s *Server) CopyBranch(repo, user, from, to string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.actRepo("CopyBranch", repo)
+	if rp == nil {
+		return ""
+	}
+	src := rp.branches[strings.TrimPrefix(from, "refs/heads/")]
+	to = strings.TrimPrefix(to, "refs/heads/")
+	if src == nil || to == "" || to == rp.defaultBranch || rp.branches[to] != nil {
+		s.misuse("CopyBranch: no branch %q, or %q exists", from, to)
+		return ""
+	}
+	rp.branches[to] = &branchState{ref: to, head: src.head, commits: append([]*commitState(nil), src.commits...), files: append([]string(nil), src.files...)}
+	s.recordActivity(rp, to, "branch_creation", user, zeroSHA, src.head)
+	s.emitBranchPush(rp, to, user, zeroSHA, nil, true)
+	return src.head
+}

@@ -128,7 +128,7 @@ func TestMCPListenBarePortIsLoopbackOverTLS(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer cmd.Process.Kill()
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
 	addr := make(chan string, 1)
 	go func() {
 		defer close(addr)

@@ -12,7 +12,6 @@ import (
 	"syscall"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/countersign/countersign/app/buildinfo"
@@ -75,7 +74,7 @@ func newMCP(c *cli) *cobra.Command {
 					return usageErrorf("countersign mcp over stdio acts with the caller's own GitHub token: set GITHUB_TOKEN or GH_TOKEN (or serve HTTP with --listen, where each request carries its bearer token)")
 				}
 				opts.Token = mcp.StaticToken(tok)
-				if err := mcp.NewServer(opts).Run(ctx, &sdk.IOTransport{Reader: os.Stdin, Writer: nopWriteCloser{c}}); err != nil && ctx.Err() == nil {
+				if err := mcp.NewServer(opts).Run(ctx, mcp.StdioTransport(os.Stdin, nopWriteCloser{c})); err != nil && ctx.Err() == nil {
 					return failed(err)
 				}
 				return nil

@@ -105,6 +105,15 @@ func TestMCPTLSNeedsCertAndKey(t *testing.T) {
 		}
 	}
 	var out, errb bytes.Buffer
+	t.Setenv("GITHUB_TOKEN", "ghp_x")
+	if code := run([]string{"mcp", "--allowed-hosts", "mcp.example.com"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "--listen") {
+		t.Fatalf("--allowed-hosts over stdio: exit %d, stderr %q; want 2 asking for --listen", code, errb.String())
+	}
+	errb.Reset()
+	if code := run([]string{"mcp", "--listen", "127.0.0.1:0", "--allowed-origins", "https://mcp.example.com/path"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "no origin") {
+		t.Fatalf("an origin with a path: exit %d, stderr %q; want 2", code, errb.String())
+	}
+	errb.Reset()
 	dir := t.TempDir()
 	code := run([]string{"mcp", "--listen", "127.0.0.1:0", "--tls-cert", filepath.Join(dir, "no.pem"), "--tls-key", filepath.Join(dir, "no.key")}, &out, &errb)
 	if code != 2 || !strings.Contains(errb.String(), "no.pem") {

@@ -55,10 +55,12 @@ func TestMCPStdioSurvivesMalformedLines(t *testing.T) {
 	for _, c := range []struct {
 		line string
 		code float64
+		id   string
 	}{
-		{"this is not JSON", -32700},
-		{`{"hello": "world"}`, -32600},
-		{`{"jsonrpc":"2.0","id":1,"method":`, -32700},
+		{"this is not JSON", -32700, "null"},
+		{`{"hello": "world"}`, -32600, "null"},
+		{`{"jsonrpc":"2.0","id":1,"method":`, -32700, "null"},
+		{`{"jsonrpc":"1.0","id":5,"method":"ping"}`, -32600, "5"},
 	} {
 		if _, err := io.WriteString(stdin, c.line+"\n"); err != nil {
 			t.Fatalf("writing %q: %v (the server is gone)", c.line, err)
@@ -74,8 +76,8 @@ func TestMCPStdioSurvivesMalformedLines(t *testing.T) {
 				Code float64 `json:"code"`
 			} `json:"error"`
 		}
-		if err := json.Unmarshal([]byte(reply), &m); err != nil || m.JSONRPC != "2.0" || string(m.ID) != "null" || m.Error.Code != c.code {
-			t.Fatalf("reply to %q: %s, want a JSON-RPC error %v with id null", c.line, reply, c.code)
+		if err := json.Unmarshal([]byte(reply), &m); err != nil || m.JSONRPC != "2.0" || string(m.ID) != c.id || m.Error.Code != c.code {
+			t.Fatalf("reply to %q: %s, want a JSON-RPC error %v with id %s", c.line, reply, c.code, c.id)
 		}
 	}
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "after-bad-lines", Version: "1"}, nil).Connect(ctx,

@@ -21,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/countersign/countersign/app/clock"
 	"github.com/countersign/countersign/app/mcp/ghread"
 )
 
@@ -45,6 +46,17 @@ type Options struct {
 	Wait, Poll time.Duration
 	Log        *slog.Logger
 	Version    string
+	// AllowedHosts are the Host headers, besides loopback names, an HTTP
+	// server answers for: the public name of a proxy in front of it that
+	// keeps the Host header. Without any, the SDK's DNS-rebinding check
+	// refuses a non-loopback Host on a loopback listener.
+	AllowedHosts []string
+	// AllowedOrigins are the browser origins (scheme://host[:port]) whose
+	// pages may call an HTTP server, besides pages of loopback hosts. A
+	// request without Origin (no browser) is always served.
+	AllowedOrigins []string
+	// Clock is the time of the token memory (default the system clock).
+	Clock clock.Clock
 }
 
 // ErrNoToken is the answer to a call that carries no GitHub token.
@@ -83,21 +95,45 @@ func bearer(h string) (string, bool) {
 // HTTPHandler serves srv over streamable HTTP, statelessly: every request
 // carries its caller's token as "Authorization: Bearer <token>" and nothing
 // of one request is kept for the next. Before a request is served its token
-// is checked with GitHub (who it is, GET /user): a request without a bearer
-// token, or with one GitHub does not accept, gets 401. A tool call ends when
-// its HTTP client goes away. Tokens are never stored or logged.
+// is checked with GitHub (who it is, GET /user), and who it is remembered by
+// the token's hash for TokenTTL: a request without a bearer token, or with
+// one GitHub does not accept, gets 401. A token GitHub refused is refused
+// again for RefusedTTL without asking; a client address with
+// RefusalsPerAddress refused tokens in that window gets 429 for a token not
+// known. A request with a Host not allowed (Options.AllowedHosts) or an
+// Origin not allowed (Options.AllowedOrigins) gets 403. A tool call ends
+// when its HTTP client goes away. Tokens are never stored or logged.
 func HTTPHandler(srv *Server) http.Handler {
+	opts := srv.s.opts
+	// With hosts allowed, guard checks Host in the SDK's place: the SDK's
+	// check refuses every non-loopback Host on a loopback listener, and
+	// can only be turned off.
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv.Server },
-		&sdk.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true})
+		&sdk.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true,
+			DisableLocalhostProtection: len(opts.AllowedHosts) > 0})
 	checked := auth.RequireBearerToken(srv.s.verifyToken, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, ok := bearer(r.Header.Get("Authorization")); !ok {
+	return guard(opts.AllowedHosts, opts.AllowedOrigins, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tok, ok := bearer(r.Header.Get("Authorization"))
+		if !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="countersign", error="invalid_request", error_description="a GitHub token is required"`)
 			http.Error(w, "a GitHub token is required: Authorization: Bearer <token>", http.StatusUnauthorized)
 			return
 		}
+		th := hashToken(tok)
+		if srv.s.tokens.isRefused(th) {
+			challenge{w}.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprintln(w, "GitHub does not accept the bearer token")
+			return
+		}
+		if _, known := srv.s.tokens.person(th); !known {
+			if limited, wait := srv.s.tokens.limited(clientAddr(r)); limited {
+				w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
+				http.Error(w, "too many refused tokens from this address: try again later", http.StatusTooManyRequests)
+				return
+			}
+		}
 		checked.ServeHTTP(challenge{w}, r)
-	})
+	}))
 }
 
 // challenge adds the bearer challenge to a 401 (a token GitHub refused).
@@ -123,11 +159,7 @@ func (c challenge) Unwrap() http.ResponseWriter { return c.ResponseWriter }
 // its TokenInfo) to the tool call, which then needs not ask again; the token
 // itself is in no TokenInfo, error or log.
 func (s *server) verifyToken(ctx context.Context, tok string, r *http.Request) (*auth.TokenInfo, error) {
-	gh, err := s.opts.Dial(tok)
-	if err != nil {
-		return nil, err
-	}
-	me, err := gh.Me(ctx)
+	me, err := s.whoIs(ctx, tok, clientAddr(r))
 	if errors.Is(err, ghread.ErrUnauthorized) {
 		return nil, fmt.Errorf("%w: GitHub does not accept the bearer token", auth.ErrInvalidToken)
 	}
@@ -135,6 +167,29 @@ func (s *server) verifyToken(ctx context.Context, tok string, r *http.Request) (
 		return nil, fmt.Errorf("could not check the token with GitHub: %w", err)
 	}
 	return &auth.TokenInfo{UserID: strconv.FormatInt(me.ID, 10), Extra: map[string]any{personKey: me, goneKey: r.Context().Done()}}, nil
+}
+
+// whoIs is who GitHub says tok is, remembered by the token's hash for
+// TokenTTL; a token GitHub refuses (ghread.ErrUnauthorized) is remembered as
+// refused, from addr.
+func (s *server) whoIs(ctx context.Context, tok, addr string) (ghread.Person, error) {
+	th := hashToken(tok)
+	if me, ok := s.tokens.person(th); ok {
+		return me, nil
+	}
+	gh, err := s.opts.Dial(tok)
+	if err != nil {
+		return ghread.Person{}, err
+	}
+	me, err := gh.Me(ctx)
+	if errors.Is(err, ghread.ErrUnauthorized) {
+		s.tokens.refuse(th, addr)
+	}
+	if err != nil {
+		return ghread.Person{}, err
+	}
+	s.tokens.remember(th, me)
+	return me, nil
 }
 
 // personKey is where a TokenInfo carries the person GitHub said the token is;
@@ -168,8 +223,9 @@ func requestScoped(ctx context.Context, req *sdk.CallToolRequest) (context.Conte
 
 // server is the tools' shared state: nothing of any caller.
 type server struct {
-	opts Options
-	log  *slog.Logger
+	opts   Options
+	log    *slog.Logger
+	tokens *tokens // who tokens are, by hash: never a token
 }
 
 // Server is countersign's MCP server: serve it over stdio (Run) or an
@@ -217,7 +273,10 @@ func NewServer(opts Options) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &server{opts: opts, log: log}
+	if opts.Clock == nil {
+		opts.Clock = clock.Real{}
+	}
+	s := &server{opts: opts, log: log, tokens: newTokens(opts.Clock)}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "countersign", Title: "countersign", Version: opts.Version},
 		&sdk.ServerOptions{Instructions: instructions})
 	s.register(srv)
@@ -250,7 +309,7 @@ func (s *server) caller(ctx context.Context, req *sdk.CallToolRequest) (*caller,
 			return &caller{gh: gh, me: me}, nil
 		}
 	}
-	me, err := gh.Me(ctx)
+	me, err := s.whoIs(ctx, tok, "")
 	if err != nil {
 		return nil, fmt.Errorf("GitHub did not accept the token: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/countersign/countersign/app/store/bolt"
 	"github.com/countersign/countersign/internal/githubtest"
 	"github.com/countersign/countersign/rules"
+	"github.com/countersign/countersign/templates"
 )
 
 // peopleScale is how much faster than real time TestPeopleFirstUnderBulk
@@ -148,8 +150,9 @@ func peopleFirst(t *testing.T, bulk int, spentHour bool) {
 	}
 
 	start := time.Now()
+	var imported []int
 	for i := range bulk {
-		gh.OpenIssue(repoB, "dave", fmt.Sprintf("Imported %d", i), "")
+		imported = append(imported, gh.OpenIssue(repoB, "dave", fmt.Sprintf("Imported %d", i), ""))
 	}
 	time.Sleep(5 * time.Second / peopleScale)
 	verify(fmt.Sprintf("/verify sent %v after the burst", time.Since(start).Round(time.Millisecond)), tasks[0])
@@ -161,6 +164,9 @@ func peopleFirst(t *testing.T, bulk int, spentHour bool) {
 			t.Fatalf("bulk work wrote %d times to B, short of the hour's background share (360)", w)
 		}
 		verify(fmt.Sprintf("second /verify sent %v after the burst, the hour's background share spent", time.Since(start).Round(time.Millisecond)), tasks[1])
+	}
+	if !spentHour && bulk > 0 {
+		peopleDrain(t, gh, repoB, imported, start)
 	}
 	reqs := gh.Requests()
 	var reads, commentReads, writesA, writesB int
@@ -187,6 +193,54 @@ func peopleFirst(t *testing.T, bulk int, spentHour bool) {
 	if dead, _ := h.store.DeadLetters(context.Background()); len(dead) != 0 {
 		t.Errorf("dead letters: %d", len(dead))
 	}
+}
+
+// peopleDrain waits until every imported issue in repo is labelled and
+// carded, and logs how long the drain took from the burst (scaled) and the
+// writes to repo in each scaled minute.
+func peopleDrain(t *testing.T, gh *githubtest.Server, repo string, imported []int, start time.Time) {
+	t.Helper()
+	done := func() int {
+		n := 0
+		for _, num := range imported {
+			v, ok := gh.Issue(repo, num)
+			if !ok || !slices.Contains(v.Labels, "state:pending") {
+				continue
+			}
+			if slices.ContainsFunc(v.Comments, func(c githubtest.CommentView) bool {
+				return c.User == gh.BotLogin() && templates.IsCard(c.Body)
+			}) {
+				n++
+			}
+		}
+		return n
+	}
+	var drained time.Duration
+	for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if done() == len(imported) {
+			drained = time.Since(start)
+			break
+		}
+	}
+	minute := time.Minute / peopleScale
+	var perMinute []int
+	for _, r := range gh.Requests() {
+		if !isWrite(r) || r.Status >= 400 || !strings.HasPrefix(r.Path, "/repos/"+repo+"/") || r.Time.Before(start) {
+			continue
+		}
+		i := int(r.Time.Sub(start) / minute)
+		for len(perMinute) <= i {
+			perMinute = append(perMinute, 0)
+		}
+		perMinute[i]++
+	}
+	if drained == 0 {
+		t.Errorf("B=%d: only %d of the imported issues labelled and carded after 3 minutes (scaled 60); writes to %s per scaled minute: %v",
+			len(imported), done(), repo, perMinute)
+		return
+	}
+	t.Logf("B=%d: all imported issues labelled and carded %v after the burst (scaled %.0fs); writes to %s per scaled minute: %v",
+		len(imported), drained.Round(time.Millisecond), (drained * peopleScale).Seconds(), repo, perMinute)
 }
 
 func peopleState(gh *githubtest.Server, repo string, n int) string {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/app/fault"
+	"github.com/countersign/countersign/app/gh"
 	"github.com/countersign/countersign/app/pace"
 	"github.com/countersign/countersign/app/records"
 	"github.com/countersign/countersign/rules"
@@ -38,19 +39,62 @@ func (p *Processor) Pace(b Buckets, deferred func()) {
 }
 
 // groupWrites estimates how many writes applying effects takes: a label
-// swap adds and removes, the rest write once (or not at all when nothing
-// changed; unused turns are handed back).
-func groupWrites(effects []records.OutboxEffect) int {
+// sync as many as the label record says it adds and removes (labelWrites),
+// the rest once (or not at all when nothing changed; unused turns are
+// handed back, and a write beyond the estimate takes a turn of its own).
+// Turns taken and not used still count in the windows of the turns taken
+// after them: reserving two for a new issue's label, which takes one, let a
+// burst of imports drain at half the paced rate.
+func (p *Processor) groupWrites(ctx context.Context, effects []records.OutboxEffect) (int, error) {
 	n := 0
 	for _, oe := range effects {
 		switch oe.Effect.Kind {
 		case rules.EffectSyncLabels:
-			n += 2
+			w, err := p.labelWrites(ctx, oe.Effect)
+			if err != nil {
+				return 0, err
+			}
+			n += w
 		default:
 			n++
 		}
 	}
-	return n
+	return n, nil
+}
+
+// labelWrites is how many writes syncing e's labels takes, from the labels
+// countersign recorded setting on the issue (app/effects): one addition and
+// a removal per owned label taken off; with no record, one addition (a new
+// issue carries none of them); with a stale record, or labels to strip that
+// countersign does not own, an addition and a removal.
+func (p *Processor) labelWrites(ctx context.Context, e rules.Effect) (int, error) {
+	if len(e.Remove) > 0 {
+		return 1 + len(e.Remove), nil
+	}
+	var view records.LabelView
+	known, err := records.Load(ctx, p.store, records.LabelViewKey(e.Repo, e.Number), &view)
+	if err != nil {
+		return 0, err
+	}
+	switch {
+	case !known:
+		return 1, nil
+	case view.Stale:
+		return 2, nil
+	}
+	n := 0
+	for _, l := range e.Labels {
+		if !gh.HasLabel(view.Labels, l) {
+			n = 1
+			break
+		}
+	}
+	for _, l := range view.Labels {
+		if rules.TaskOwned(l) && !gh.HasLabel(e.Labels, l) {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // heldTicket is the ticket a waiting key holds for its next group: the

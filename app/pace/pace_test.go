@@ -474,3 +474,76 @@ func fillSteadily(t *testing.T, b *Bucket, clock *clocktest.Fake, n int) {
 		}
 	}
 }
+
+// Bulk drains at the paced rate: with no person's writes waiting, a burst
+// of background groups fills the whole paced minute (72 of GitHub's 80), not
+// only its share of it. A person's group taken in the middle of the drain
+// goes ahead of the background turns queued before it, waiting about one
+// refill per write (a sliding minute frees a slot about every refill); the
+// background turns it went ahead of move back, in their order, and no
+// window holds more than the paced limit.
+func TestBackgroundDrainsAtThePacedMinute(t *testing.T) {
+	b, clock := newBucket(t, Default)
+	pm, _ := Default.Paced()
+	start := clock.Now()
+	var bg []*Ticket
+	for range 150 {
+		bg = append(bg, b.Reserve(Background, 2)) // a new task's label and card
+	}
+	span := time.Minute + b.slack
+	within := func(tks []*Ticket, from time.Time, d time.Duration) int {
+		n := 0
+		for _, tk := range tks {
+			for _, g := range tk.grants {
+				if !g.at.Before(from) && g.at.Before(from.Add(d)) {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	if got := within(bg, start, span); got != pm {
+		t.Fatalf("%d background turns in the first minute, want the paced minute (%d)", got, pm)
+	}
+	// Half a minute in, the holders have used their turns so far; a person's
+	// /verify takes four turns (label swap, card, check).
+	clock.Advance(30 * time.Second)
+	before := make(map[*Ticket]time.Time)
+	for _, tk := range bg {
+		before[tk] = tk.At()
+	}
+	person := b.Reserve(Interactive, 4)
+	if wait := person.Last().Sub(clock.Now()); wait > 4*b.interval+b.slack {
+		t.Fatalf("a person's group waits %v behind queued background work, want at most about four refills (%v)", wait, 4*b.interval)
+	}
+	moved := 0
+	for i, tk := range bg {
+		if tk.At().Before(before[tk]) {
+			t.Fatalf("background ticket %d moved earlier", i)
+		}
+		if tk.At().After(before[tk]) {
+			moved++
+		}
+		if i > 0 && tk.At().Before(bg[i-1].Last()) {
+			t.Fatalf("background ticket %d starts before ticket %d's last turn: out of order", i, i-1)
+		}
+	}
+	if moved == 0 {
+		t.Fatal("no background turn moved back for the person's group")
+	}
+	var all []time.Time
+	for _, tk := range append(bg, person) {
+		for _, g := range tk.grants {
+			all = append(all, g.at)
+		}
+	}
+	if got := maxIn(all, span); got > pm {
+		t.Fatalf("%d turns in one minute, want at most %d", got, pm)
+	}
+	// 300 background turns: the drain ends in about 300/72 minutes.
+	last := bg[len(bg)-1].Last()
+	if took := last.Sub(start); took > 5*time.Minute {
+		t.Fatalf("300 background turns end %v after the burst, want within 5 minutes", took)
+	}
+	t.Logf("300 background turns and a person's 4: the last background turn %v after the burst; %d groups moved back", last.Sub(start), moved)
+}

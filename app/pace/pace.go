@@ -535,7 +535,8 @@ var ErrSpent = errors.New("pace: the ticket's turns are used up")
 // holder came back later than the windows' slack covers), to the earliest
 // moment from now that the windows allow: the windows counted them where
 // they were, not when the writes go. The holder keeps its place: the turns
-// are not put behind the tickets taken after it.
+// are not put behind the tickets taken after it, whose background turns
+// move back behind them instead.
 func (t *Ticket) Renew() {
 	if len(t.grants) == 0 {
 		return
@@ -551,7 +552,10 @@ func (t *Ticket) Renew() {
 		b.drop(g)
 	}
 	b.forget(now)
-	t.grants = b.place(now, t.class, now, len(t.grants), t.id)
+	// The background turns ahead, taken after these, move back behind them.
+	lifted := b.lift(now)
+	t.grants = b.takeTogether(now, t.class, now, len(t.grants), t.id)
+	b.reflow(lifted)
 }
 
 // Wait blocks until the ticket's next turn, uses it, and returns how long it

@@ -547,3 +547,39 @@ func TestBackgroundDrainsAtThePacedMinute(t *testing.T) {
 	}
 	t.Logf("300 background turns and a person's 4: the last background turn %v after the burst; %d groups moved back", last.Sub(start), moved)
 }
+
+// A background holder that comes back late, while the queue ahead is full
+// for minutes, keeps its place: its turn moves to the next free slot, not
+// behind every ticket taken after it, and those move back behind it.
+func TestLateBackgroundHolderKeepsItsPlaceInAFullQueue(t *testing.T) {
+	b, clock := newBucket(t, Default)
+	var bg []*Ticket
+	for range 200 {
+		bg = append(bg, b.Reserve(Background, 1))
+	}
+	late := bg[20]
+	clock.Advance(late.At().Sub(clock.Now()) + 5*time.Second) // its turn went by 5 s ago, unused
+	ahead := map[*Ticket]bool{}
+	for _, tk := range bg {
+		ahead[tk] = tk.At().After(clock.Now())
+	}
+	late.Renew()
+	if wait := late.At().Sub(clock.Now()); wait < 0 || wait > 2*b.interval+b.slack {
+		t.Fatalf("the late holder's turn comes in %v, want within about a refill (%v)", wait, b.interval)
+	}
+	for i := 21; i < len(bg); i++ {
+		if ahead[bg[i]] && bg[i].At().Before(late.At()) {
+			t.Fatalf("ticket %d, taken after the late one, goes %v before it", i, late.At().Sub(bg[i].At()))
+		}
+	}
+	var all []time.Time
+	for _, tk := range bg {
+		for _, g := range tk.grants {
+			all = append(all, g.at)
+		}
+	}
+	pm, _ := Default.Paced()
+	if got := maxIn(all, time.Minute+b.slack); got > pm {
+		t.Fatalf("%d turns in one minute, want at most %d", got, pm)
+	}
+}

@@ -197,6 +197,9 @@ func New(l Limits, clk clock.Clock) (*Bucket, error) {
 	return b, nil
 }
 
+// Clock is the bucket's clock.
+func (b *Bucket) Clock() clock.Clock { return b.clock }
+
 // Limits are the bucket's limits, its default minute filled in.
 func (b *Bucket) Limits() Limits { return b.l }
 

@@ -108,6 +108,10 @@ type heldTicket struct {
 type tickets struct {
 	mu   sync.Mutex
 	held map[string]heldTicket // claim key -> ticket
+	// waiting: installation -> a worker is waiting for one of its groups'
+	// turns inside a delivery. One at a time: an installation's backlog holds
+	// at most one worker, the others stay free for the keys that are ready.
+	waiting map[int64]bool
 }
 
 // groupTurns reserves the turns of group (one delivery's effects, the first
@@ -151,7 +155,15 @@ func (p *Processor) groupTurns(ctx context.Context, key string, group []records.
 		t = b.Reserve(class, n)
 	}
 	block := b.Limits().Minute / blockDivisor
-	if wait := t.Last().Sub(now); wait > block { // the group goes when all its turns are near
+	inst := group[0].Installation
+	wait := t.Last().Sub(now)
+	inside := wait <= block // the group goes when all its turns are near
+	if inside && wait > 0 {
+		// Another of the installation's keys already holds a worker waiting:
+		// this one waits outside, the worker free for ready keys.
+		inside = p.startWaiting(inst)
+	}
+	if !inside {
 		p.tickets.mu.Lock()
 		p.tickets.held[key] = heldTicket{head: group[0].Key, ticket: t}
 		p.tickets.mu.Unlock()
@@ -160,8 +172,54 @@ func (p *Processor) groupTurns(ctx context.Context, key string, group []records.
 		}
 		// The key wakes half a block early and waits the rest inside the
 		// delivery: a key picked up a little late still finds its turns.
-		return nil, nil, fault.WaitError{Wait: wait - block/2, Why: fmt.Sprintf("write pacing: %s writes of %s wait for their turn in %v",
+		return nil, nil, fault.WaitError{Wait: max(wait-block/2, wait/2, time.Millisecond), Why: fmt.Sprintf("write pacing: %s writes of %s wait for their turn in %v",
 			class, group[0].Delivery, wait.Round(time.Millisecond))}
 	}
+	if wait > 0 {
+		err := p.waitTurns(ctx, t)
+		p.stopWaiting(inst)
+		if err != nil {
+			t.Release()
+			return nil, nil, err
+		}
+	}
 	return pace.WithTicket(ctx, t), t.Release, nil
+}
+
+// startWaiting reports whether a worker may wait inside a delivery for
+// installation inst's turns: none is already.
+func (p *Processor) startWaiting(inst int64) bool {
+	p.tickets.mu.Lock()
+	defer p.tickets.mu.Unlock()
+	if p.tickets.waiting[inst] {
+		return false
+	}
+	if p.tickets.waiting == nil {
+		p.tickets.waiting = map[int64]bool{}
+	}
+	p.tickets.waiting[inst] = true
+	return true
+}
+
+func (p *Processor) stopWaiting(inst int64) {
+	p.tickets.mu.Lock()
+	defer p.tickets.mu.Unlock()
+	delete(p.tickets.waiting, inst)
+}
+
+// waitTurns sleeps until t's last turn. (The turns may move later
+// meanwhile, a person's writes going first: each write then waits for its
+// turn, up to a block, in the pacing transport.)
+func (p *Processor) waitTurns(ctx context.Context, t *pace.Ticket) error {
+	clk := t.Bucket().Clock()
+	wait := t.Last().Sub(clk.Now())
+	if wait <= 0 {
+		return nil
+	}
+	select {
+	case <-clk.After(wait):
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("wait for write turns: %w", ctx.Err())
+	}
 }

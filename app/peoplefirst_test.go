@@ -196,6 +196,7 @@ func peopleFirst(t *testing.T, bulk int, spentHour, elsewhere bool) {
 		if w := peopleWrites(gh.Requests(), repoB); w < 340 {
 			t.Fatalf("bulk work wrote %d times to B, short of the hour's background share (360)", w)
 		}
+		t.Logf("B=%d: writes to %s per scaled minute until then: %v", bulk, repoB, peoplePerMinute(gh, repoB, start))
 		verify(fmt.Sprintf("second /verify sent %v after the burst, the hour's background share spent", time.Since(start).Round(time.Millisecond)), tasks[1])
 	}
 	if !spentHour && bulk > 0 {
@@ -255,6 +256,18 @@ func peopleDrain(t *testing.T, gh *githubtest.Server, repo string, imported []in
 			break
 		}
 	}
+	perMinute := peoplePerMinute(gh, repo, start)
+	if drained == 0 {
+		t.Errorf("B=%d: only %d of the imported issues labelled and carded after 3 minutes (scaled 60); writes to %s per scaled minute: %v",
+			len(imported), done(), repo, perMinute)
+		return
+	}
+	t.Logf("B=%d: all imported issues labelled and carded %v after the burst (scaled %.0fs); writes to %s per scaled minute: %v",
+		len(imported), drained.Round(time.Millisecond), (drained * peopleScale).Seconds(), repo, perMinute)
+}
+
+// peoplePerMinute is the writes to repo in each scaled minute from start.
+func peoplePerMinute(gh *githubtest.Server, repo string, start time.Time) []int {
 	minute := time.Minute / peopleScale
 	var perMinute []int
 	for _, r := range gh.Requests() {
@@ -267,13 +280,7 @@ func peopleDrain(t *testing.T, gh *githubtest.Server, repo string, imported []in
 		}
 		perMinute[i]++
 	}
-	if drained == 0 {
-		t.Errorf("B=%d: only %d of the imported issues labelled and carded after 3 minutes (scaled 60); writes to %s per scaled minute: %v",
-			len(imported), done(), repo, perMinute)
-		return
-	}
-	t.Logf("B=%d: all imported issues labelled and carded %v after the burst (scaled %.0fs); writes to %s per scaled minute: %v",
-		len(imported), drained.Round(time.Millisecond), (drained * peopleScale).Seconds(), repo, perMinute)
+	return perMinute
 }
 
 func peopleState(gh *githubtest.Server, repo string, n int) string {

@@ -106,9 +106,11 @@ func maxIn(grants []time.Time, w time.Duration) int {
 }
 
 // TestWindowsAreNeverExceeded reserves turns of both classes, in bursts and
-// one by one, for hours, and counts the grants in every sliding minute and
-// hour: all of them within the paced limits, background ones within their
-// share, and the hourly cap reached rather than undershot.
+// one by one, for hours, and counts the grants where they end up (background
+// ones move back behind interactive ones taken later) in every sliding
+// minute and hour: all of them within the paced limits, background ones
+// within their share of the hour, and the hourly cap reached rather than
+// undershot.
 func TestWindowsAreNeverExceeded(t *testing.T) {
 	for _, tc := range []struct {
 		l     Limits

@@ -17,28 +17,34 @@ import (
 // green check a task no longer has. The order is that of the fake GitHub's
 // recorded writes.
 func TestCheckGoesWithItsLabel(t *testing.T) {
-	knownGap(t, "open gap (issue 30): a decision's check run is decided in a delivery of its own (the pull request's, then its head's), after the task's label; it must go in the label's group of turns, check first when the gate opens")
-	h := newHarness(t)
-	team(h)
-	n, _, _, _ := approvedPR(t, h, "Login form", "carol", githubtest.PROptions{})
-
-	h.gh.ResetRequests()
-	h.gh.Comment(testRepo, n, "bob", "/verify works")
-	h.settle()
-	wantState(t, h, n, "verified")
-	label, check := labelAndCheck(t, h.gh.Requests(), n)
-	if check > label {
-		t.Errorf("the gate opened: the check was written (write %d) after the verified label (write %d), want before\n%s", check, label, describe(h.gh.Requests()))
-	}
-
-	h.gh.ResetRequests()
-	h.gh.Comment(testRepo, n, "carol", "/reopen the form lost its validation")
-	h.settle()
-	wantState(t, h, n, "in-progress")
-	label, check = labelAndCheck(t, h.gh.Requests(), n)
-	if label > check {
-		t.Errorf("the gate closed: the label was written (write %d) after the check (write %d), want before\n%s", label, check, describe(h.gh.Requests()))
-	}
+	t.Run("the gate opens", func(t *testing.T) {
+		knownGap(t, "open gap (issue 30): a decision's check run is decided in a delivery of its own (the pull request's, then its head's), after the task's label; it must go in the label's group of turns, check first when the gate opens")
+		h := newHarness(t)
+		team(h)
+		n, _, _, _ := approvedPR(t, h, "Login form", "carol", githubtest.PROptions{})
+		h.gh.ResetRequests()
+		h.gh.Comment(testRepo, n, "bob", "/verify works")
+		h.settle()
+		wantState(t, h, n, "verified")
+		if label, check := labelAndCheck(t, h.gh.Requests(), n); check > label {
+			t.Errorf("the check was written (write %d) after the verified label (write %d), want before\n%s", check, label, describe(h.gh.Requests()))
+		}
+	})
+	t.Run("the gate closes", func(t *testing.T) {
+		h := newHarness(t)
+		team(h)
+		n, _, _, _ := approvedPR(t, h, "Login form", "carol", githubtest.PROptions{})
+		h.gh.Comment(testRepo, n, "bob", "/verify works")
+		h.settle()
+		wantState(t, h, n, "verified")
+		h.gh.ResetRequests()
+		h.gh.Comment(testRepo, n, "carol", "/reopen the form lost its validation")
+		h.settle()
+		wantState(t, h, n, "in-progress")
+		if label, check := labelAndCheck(t, h.gh.Requests(), n); label > check {
+			t.Errorf("the label was written (write %d) after the check (write %d), want before\n%s", label, check, describe(h.gh.Requests()))
+		}
+	})
 }
 
 // labelAndCheck are the positions, among reqs' writes, of the label added to

@@ -114,7 +114,7 @@ var settingsTable = []setting{
 	{"COUNTERSIGN_WRITES_PER_MINUTE", "writes-per-minute", "80", "writes (POST, PATCH, PUT, DELETE) per installation in any minute: more wait their turn (GitHub's secondary limit is 80; 0: not paced)"},
 	{"COUNTERSIGN_WRITES_PER_HOUR", "writes-per-hour", "500", "writes per installation in any hour (GitHub's secondary limit is 500; 0: no hourly cap)"},
 	{"COUNTERSIGN_WRITE_MARGIN", "write-margin", "0.9", "share of the writes per minute and per hour actually used, a margin under GitHub's count (from 0.1 to 1)"},
-	{"COUNTERSIGN_WRITE_HEADROOM", "write-headroom", "0.2", "share of every minute's and hour's writes that background work leaves free for writes answering a person (from 0 to 0.9)"},
+	{"COUNTERSIGN_WRITE_HEADROOM", "write-headroom", "0.2", "share of every hour's writes that background work leaves free for writes answering a person (from 0 to 0.9)"},
 }
 
 // SettingsHelp lists every setting, for usage text and the README.

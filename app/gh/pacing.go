@@ -166,7 +166,7 @@ func newBucketCollector(g *GitHub) bucketCollector {
 			"Writes an installation could send at once now, by class (interactive: answering a person; background: the rest).",
 			[]string{"installation", "class"}, nil),
 		headroom: prometheus.NewDesc("countersign_github_write_headroom_ratio",
-			"Share of each minute's and hour's paced writes that background work leaves free for interactive writes (COUNTERSIGN_WRITE_HEADROOM).",
+			"Share of each hour's paced writes that background work leaves free for interactive writes (COUNTERSIGN_WRITE_HEADROOM).",
 			nil, nil)}
 }
 

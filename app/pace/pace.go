@@ -12,11 +12,16 @@
 // Writes come in two classes. Interactive writes answer what a person just
 // did; background writes are everything else (new tasks' first cards,
 // dashboards, repairs, replays). An interactive grant takes the earliest
-// moment the windows allow, ahead of background grants already handed out;
-// a background grant goes after every earlier background grant, is smoothed
-// by a token bucket (Burst at once, then one per refill), and may only fill
-// each window up to (1 - Headroom) of its limit, so that part of every minute
-// and hour stays free for people.
+// moment the windows allow counting the grants already gone by and the
+// interactive ones ahead, not the background ones ahead: those are moved
+// back behind it (in their order), so a person's writes go ahead of
+// background work however much of it is queued. A background grant goes
+// after every earlier background grant, is smoothed by a token bucket
+// (Burst at once, then one per refill), and may fill the whole paced minute
+// when no person's writes wait (a sliding minute frees a slot about every
+// refill, so an interactive group waits about one refill per write), but
+// only (1 - Headroom) of the hour, so that part of every hour stays free for
+// people.
 //
 // A grant far ahead is still a grant: Reserve hands out a Ticket holding the
 // turns of a group of writes (one decision's label, card and check), taken
@@ -43,7 +48,7 @@ const (
 	// Interactive writes answer what a person just did.
 	Interactive Class = iota
 	// Background writes are the rest; they go after interactive ones and
-	// leave Headroom of every window free.
+	// leave Headroom of every hour free.
 	Background
 )
 
@@ -61,8 +66,9 @@ type Limits struct {
 	// Margin is the share of PerMinute and PerHour actually used (0 or 1:
 	// all of it; Default: 0.9).
 	Margin float64
-	// Headroom is the share of each window (after the margin) that
-	// background writes leave free for interactive ones (0: none).
+	// Headroom is the share of each hour (after the margin) that background
+	// writes leave free for interactive ones (0: none). Within a minute
+	// interactive writes go ahead of background ones instead.
 	Headroom float64
 	// Burst is how many background writes may go at once before they are
 	// spread one per refill (a minute / the paced PerMinute); 0: a tenth of
@@ -74,7 +80,7 @@ type Limits struct {
 }
 
 // Default is GitHub's published secondary limit for content-generating
-// requests, paced at 90% of it, with a fifth of every window kept for
+// requests, paced at 90% of it, with a fifth of every hour kept for
 // interactive writes.
 var Default = Limits{PerMinute: 80, PerHour: 500, Margin: 0.9, Headroom: 0.2}
 
@@ -93,7 +99,7 @@ func (l Limits) Paced() (perMinute, perHour int) {
 	return perMinute, perHour
 }
 
-// BackgroundShare is how many of a window's paced grants background writes
+// BackgroundShare is how many of an hour's paced grants background writes
 // may fill: the paced limit less the headroom, at least one.
 func (l Limits) BackgroundShare(paced int) int {
 	return max(int(math.Floor(float64(paced)*(1-l.Headroom))), 1)
@@ -130,10 +136,12 @@ type window struct {
 	capacity [2]int // by Class
 }
 
-// grant is one turn handed out.
+// grant is one turn handed out. Its moment may move later while it is
+// ahead (reflow); read it with the bucket's lock held.
 type grant struct {
 	at      time.Time
 	id      uint64
+	ticket  uint64 // the ticket (group) it was taken for
 	class   Class
 	prevTat time.Time // background: the token bucket before this grant
 }
@@ -150,11 +158,13 @@ type Bucket struct {
 	horizon  time.Duration // the longest window: older grants constrain nothing
 
 	mu     sync.Mutex
-	grants []grant   // every grant still inside a window or ahead, by time
+	grants []*grant  // every grant still inside a window or ahead, by time
 	tat    time.Time // background token bucket (GCRA): when it is full again
 	lastBg time.Time // the latest background grant: background is first come, first served
 	lastIn time.Time // the latest interactive grant, likewise
 	nextID uint64
+	// nextTicket numbers the groups of grants.
+	nextTicket uint64
 }
 
 // New returns a full bucket for l; a nil clock is the real one.
@@ -176,7 +186,9 @@ func New(l Limits, clk clock.Clock) (*Bucket, error) {
 	burst = min(burst, perMinute)
 	slack := l.Minute / 60
 	b := &Bucket{l: l, clock: clk, interval: l.Minute / time.Duration(perMinute), burst: burst, slack: slack}
-	b.windows = append(b.windows, window{span: l.Minute + slack, capacity: [2]int{perMinute, l.BackgroundShare(perMinute)}})
+	// Background may fill the whole minute: interactive grants go ahead of
+	// it anyway (reflow).
+	b.windows = append(b.windows, window{span: l.Minute + slack, capacity: [2]int{perMinute, perMinute}})
 	b.horizon = l.Minute + slack
 	if perHour > 0 {
 		b.windows = append(b.windows, window{span: 60*l.Minute + slack, capacity: [2]int{perHour, l.BackgroundShare(perHour)}})
@@ -184,6 +196,9 @@ func New(l Limits, clk clock.Clock) (*Bucket, error) {
 	}
 	return b, nil
 }
+
+// Clock is the bucket's clock.
+func (b *Bucket) Clock() clock.Clock { return b.clock }
 
 // Limits are the bucket's limits, its default minute filled in.
 func (b *Bucket) Limits() Limits { return b.l }
@@ -203,12 +218,7 @@ func (b *Bucket) forget(now time.Time) {
 // fits reports whether one more grant of class c at t keeps every window
 // that would hold it within c's capacity. Call with b.mu held.
 func (b *Bucket) fits(t time.Time, c Class) bool {
-	p, _ := slices.BinarySearchFunc(b.grants, t, func(g grant, t time.Time) int {
-		if g.at.After(t) {
-			return 1
-		}
-		return -1 // equal times: the new grant goes after
-	})
+	p := b.index(t)
 	at := func(i int) time.Time { // the grants with t inserted at p
 		switch {
 		case i < p:
@@ -278,9 +288,26 @@ func (b *Bucket) start(now time.Time, c Class) time.Time {
 	return latest(from, b.lastBg)
 }
 
-// book records a grant of class c at at. Call with b.mu held.
-func (b *Bucket) book(now time.Time, c Class, at time.Time) grant {
-	g := grant{at: at, class: c, prevTat: b.tat}
+// index is where a grant at t goes in b.grants: after those at t or before.
+// Call with b.mu held.
+func (b *Bucket) index(t time.Time) int {
+	i, _ := slices.BinarySearchFunc(b.grants, t, func(g *grant, t time.Time) int {
+		if g.at.After(t) {
+			return 1
+		}
+		return -1 // equal times: the new grant goes after
+	})
+	return i
+}
+
+// insert puts g in b.grants at its moment. Call with b.mu held.
+func (b *Bucket) insert(g *grant) {
+	b.grants = slices.Insert(b.grants, b.index(g.at), g)
+}
+
+// book records a grant of class c at at for ticket tk. Call with b.mu held.
+func (b *Bucket) book(now time.Time, c Class, at time.Time, tk uint64) *grant {
+	g := &grant{at: at, class: c, prevTat: b.tat, ticket: tk}
 	if c == Interactive {
 		b.lastIn = latest(b.lastIn, at)
 	} else {
@@ -289,27 +316,21 @@ func (b *Bucket) book(now time.Time, c Class, at time.Time) grant {
 	}
 	b.nextID++
 	g.id = b.nextID
-	i, _ := slices.BinarySearchFunc(b.grants, at, func(g grant, t time.Time) int {
-		if g.at.After(t) {
-			return 1
-		}
-		return -1
-	})
-	b.grants = slices.Insert(b.grants, i, g)
+	b.insert(g)
 	return g
 }
 
 // takeGroup reserves n grants of class c at one moment, the first at or
 // after from at which the windows hold all n, and returns them; nil when no
 // moment can (n is more than a window holds). Call with b.mu held.
-func (b *Bucket) takeGroup(now time.Time, c Class, from time.Time, n int) []grant {
+func (b *Bucket) takeGroup(now time.Time, c Class, from time.Time, n int, tk uint64) []*grant {
 	at, ok := b.earliestGroup(from, c, n)
 	if !ok {
 		return nil
 	}
-	gs := make([]grant, n)
+	gs := make([]*grant, n)
 	for i := range gs {
-		gs[i] = b.book(now, c, at)
+		gs[i] = b.book(now, c, at, tk)
 	}
 	return gs
 }
@@ -336,10 +357,10 @@ func (b *Bucket) earliestGroup(from time.Time, c Class, n int) (time.Time, bool)
 // fitsGroup reports whether n grants of class c fit together at t: each
 // fits with the ones before it in place. Call with b.mu held.
 func (b *Bucket) fitsGroup(t time.Time, c Class, n int) bool {
-	var probes []uint64
+	var probes []*grant
 	defer func() {
-		for _, id := range probes {
-			b.drop(id)
+		for _, g := range probes {
+			b.drop(g)
 		}
 	}()
 	for k := range n {
@@ -349,23 +370,67 @@ func (b *Bucket) fitsGroup(t time.Time, c Class, n int) bool {
 		if k == n-1 {
 			break
 		}
-		id := uint64(math.MaxUint64) - uint64(k) // never a real grant's id
-		i, _ := slices.BinarySearchFunc(b.grants, t, func(g grant, t time.Time) int {
-			if g.at.After(t) {
-				return 1
-			}
-			return -1
-		})
-		b.grants = slices.Insert(b.grants, i, grant{at: t, class: c, id: id})
-		probes = append(probes, id)
+		g := &grant{at: t, class: c, id: uint64(math.MaxUint64) - uint64(k)} // never a real grant's id
+		b.insert(g)
+		probes = append(probes, g)
 	}
 	return true
 }
 
-// drop hands grant id back. Call with b.mu held.
-func (b *Bucket) drop(id uint64) {
-	if i := slices.IndexFunc(b.grants, func(g grant) bool { return g.id == id }); i >= 0 {
+// drop hands grant g back. Call with b.mu held.
+func (b *Bucket) drop(g *grant) {
+	if i := slices.Index(b.grants, g); i >= 0 {
 		b.grants = slices.Delete(b.grants, i, i+1)
+	}
+}
+
+// lift takes the background grants ahead of now out of the windows, so that
+// an interactive group is placed ahead of them; reflow puts them back. Call
+// with b.mu held.
+func (b *Bucket) lift(now time.Time) []*grant {
+	var lifted []*grant
+	kept := b.grants[:0]
+	for _, g := range b.grants {
+		if g.class == Background && g.at.After(now) {
+			lifted = append(lifted, g)
+			continue
+		}
+		kept = append(kept, g)
+	}
+	clear(b.grants[len(kept):])
+	b.grants = kept
+	return lifted
+}
+
+// reflow puts lifted background grants back, in their order, each group
+// (the grants of one ticket) at the first moment at or after where it was,
+// and after the group before it, that the windows (the interactive grants
+// just placed among them) allow: grants that still fit stay where they
+// were. Call with b.mu held.
+func (b *Bucket) reflow(lifted []*grant) {
+	var prev time.Time
+	for i := 0; i < len(lifted); {
+		j := i + 1
+		for j < len(lifted) && lifted[j].ticket == lifted[i].ticket && lifted[j].at.Equal(lifted[i].at) {
+			j++
+		}
+		group := lifted[i:j]
+		from := latest(group[0].at, prev)
+		at, ok := time.Time{}, false
+		if len(group) > 1 {
+			at, ok = b.earliestGroup(from, Background, len(group))
+		}
+		for _, g := range group {
+			if !ok {
+				at = b.earliest(from, Background)
+			}
+			g.at = at
+			b.insert(g)
+			from = at
+		}
+		prev = at
+		b.lastBg = latest(b.lastBg, at)
+		i = j
 	}
 }
 
@@ -382,7 +447,8 @@ func latest(a, b time.Time) time.Time {
 type Ticket struct {
 	b      *Bucket
 	class  Class
-	grants []grant // not used yet, by time
+	id     uint64
+	grants []*grant // not used yet, by time
 }
 
 // Reserve takes n turns of class c at once, and returns them as a ticket
@@ -393,9 +459,23 @@ func (b *Bucket) Reserve(c Class, n int) *Ticket {
 	defer b.mu.Unlock()
 	now := b.clock.Now()
 	b.forget(now)
-	t := &Ticket{b: b, class: c}
-	t.grants = b.takeTogether(now, c, b.start(now, c), max(n, 1))
+	b.nextTicket++
+	t := &Ticket{b: b, class: c, id: b.nextTicket}
+	t.grants = b.place(now, c, b.start(now, c), max(n, 1), t.id)
 	return t
+}
+
+// place takes n turns of class c from from for ticket tk (takeTogether); an
+// interactive group is placed ahead of the background grants ahead, which
+// move back behind it. Call with b.mu held.
+func (b *Bucket) place(now time.Time, c Class, from time.Time, n int, tk uint64) []*grant {
+	if c == Background {
+		return b.takeTogether(now, c, from, n, tk)
+	}
+	lifted := b.lift(now)
+	gs := b.takeTogether(now, c, from, n, tk)
+	b.reflow(lifted)
+	return gs
 }
 
 // takeTogether takes n turns of class c from from: at one moment when the
@@ -403,21 +483,20 @@ func (b *Bucket) Reserve(c Class, n int) *Ticket {
 // single turns free up could wait for its last while its first went by),
 // else each as soon as the windows allow after the one before. Call with
 // b.mu held.
-func (b *Bucket) takeTogether(now time.Time, c Class, from time.Time, n int) []grant {
+func (b *Bucket) takeTogether(now time.Time, c Class, from time.Time, n int, tk uint64) []*grant {
 	if n > 1 {
-		if gs := b.takeGroup(now, c, from, n); gs != nil {
+		if gs := b.takeGroup(now, c, from, n, tk); gs != nil {
 			return gs
 		}
 	}
-	gs := make([]grant, 0, n)
+	gs := make([]*grant, 0, n)
 	for i := range n {
 		after := from
 		if i > 0 {
 			after = gs[i-1].at
 		}
-		gs = append(gs, b.book(now, c, b.earliest(after, c)))
+		gs = append(gs, b.book(now, c, b.earliest(after, c), tk))
 	}
-	slices.SortFunc(gs, func(x, y grant) int { return x.at.Compare(y.at) })
 	return gs
 }
 
@@ -430,11 +509,15 @@ func (t *Ticket) Class() Class { return t.class }
 // Left is how many turns the ticket still holds.
 func (t *Ticket) Left() int { return len(t.grants) }
 
-// At is when the ticket's next turn comes (zero when it holds none).
+// At is when the ticket's next turn comes (zero when it holds none). A
+// background ticket's turns may move later while they are ahead (a person's
+// writes go first).
 func (t *Ticket) At() time.Time {
 	if len(t.grants) == 0 {
 		return time.Time{}
 	}
+	t.b.mu.Lock()
+	defer t.b.mu.Unlock()
 	return t.grants[0].at
 }
 
@@ -443,6 +526,8 @@ func (t *Ticket) Last() time.Time {
 	if len(t.grants) == 0 {
 		return time.Time{}
 	}
+	t.b.mu.Lock()
+	defer t.b.mu.Unlock()
 	return t.grants[len(t.grants)-1].at
 }
 
@@ -453,7 +538,8 @@ var ErrSpent = errors.New("pace: the ticket's turns are used up")
 // holder came back later than the windows' slack covers), to the earliest
 // moment from now that the windows allow: the windows counted them where
 // they were, not when the writes go. The holder keeps its place: the turns
-// are not put behind the tickets taken after it.
+// are not put behind the tickets taken after it, whose background turns
+// move back behind them instead.
 func (t *Ticket) Renew() {
 	if len(t.grants) == 0 {
 		return
@@ -466,10 +552,13 @@ func (t *Ticket) Renew() {
 		return
 	}
 	for _, g := range t.grants {
-		b.drop(g.id)
+		b.drop(g)
 	}
 	b.forget(now)
-	t.grants = b.takeTogether(now, t.class, now, len(t.grants))
+	// The background turns ahead, taken after these, move back behind them.
+	lifted := b.lift(now)
+	t.grants = b.takeTogether(now, t.class, now, len(t.grants), t.id)
+	b.reflow(lifted)
 }
 
 // Wait blocks until the ticket's next turn, uses it, and returns how long it
@@ -485,19 +574,28 @@ func (t *Ticket) Wait(ctx context.Context, maxWait time.Duration) (time.Duration
 	}
 	t.Renew()
 	b := t.b
-	wait := t.grants[0].at.Sub(b.clock.Now())
-	if wait > maxWait {
-		return 0, &TooLongError{Wait: wait}
-	}
-	if wait > 0 {
+	var waited time.Duration
+	for {
+		// The turn may move later meanwhile (a person's writes went first):
+		// it is looked at again after each sleep.
+		wait := t.At().Sub(b.clock.Now())
+		if wait <= 0 {
+			break
+		}
+		if waited+wait > maxWait {
+			return 0, &TooLongError{Wait: wait}
+		}
 		select {
 		case <-b.clock.After(wait):
+			waited += wait
 		case <-ctx.Done():
 			return 0, ctx.Err()
 		}
 	}
+	b.mu.Lock()
 	t.grants = t.grants[1:]
-	return max(wait, 0), nil
+	b.mu.Unlock()
+	return waited, nil
 }
 
 // Release hands back the turns not used: the windows no longer count them.
@@ -509,7 +607,7 @@ func (t *Ticket) Release() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, g := range t.grants {
-		b.drop(g.id)
+		b.drop(g)
 	}
 	// Turns are first come, first served within a class: when none of the
 	// class was taken after these, the next one may come where they were.

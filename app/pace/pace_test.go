@@ -106,9 +106,11 @@ func maxIn(grants []time.Time, w time.Duration) int {
 }
 
 // TestWindowsAreNeverExceeded reserves turns of both classes, in bursts and
-// one by one, for hours, and counts the grants in every sliding minute and
-// hour: all of them within the paced limits, background ones within their
-// share, and the hourly cap reached rather than undershot.
+// one by one, for hours, and counts the grants where they end up (background
+// ones move back behind interactive ones taken later) in every sliding
+// minute and hour: all of them within the paced limits, background ones
+// within their share of the hour, and the hourly cap reached rather than
+// undershot.
 func TestWindowsAreNeverExceeded(t *testing.T) {
 	for _, tc := range []struct {
 		l     Limits
@@ -120,30 +122,34 @@ func TestWindowsAreNeverExceeded(t *testing.T) {
 	} {
 		b, clock := newBucket(t, tc.l)
 		pm, ph := tc.l.Paced()
-		var all, bg []time.Time
+		var tickets []*Ticket
 		start := clock.Now()
-		for round := 0; len(all) < 1500; round++ {
+		for taken := 0; taken < 1500; {
 			class := Background
-			if tc.every > 0 && round%(tc.every+1) == tc.every {
+			if tc.every > 0 && len(tickets)%(tc.every+1) == tc.every {
 				class = Interactive
 			}
-			tk := b.Reserve(class, 1+round%3)
+			tk := b.Reserve(class, 1+len(tickets)%3)
+			tickets = append(tickets, tk)
+			taken += tk.Left()
+			if len(tickets)%4 == 1 { // the holders of earlier tickets come back now and then
+				clock.Advance(max(tk.At().Sub(clock.Now()), 0))
+			}
+		}
+		// Where the turns ended up: background ones move back behind
+		// interactive ones taken later.
+		var all, bg []time.Time
+		for _, tk := range tickets {
 			for _, g := range tk.grants {
 				all = append(all, g.at)
-				if class == Background {
+				if tk.Class() == Background {
 					bg = append(bg, g.at)
 				}
-			}
-			if round%4 == 0 { // the holders of earlier tickets come back now and then
-				clock.Advance(max(tk.At().Sub(clock.Now()), 0))
 			}
 		}
 		span := func(w time.Duration) time.Duration { return w + time.Second } // the bucket's slack: a minute/60
 		if got := maxIn(all, span(time.Minute)); got > pm {
 			t.Errorf("%+v/%d: %d writes in one minute, want at most %d", tc.l, tc.every, got, pm)
-		}
-		if got, share := maxIn(bg, span(time.Minute)), tc.l.BackgroundShare(pm); got > share {
-			t.Errorf("%+v/%d: %d background writes in one minute, want at most %d", tc.l, tc.every, got, share)
 		}
 		if ph > 0 {
 			if got := maxIn(all, span(time.Hour)); got > ph {
@@ -298,16 +304,28 @@ func TestLateTicketIsRenewedInPlace(t *testing.T) {
 		t.Fatalf("the renewed turn waited %v (%v)", w, err)
 	}
 	// The minute is full (the renewed turn and the second ticket's): a
-	// person's turn comes when the renewed one leaves it. A turn not yet
-	// come, or gone by within the slack, stays where it is.
+	// person's turn goes ahead of the second ticket's, which was not used
+	// yet and moves back until the renewed one leaves the minute. A turn
+	// not yet come, or gone by within the slack, stays where it is.
 	third := b.Reserve(Interactive, 1)
-	if got := third.At().Sub(clock.Now()); got != 61*time.Second {
-		t.Fatalf("an interactive turn in a full minute comes in %v, want 61s", got)
+	if !third.At().Equal(clock.Now()) {
+		t.Fatalf("an interactive turn in a minute full of background turns comes in %v, want now", third.At().Sub(clock.Now()))
 	}
-	at := third.At()
-	third.Renew()
+	if got := on.At().Sub(clock.Now()); got != 61*time.Second {
+		t.Fatalf("the background turn the interactive one went ahead of comes in %v, want 61s", got)
+	}
+	fourth := b.Reserve(Interactive, 1)
+	if got := fourth.At().Sub(clock.Now()); got != 61*time.Second {
+		t.Fatalf("an interactive turn in a minute full of turns gone by comes in %v, want 61s", got)
+	}
+	if on.At().Before(fourth.At()) {
+		t.Fatalf("the background turn comes %v before the second interactive one", fourth.At().Sub(on.At()))
+	}
+	at := fourth.At()
+	fourth.Renew()
 	clock.Advance(61*time.Second + b.slack)
-	third.Renew()
+	fourth.Renew()
+	third = fourth
 	if !third.At().Equal(at) {
 		t.Fatalf("a turn gone by within the slack moved by %v", third.At().Sub(at))
 	}
@@ -456,5 +474,114 @@ func fillSteadily(t *testing.T, b *Bucket, clock *clocktest.Fake, n int) {
 		if _, err := tk.Wait(context.Background(), 0); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// Bulk drains at the paced rate: with no person's writes waiting, a burst
+// of background groups fills the whole paced minute (72 of GitHub's 80), not
+// only its share of it. A person's group taken in the middle of the drain
+// goes ahead of the background turns queued before it, waiting about one
+// refill per write (a sliding minute frees a slot about every refill); the
+// background turns it went ahead of move back, in their order, and no
+// window holds more than the paced limit.
+func TestBackgroundDrainsAtThePacedMinute(t *testing.T) {
+	b, clock := newBucket(t, Default)
+	pm, _ := Default.Paced()
+	start := clock.Now()
+	var bg []*Ticket
+	for range 150 {
+		bg = append(bg, b.Reserve(Background, 2)) // a new task's label and card
+	}
+	span := time.Minute + b.slack
+	within := func(tks []*Ticket, from time.Time, d time.Duration) int {
+		n := 0
+		for _, tk := range tks {
+			for _, g := range tk.grants {
+				if !g.at.Before(from) && g.at.Before(from.Add(d)) {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	if got := within(bg, start, span); got != pm {
+		t.Fatalf("%d background turns in the first minute, want the paced minute (%d)", got, pm)
+	}
+	// Half a minute in, the holders have used their turns so far; a person's
+	// /verify takes four turns (label swap, card, check).
+	clock.Advance(30 * time.Second)
+	before := make(map[*Ticket]time.Time)
+	for _, tk := range bg {
+		before[tk] = tk.At()
+	}
+	person := b.Reserve(Interactive, 4)
+	if wait := person.Last().Sub(clock.Now()); wait > 4*b.interval+b.slack {
+		t.Fatalf("a person's group waits %v behind queued background work, want at most about four refills (%v)", wait, 4*b.interval)
+	}
+	moved := 0
+	for i, tk := range bg {
+		if tk.At().Before(before[tk]) {
+			t.Fatalf("background ticket %d moved earlier", i)
+		}
+		if tk.At().After(before[tk]) {
+			moved++
+		}
+		if i > 0 && tk.At().Before(bg[i-1].Last()) {
+			t.Fatalf("background ticket %d starts before ticket %d's last turn: out of order", i, i-1)
+		}
+	}
+	if moved == 0 {
+		t.Fatal("no background turn moved back for the person's group")
+	}
+	var all []time.Time
+	for _, tk := range append(bg, person) {
+		for _, g := range tk.grants {
+			all = append(all, g.at)
+		}
+	}
+	if got := maxIn(all, span); got > pm {
+		t.Fatalf("%d turns in one minute, want at most %d", got, pm)
+	}
+	// 300 background turns: the drain ends in about 300/72 minutes.
+	last := bg[len(bg)-1].Last()
+	if took := last.Sub(start); took > 5*time.Minute {
+		t.Fatalf("300 background turns end %v after the burst, want within 5 minutes", took)
+	}
+	t.Logf("300 background turns and a person's 4: the last background turn %v after the burst; %d groups moved back", last.Sub(start), moved)
+}
+
+// A background holder that comes back late, while the queue ahead is full
+// for minutes, keeps its place: its turn moves to the next free slot, not
+// behind every ticket taken after it, and those move back behind it.
+func TestLateBackgroundHolderKeepsItsPlaceInAFullQueue(t *testing.T) {
+	b, clock := newBucket(t, Default)
+	var bg []*Ticket
+	for range 200 {
+		bg = append(bg, b.Reserve(Background, 1))
+	}
+	late := bg[20]
+	clock.Advance(late.At().Sub(clock.Now()) + 5*time.Second) // its turn went by 5 s ago, unused
+	ahead := map[*Ticket]bool{}
+	for _, tk := range bg {
+		ahead[tk] = tk.At().After(clock.Now())
+	}
+	late.Renew()
+	if wait := late.At().Sub(clock.Now()); wait < 0 || wait > 2*b.interval+b.slack {
+		t.Fatalf("the late holder's turn comes in %v, want within about a refill (%v)", wait, b.interval)
+	}
+	for i := 21; i < len(bg); i++ {
+		if ahead[bg[i]] && bg[i].At().Before(late.At()) {
+			t.Fatalf("ticket %d, taken after the late one, goes %v before it", i, late.At().Sub(bg[i].At()))
+		}
+	}
+	var all []time.Time
+	for _, tk := range bg {
+		for _, g := range tk.grants {
+			all = append(all, g.at)
+		}
+	}
+	pm, _ := Default.Paced()
+	if got := maxIn(all, time.Minute+b.slack); got > pm {
+		t.Fatalf("%d turns in one minute, want at most %d", got, pm)
 	}
 }

@@ -97,14 +97,14 @@ func (p *Processor) plan(ctx context.Context, group []records.OutboxEffect, satu
 }
 
 // writes is how many write turns steps take.
-func writes(steps []step) int {
+func (p *Processor) writes(ctx context.Context, steps []step) (int, error) {
 	var effects []records.OutboxEffect
 	for _, s := range steps {
 		if !s.skip {
 			effects = append(effects, s.oe)
 		}
 	}
-	return groupWrites(effects)
+	return p.groupWrites(ctx, effects)
 }
 
 // keyOnly is c without its delivery: what a write under c's lease that

@@ -153,7 +153,11 @@ func (p *Processor) drainGroup(ctx context.Context, c *store.Claim, group []reco
 	if err != nil {
 		return err
 	}
-	gctx, done, err := p.groupTurns(ctx, c.Key, group, writes(steps))
+	n, err := p.writes(ctx, steps)
+	if err != nil {
+		return err
+	}
+	gctx, done, err := p.groupTurns(ctx, c.Key, group, n)
 	if err != nil {
 		return err
 	}

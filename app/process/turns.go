@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/app/fault"
+	"github.com/countersign/countersign/app/gh"
 	"github.com/countersign/countersign/app/pace"
 	"github.com/countersign/countersign/app/records"
 	"github.com/countersign/countersign/rules"
@@ -38,19 +39,62 @@ func (p *Processor) Pace(b Buckets, deferred func()) {
 }
 
 // groupWrites estimates how many writes applying effects takes: a label
-// swap adds and removes, the rest write once (or not at all when nothing
-// changed; unused turns are handed back).
-func groupWrites(effects []records.OutboxEffect) int {
+// sync as many as the label record says it adds and removes (labelWrites),
+// the rest once (or not at all when nothing changed; unused turns are
+// handed back, and a write beyond the estimate takes a turn of its own).
+// Turns taken and not used still count in the windows of the turns taken
+// after them: reserving two for a new issue's label, which takes one, let a
+// burst of imports drain at half the paced rate.
+func (p *Processor) groupWrites(ctx context.Context, effects []records.OutboxEffect) (int, error) {
 	n := 0
 	for _, oe := range effects {
 		switch oe.Effect.Kind {
 		case rules.EffectSyncLabels:
-			n += 2
+			w, err := p.labelWrites(ctx, oe.Effect)
+			if err != nil {
+				return 0, err
+			}
+			n += w
 		default:
 			n++
 		}
 	}
-	return n
+	return n, nil
+}
+
+// labelWrites is how many writes syncing e's labels takes, from the labels
+// countersign recorded setting on the issue (app/effects): one addition and
+// a removal per owned label taken off; with no record, one addition (a new
+// issue carries none of them); with a stale record, or labels to strip that
+// countersign does not own, an addition and a removal.
+func (p *Processor) labelWrites(ctx context.Context, e rules.Effect) (int, error) {
+	if len(e.Remove) > 0 {
+		return 1 + len(e.Remove), nil
+	}
+	var view records.LabelView
+	known, err := records.Load(ctx, p.store, records.LabelViewKey(e.Repo, e.Number), &view)
+	if err != nil {
+		return 0, err
+	}
+	switch {
+	case !known:
+		return 1, nil
+	case view.Stale:
+		return 2, nil
+	}
+	n := 0
+	for _, l := range e.Labels {
+		if !gh.HasLabel(view.Labels, l) {
+			n = 1
+			break
+		}
+	}
+	for _, l := range view.Labels {
+		if rules.TaskOwned(l) && !gh.HasLabel(e.Labels, l) {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // heldTicket is the ticket a waiting key holds for its next group: the
@@ -64,6 +108,10 @@ type heldTicket struct {
 type tickets struct {
 	mu   sync.Mutex
 	held map[string]heldTicket // claim key -> ticket
+	// waiting: installation -> a worker is waiting for one of its groups'
+	// turns inside a delivery. One at a time: an installation's backlog holds
+	// at most one worker, the others stay free for the keys that are ready.
+	waiting map[int64]bool
 }
 
 // groupTurns reserves the turns of group (one delivery's effects, the first
@@ -107,7 +155,15 @@ func (p *Processor) groupTurns(ctx context.Context, key string, group []records.
 		t = b.Reserve(class, n)
 	}
 	block := b.Limits().Minute / blockDivisor
-	if wait := t.Last().Sub(now); wait > block { // the group goes when all its turns are near
+	inst := group[0].Installation
+	wait := t.Last().Sub(now)
+	inside := wait <= block // the group goes when all its turns are near
+	if inside && wait > 0 {
+		// Another of the installation's keys already holds a worker waiting:
+		// this one waits outside, the worker free for ready keys.
+		inside = p.startWaiting(inst)
+	}
+	if !inside {
 		p.tickets.mu.Lock()
 		p.tickets.held[key] = heldTicket{head: group[0].Key, ticket: t}
 		p.tickets.mu.Unlock()
@@ -116,8 +172,54 @@ func (p *Processor) groupTurns(ctx context.Context, key string, group []records.
 		}
 		// The key wakes half a block early and waits the rest inside the
 		// delivery: a key picked up a little late still finds its turns.
-		return nil, nil, fault.WaitError{Wait: wait - block/2, Why: fmt.Sprintf("write pacing: %s writes of %s wait for their turn in %v",
+		return nil, nil, fault.WaitError{Wait: max(wait-block/2, wait/2, time.Millisecond), Why: fmt.Sprintf("write pacing: %s writes of %s wait for their turn in %v",
 			class, group[0].Delivery, wait.Round(time.Millisecond))}
 	}
+	if wait > 0 {
+		err := p.waitTurns(ctx, t)
+		p.stopWaiting(inst)
+		if err != nil {
+			t.Release()
+			return nil, nil, err
+		}
+	}
 	return pace.WithTicket(ctx, t), t.Release, nil
+}
+
+// startWaiting reports whether a worker may wait inside a delivery for
+// installation inst's turns: none is already.
+func (p *Processor) startWaiting(inst int64) bool {
+	p.tickets.mu.Lock()
+	defer p.tickets.mu.Unlock()
+	if p.tickets.waiting[inst] {
+		return false
+	}
+	if p.tickets.waiting == nil {
+		p.tickets.waiting = map[int64]bool{}
+	}
+	p.tickets.waiting[inst] = true
+	return true
+}
+
+func (p *Processor) stopWaiting(inst int64) {
+	p.tickets.mu.Lock()
+	defer p.tickets.mu.Unlock()
+	delete(p.tickets.waiting, inst)
+}
+
+// waitTurns sleeps until t's last turn. (The turns may move later
+// meanwhile, a person's writes going first: each write then waits for its
+// turn, up to a block, in the pacing transport.)
+func (p *Processor) waitTurns(ctx context.Context, t *pace.Ticket) error {
+	clk := t.Bucket().Clock()
+	wait := t.Last().Sub(clk.Now())
+	if wait <= 0 {
+		return nil
+	}
+	select {
+	case <-clk.After(wait):
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("wait for write turns: %w", ctx.Err())
+	}
 }

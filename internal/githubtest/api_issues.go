@@ -92,7 +92,7 @@ func (c *apiCall) bot() string {
 
 func (s *Server) getIssue(c *apiCall) {
 	if is := c.issue(); is != nil {
-		c.json(http.StatusOK, s.ghIssue(c.repo, is))
+		c.json(http.StatusOK, s.ghIssueFull(c.repo, is))
 	}
 }
 

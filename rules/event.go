@@ -104,6 +104,17 @@ type IssueFacts struct {
 	Labels    []string `json:"labels,omitempty"`
 	Milestone int      `json:"milestone,omitempty"`
 	Closed    bool     `json:"closed,omitempty"`
+	// Counts are how many issues GitHub says block it and are its
+	// sub-issues (nil: the delivery did not say): a count that differs
+	// from the task's record makes the adapters read the links again.
+	Counts *LinkCounts `json:"counts,omitempty"`
+}
+
+// LinkCounts are the totals of an issue's dependency and sub-issue
+// summaries.
+type LinkCounts struct {
+	BlockedBy int `json:"blocked_by"`
+	SubIssues int `json:"sub_issues"`
 }
 
 // PRFacts describe a pull request that closes the task.

@@ -49,6 +49,7 @@ type Client interface {
 	ListInstallationRepos(ctx context.Context, opts *github.ListOptions) (*github.ListRepositories, *github.Response, error)
 	ListMatchingRefs(ctx context.Context, owner, repo string, opts *github.ReferenceListOptions) ([]*github.Reference, *github.Response, error)
 	ListRepositoryActivity(ctx context.Context, owner, repo string, opts gh.ActivityOptions) ([]*gh.Activity, *github.Response, error)
+	ListIssueLinks(ctx context.Context, owner, repo string, n int, kind string, max int) ([]*github.Issue, error)
 }
 
 // Decider turns a delivery into facts, asks rules what it means, and returns
@@ -175,6 +176,8 @@ func (p *Decider) Decide(ctx context.Context, d *store.Delivery, log *slog.Logge
 		return p.onLabel(ctx, d, log)
 	case "merge_group":
 		return p.mq.OnMergeGroup(d, log)
+	case "issue_dependencies", "sub_issues":
+		return p.onLinks(d, log)
 	case deliveries.MergeGroup:
 		var md deliveries.MergeGroupPayload
 		if err := json.Unmarshal(d.Payload, &md); err != nil {

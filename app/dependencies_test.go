@@ -9,9 +9,9 @@ import (
 // These tests play tasks blocked by tasks (docs/design.md, Dependencies)
 // through the webhook endpoint: GitHub's "blocked by" links and sub-issues.
 
-// completedTask takes task n (no pull request) to completed: alice builds,
+// approvedTask takes task n (no pull request) to completed: alice builds,
 // carol approves.
-func completedTask(t *testing.T, h *harness, repo string, n int) {
+func approvedTask(t *testing.T, h *harness, repo string, n int) {
 	t.Helper()
 	h.gh.Assign(repo, n, "carol", "alice")
 	h.gh.Comment(repo, n, "alice", "/start")
@@ -20,8 +20,8 @@ func completedTask(t *testing.T, h *harness, repo string, n int) {
 	h.settle()
 }
 
-// lastReply is the bot's newest comment on n other than the card.
-func lastReply(t *testing.T, h *harness, n int) string {
+// newestReply is the bot's newest comment on n other than the card.
+func newestReply(t *testing.T, h *harness, n int) string {
 	t.Helper()
 	r := replies(h, n)
 	if len(r) == 0 {
@@ -47,12 +47,12 @@ func TestDependBlockedVerifyAndUnblocking(t *testing.T) {
 	h.settle()
 	wantContains(t, "the blocked task's card", card(t, h, form), "**Waiting for:** #1 (`pending`)", "| #1 Token endpoint | blocked by | `pending` | blocks |")
 
-	completedTask(t, h, testRepo, form)
+	approvedTask(t, h, testRepo, form)
 	wantState(t, h, form, "completed")
 	h.gh.Comment(testRepo, form, "bob", "/verify works for me")
 	h.settle()
 	wantState(t, h, form, "completed")
-	wantContains(t, "the refusal", lastReply(t, h, form), "/verify works for me", "#2 is blocked by #1 (`pending`)")
+	wantContains(t, "the refusal", newestReply(t, h, form), "/verify works for me", "#2 is blocked by #1 (`pending`)")
 
 	// The blocker moves: the card follows.
 	h.gh.Assign(testRepo, api, "carol", "alice")
@@ -64,7 +64,7 @@ func TestDependBlockedVerifyAndUnblocking(t *testing.T) {
 	if n := countReplies(h, form, "is unblocked"); n != 1 {
 		t.Fatalf("%d unblocked notices, want 1: %q", n, replies(h, form))
 	}
-	wantContains(t, "the unblocked notice", lastReply(t, h, form), "@bob")
+	wantContains(t, "the unblocked notice", newestReply(t, h, form), "@bob")
 
 	// Told once: another change of the blocker tells no one again.
 	h.gh.Comment(testRepo, api, "carol", "/status")
@@ -91,11 +91,11 @@ func TestDependCycle(t *testing.T) {
 	wantContains(t, "#1's card", card(t, h, a), "**Dependency cycle:** #1 → #2 → #1")
 	wantContains(t, "#2's card", card(t, h, b), "**Dependency cycle:** #2 → #1 → #2")
 
-	completedTask(t, h, testRepo, a)
+	approvedTask(t, h, testRepo, a)
 	h.gh.Comment(testRepo, a, "bob", "/verify")
 	h.settle()
 	wantState(t, h, a, "completed")
-	wantContains(t, "the refusal", lastReply(t, h, a), "#1 is blocked by #2 (`pending`)", "dependency cycle (#1 → #2 → #1)")
+	wantContains(t, "the refusal", newestReply(t, h, a), "#1 is blocked by #2 (`pending`)", "dependency cycle (#1 → #2 → #1)")
 
 	h.gh.RemoveBlockedBy(testRepo, b, "carol", testRepo, a)
 	h.settle()
@@ -125,13 +125,13 @@ func TestDependCrossRepositoryBlocker(t *testing.T) {
 	h.settle()
 	wantContains(t, "the card", card(t, h, form), "**Waiting for:** acme/api#1 (`pending`)")
 
-	completedTask(t, h, testRepo, form)
+	approvedTask(t, h, testRepo, form)
 	h.gh.Comment(testRepo, form, "bob", "/verify")
 	h.settle()
 	wantState(t, h, form, "completed")
-	wantContains(t, "the refusal", lastReply(t, h, form), "blocked by acme/api#1 (`pending`)")
+	wantContains(t, "the refusal", newestReply(t, h, form), "blocked by acme/api#1 (`pending`)")
 
-	completedTask(t, h, other, remote)
+	approvedTask(t, h, other, remote)
 	h.gh.Comment(other, remote, "bob", "/verify")
 	h.settle()
 	wantContains(t, "the card", card(t, h, form), "**Unblocked:**", "acme/api#1 no longer blocks it: `verified`")
@@ -154,38 +154,39 @@ func TestDependSubIssue(t *testing.T) {
 	wantContains(t, "the parent's card", card(t, h, parent), "**Waiting for:** #2 (`pending`, a sub-issue)",
 		"sub-issue (countersign counts a sub-issue as a dependency: tasks do not nest)")
 
-	completedTask(t, h, testRepo, parent)
+	approvedTask(t, h, testRepo, parent)
 	h.gh.Comment(testRepo, parent, "bob", "/verify")
 	h.settle()
 	wantState(t, h, parent, "completed")
-	wantContains(t, "the refusal", lastReply(t, h, parent), "#2 (`pending`, a sub-issue)")
+	wantContains(t, "the refusal", newestReply(t, h, parent), "#2 (`pending`, a sub-issue)")
 
 	// The lead drops the sub-issue: closed as not planned, it stops blocking.
 	h.gh.CloseIssue(testRepo, sub, "carol", "not_planned")
 	h.settle()
 	wantContains(t, "the parent's card", card(t, h, parent), "#2 no longer blocks it: closed as not planned: it stops blocking")
-	wantContains(t, "the unblocked notice", lastReply(t, h, parent), "is unblocked", "@bob")
+	wantContains(t, "the unblocked notice", newestReply(t, h, parent), "is unblocked", "@bob")
 	h.gh.Comment(testRepo, parent, "bob", "/verify")
 	h.settle()
 	wantState(t, h, parent, "verified")
 }
 
-// A blocker that is no task (an issue countersign ignores) blocks until it is
-// closed as completed.
+// A blocker that is no task (an issue countersign does not track) blocks
+// until it is closed as completed.
 func TestDependBlockerThatIsNoTask(t *testing.T) {
 	h := newHarness(t)
 	team(h)
-	h.gh.PushDefault(testRepo, "carol", map[string]string{".github/countersign.yml": "tasks: {ignore_labels: [question]}\n"})
+	h.gh.PushDefault(testRepo, "carol", map[string]string{".github/countersign.yml": "tasks: {track: milestoned}\n"})
+	m := h.gh.CreateMilestone(testRepo, "carol", "v1")
 	q := h.gh.OpenIssue(testRepo, "carol", "Which OAuth provider?", "")
-	h.gh.AddLabels(testRepo, q, "carol", "question")
 	form := h.gh.OpenIssue(testRepo, "carol", "Login form", "")
+	h.gh.SetMilestone(testRepo, form, "carol", m)
 	h.settle()
 	h.gh.AddBlockedBy(testRepo, form, "carol", testRepo, q)
 	h.settle()
-	completedTask(t, h, testRepo, form)
+	approvedTask(t, h, testRepo, form)
 	h.gh.Comment(testRepo, form, "bob", "/verify")
 	h.settle()
-	wantContains(t, "the refusal", lastReply(t, h, form), "#1 (open (no task))")
+	wantContains(t, "the refusal", newestReply(t, h, form), "#1 (open (no task))")
 	h.gh.CloseIssue(testRepo, q, "carol", "completed")
 	h.settle()
 	wantContains(t, "the card", card(t, h, form), "#1 no longer blocks it: closed as completed (no task)")
@@ -202,7 +203,7 @@ func TestDependMissedDeliveryHealed(t *testing.T) {
 	team(h)
 	api := h.gh.OpenIssue(testRepo, "carol", "Token endpoint", "")
 	form := h.gh.OpenIssue(testRepo, "carol", "Login form", "")
-	completedTask(t, h, testRepo, form)
+	approvedTask(t, h, testRepo, form)
 	h.gh.DropWebhooks(true)
 	h.gh.AddBlockedBy(testRepo, form, "carol", testRepo, api)
 	h.gh.DropWebhooks(false)
@@ -210,7 +211,7 @@ func TestDependMissedDeliveryHealed(t *testing.T) {
 	h.gh.Comment(testRepo, form, "bob", "/verify")
 	h.settle()
 	wantState(t, h, form, "completed")
-	wantContains(t, "the refusal", lastReply(t, h, form), "#2 is blocked by #1 (`pending`)")
+	wantContains(t, "the refusal", newestReply(t, h, form), "#2 is blocked by #1 (`pending`)")
 	wantContains(t, "the card", card(t, h, form), "**Waiting for:** #1 (`pending`)")
 	reads := 0
 	for _, r := range h.gh.Requests() {
@@ -245,7 +246,7 @@ func TestDependLeadOverride(t *testing.T) {
 	api := h.gh.OpenIssue(testRepo, "carol", "Token endpoint", "")
 	form := h.gh.OpenIssue(testRepo, "carol", "Login form", "")
 	h.gh.AddBlockedBy(testRepo, form, "carol", testRepo, api)
-	completedTask(t, h, testRepo, form)
+	approvedTask(t, h, testRepo, form)
 	h.gh.Comment(testRepo, form, "carol", "/skip-verify the token endpoint is mocked for the demo")
 	h.settle()
 	wantState(t, h, form, "verified")

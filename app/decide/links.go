@@ -40,7 +40,9 @@ type linkPayload struct {
 	Installation struct {
 		ID int64 `json:"id"`
 	} `json:"installation"`
-	Repository        struct{ FullName string `json:"full_name"` } `json:"repository"`
+	Repository struct {
+		FullName string `json:"full_name"`
+	} `json:"repository"`
 	Sender            *github.User `json:"sender"`
 	BlockedIssue      *linkIssue   `json:"blocked_issue"`
 	BlockingIssue     *linkIssue   `json:"blocking_issue"`

@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -251,4 +252,31 @@ func TestDependLeadOverride(t *testing.T) {
 	h.settle()
 	wantState(t, h, form, "verified")
 	wantContains(t, "the card", card(t, h, form), "overriding blockers: #1 (`pending`)")
+}
+
+// The goal drawn: the goal's dashboard shows a progress bar and a Mermaid
+// diagram of its tasks, coloured by state, with the blocking link between
+// them, and the task table says what each waits for.
+func TestGoalDrawnWithBlockers(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	m := h.gh.CreateMilestone(testRepo, "carol", "Login")
+	h.settle()
+	api := h.gh.OpenIssue(testRepo, "carol", "Token endpoint", "")
+	form := h.gh.OpenIssue(testRepo, "carol", "Login form", "")
+	h.gh.SetMilestone(testRepo, api, "carol", m)
+	h.gh.SetMilestone(testRepo, form, "carol", m)
+	h.gh.AddBlockedBy(testRepo, form, "carol", testRepo, api)
+	h.settle()
+	_, body := goalIssueOf(t, h, m)
+	wantContains(t, "the dashboard", body, "```mermaid", "flowchart LR", ":::pending",
+		fmtEdge(api, form, "-->"), "`░░░░░░░░░░░░░░░░░░░░` **0 of 2** tasks verified (0%)", "| #2 |")
+	doneTask(t, h, api)
+	h.settle()
+	_, body = goalIssueOf(t, h, m)
+	wantContains(t, "the dashboard", body, fmtEdge(api, form, "-.->"), "**1 of 2** tasks verified (50%)")
+}
+
+func fmtEdge(from, to int, arrow string) string {
+	return "t" + strconv.Itoa(from) + " " + arrow + " t" + strconv.Itoa(to)
 }

@@ -38,8 +38,19 @@ type TaskDetails struct {
 	// MayVerify says who may verify it.
 	MayVerify string `json:"may_verify" jsonschema:"who may verify it"`
 	Escalated bool   `json:"escalated,omitempty"`
+	// Blockers are the issues linked as blocking it, each with whether it
+	// blocks now; Cycle the dependency cycle it is in.
+	Blockers []BlockerV `json:"blockers,omitempty" jsonschema:"issues GitHub links as blocking the task (blocked by, and its sub-issues): /verify waits while one blocks"`
+	Cycle    string     `json:"cycle,omitempty" jsonschema:"the dependency cycle the task is in: a lead breaks it"`
 	// RecordState is the state the card's record says, when it differs from the label.
 	RecordState string `json:"record_state,omitempty" jsonschema:"the card's state when it differs from the label's (the card is being updated, or the label is unsettled)"`
+}
+
+type BlockerV struct {
+	Issue  string `json:"issue" jsonschema:"#N, or owner/name#N in another repository"`
+	Link   string `json:"link" jsonschema:"blocked-by or sub-issue"`
+	Status string `json:"status"`
+	Blocks bool   `json:"blocks"`
 }
 
 type Roles struct {
@@ -126,6 +137,10 @@ func details(t *rules.Task, labelState string) *TaskDetails {
 	for _, r := range t.Rejections {
 		d.Rejections = append(d.Rejections, RejectionV{By: r.By.Login, At: r.At, Reason: r.Reason, Attempt: r.Attempt})
 	}
+	for _, b := range t.Blockers {
+		d.Blockers = append(d.Blockers, BlockerV{Issue: b.Ref(t.Repo), Link: string(b.Via), Status: strings.Trim(b.Status(), "`"), Blocks: b.Blocks()})
+	}
+	d.Cycle = t.CycleText()
 	d.MayVerify = mayVerify(t)
 	return d
 }

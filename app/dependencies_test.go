@@ -55,9 +55,19 @@ func TestDependBlockedVerifyAndUnblocking(t *testing.T) {
 	wantState(t, h, form, "completed")
 	wantContains(t, "the refusal", newestReply(t, h, form), "/verify works for me", "#2 is blocked by #1 (`pending`)")
 
-	// The blocker moves: the card follows.
+	// The blocker moves: its dependents' cards are not written for each of
+	// its transitions (the next /verify reads its state again).
+	h.gh.ResetRequests()
 	h.gh.Assign(testRepo, api, "carol", "alice")
 	h.settle()
+	for _, r := range h.gh.Requests() {
+		if isWrite(r) && strings.Contains(r.Path, "/issues/"+strconv.Itoa(form)) {
+			t.Fatalf("a transition of the blocker wrote to the dependent: %s %s", r.Method, r.Path)
+		}
+	}
+	h.gh.Comment(testRepo, form, "bob", "/verify")
+	h.settle()
+	wantContains(t, "the refusal", newestReply(t, h, form), "#2 is blocked by #1 (`assigned`)")
 	wantContains(t, "the card", card(t, h, form), "**Waiting for:** #1 (`assigned`)")
 
 	doneTask(t, h, api)

@@ -131,7 +131,7 @@ func wantsLinks(t *rules.Task, ev rules.Event) bool {
 	if ev.Kind == rules.LinksChanged {
 		return true
 	}
-	if ev.Issue.Counts != nil && t != nil && countsDiffer(t.Blockers, *ev.Issue.Counts) {
+	if c := ev.Issue.Counts; c != nil && ((t != nil && countsDiffer(t.Blockers, *c)) || (t == nil && (c.BlockedBy > 0 || c.SubIssues > 0))) {
 		return true
 	}
 	if t == nil || len(t.Blockers) == 0 {
@@ -251,18 +251,17 @@ func (p *Decider) readLinks(ctx context.Context, c Client, repo string, n int, h
 	return out, nil
 }
 
-// blockerView is what a task's dependents see of it.
-type blockerView struct {
-	tracked bool
-	state   rules.State
-	closed  bool
-}
-
-func viewOf(t *rules.Task) blockerView {
+// blocks reports whether task t (nil: an issue countersign does not track,
+// open as far as a dependent knows) blocks the tasks that wait for it. Its
+// dependents are told when this changes, not at each of its transitions: a
+// write to each dependent's card per transition would spend the installation's
+// writes on news no one needs; a dependent reads its blockers' states again
+// when someone tries to verify it.
+func blocks(t *rules.Task) bool {
 	if t == nil {
-		return blockerView{}
+		return true
 	}
-	return blockerView{tracked: true, state: t.State, closed: t.Closed}
+	return rules.Blocker{Task: true, State: t.State, Closed: t.Closed}.Blocks()
 }
 
 // dependentRecord is the record of one dependent of a blocker.
@@ -293,6 +292,15 @@ func (p *Decider) linkWrites(ctx context.Context, inst int64, d *store.Delivery,
 	for _, b := range now.Blockers {
 		if !slices.ContainsFunc(had, func(x rules.Blocker) bool { return x.Key() == b.Key() }) {
 			put(records.DependentKey(b.Repo, b.Number, self), rec)
+			if b.Task && b.Blocks() && sameAccount(b.Repo, now.Repo) {
+				// The new blocker looks again for a cycle through this
+				// task: two links added at once, each decided before the
+				// other was recorded, would otherwise close a cycle that
+				// neither side sees.
+				k := b.Key()
+				e := rules.Event{Kind: rules.LinksChanged, Actor: ev.Actor, At: ev.At, Issue: rules.IssueFacts{Repo: b.Repo, Number: b.Number}}
+				w.Enqueue = append(w.Enqueue, deliveries.Derived(d.ID+"/look/"+k, deliveries.Task, k, deliveries.TaskPayload{Installation: inst, Event: e}))
+			}
 		}
 	}
 	for _, b := range had {
@@ -300,7 +308,7 @@ func (p *Decider) linkWrites(ctx context.Context, inst int64, d *store.Delivery,
 			put(records.DependentKey(b.Repo, b.Number, self), nil)
 		}
 	}
-	if viewOf(old) != viewOf(now) {
+	if blocks(old) != blocks(now) {
 		b := rules.Blocker{Repo: now.Repo, Number: now.Number, Title: now.Title, Task: true, State: now.State, Closed: now.Closed}
 		news, err := p.tellDependents(ctx, d, now.Repo, now.Number, b, ev)
 		if err != nil {
@@ -315,7 +323,7 @@ func (p *Decider) linkWrites(ctx context.Context, inst int64, d *store.Delivery,
 	if !slices.Equal(was, now.Cycle) {
 		for _, k := range append(slices.Clone(was), now.Cycle...) {
 			r, num, ok := rules.SplitTaskKey(k)
-			if !ok || k == self {
+			if !ok || k == self || !sameAccount(r, now.Repo) {
 				continue
 			}
 			e := rules.Event{Kind: rules.LinksChanged, Actor: ev.Actor, At: ev.At, Issue: rules.IssueFacts{Repo: r, Number: num}}
@@ -353,3 +361,9 @@ func (p *Decider) tellDependents(ctx context.Context, d *store.Delivery, repo st
 	}
 	return out, nil
 }
+
+// sameAccount reports whether repositories a and b belong to one account:
+// an App has one installation per account, so a task of b's is decided with
+// a's installation. (A dependent in another installation is told with its
+// own, which its DependentKey record keeps.)
+func sameAccount(a, b string) bool { return strings.EqualFold(gh.OwnerOf(a), gh.OwnerOf(b)) }

@@ -88,7 +88,7 @@ const (
 	CreateMilestone ActionKind = "create-milestone"
 	SetMilestone    ActionKind = "milestone"
 	// BlockedBy: "carol links #3 blocked by #2" (GitHub's issue dependency).
-	BlockedBy ActionKind = "blocked-by"
+	BlockedBy       ActionKind = "blocked-by"
 	ClearMilestone  ActionKind = "demilestone"
 	CloseMilestone  ActionKind = "close-milestone"
 	ReopenMilestone ActionKind = "reopen-milestone"

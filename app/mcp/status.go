@@ -180,6 +180,11 @@ type GoalTaskV struct {
 	Title          string `json:"title"`
 	State          string `json:"state"`
 	StateUnsettled string `json:"state_unsettled,omitempty" jsonschema:"why the state is unsettled"`
+	// WaitsFor are the blockers that block it now, from its trusted card
+	// (read only for tasks GitHub says have blockers or sub-issues).
+	WaitsFor []string `json:"waits_for,omitempty" jsonschema:"the issues that block the task now (#N, or owner/name#N): /verify waits for them"`
+	// BlockersUnavailable says why its blockers could not be read.
+	BlockersUnavailable string `json:"blockers_unavailable,omitempty" jsonschema:"why the task's blockers could not be read from its card"`
 }
 
 type Counts struct {
@@ -246,7 +251,22 @@ func (s *server) goalStatus(ctx context.Context, req *sdk.CallToolRequest, in Go
 			return nil, GoalStatusOut{}, err
 		}
 		out.Counts.add(st)
-		out.Tasks = append(out.Tasks, GoalTaskV{Task: taskRef{Repo: in.Repo, Number: is.Number}.String(), Title: is.Title, State: st, StateUnsettled: why})
+		v := GoalTaskV{Task: taskRef{Repo: in.Repo, Number: is.Number}.String(), Title: is.Title, State: st, StateUnsettled: why}
+		if is.Linked {
+			rec, _, why, err := ghread.Card(ctx, c.gh, s.bot(), in.Repo, is.Number)
+			if err != nil {
+				return nil, GoalStatusOut{}, err
+			}
+			if rec == nil {
+				v.BlockersUnavailable = why
+			}
+			if rec != nil {
+				for _, b := range rec.Waits() {
+					v.WaitsFor = append(v.WaitsFor, b.Ref(in.Repo))
+				}
+			}
+		}
+		out.Tasks = append(out.Tasks, v)
 	}
 	return nil, out, nil
 }

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/countersign/countersign/templates"
 )
 
 // These tests play tasks blocked by tasks (docs/design.md, Dependencies)
@@ -289,4 +291,61 @@ func TestGoalDrawnWithBlockers(t *testing.T) {
 
 func fmtEdge(from, to int, arrow string) string {
 	return "t" + strconv.Itoa(from) + " " + arrow + " t" + strconv.Itoa(to)
+}
+
+// What dependencies cost (docs/cost.md): a link added costs the waiting
+// task one card edit; the blocker's transitions cost its dependents nothing
+// until it stops blocking; then each dependent's card is edited once, and a
+// verifier who was refused is told in one comment. Nothing is read from
+// GitHub for it: the blockers' states are in the store.
+func TestDependCost(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	api := h.gh.OpenIssue(testRepo, "carol", "Token endpoint", "")
+	form := h.gh.OpenIssue(testRepo, "carol", "Login form", "")
+	approvedTask(t, h, testRepo, form)
+	count := func(what string, act func()) (reads, writes int) {
+		t.Helper()
+		h.gh.ResetRequests()
+		act()
+		h.settle()
+		for _, r := range h.gh.Requests() {
+			if isWrite(r) {
+				writes++
+			} else {
+				reads++
+			}
+		}
+		t.Logf("%s: %d reads, %d writes\n%s", what, reads, writes, describe(h.gh.Requests()))
+		return reads, writes
+	}
+	if r, w := count("a dependency added", func() { h.gh.AddBlockedBy(testRepo, form, "carol", testRepo, api) }); r > 1 || w != 1 {
+		t.Errorf("a dependency added costs %d reads and %d writes, want at most 1 read (the comment list the card edit may need) and 1 write (the card)", r, w)
+	}
+	h.gh.Comment(testRepo, form, "bob", "/verify")
+	h.settle()
+	h.gh.Assign(testRepo, api, "carol", "alice")
+	h.gh.Comment(testRepo, api, "alice", "/start")
+	h.gh.Comment(testRepo, api, "alice", "/submit")
+	h.gh.Comment(testRepo, api, "carol", "/approve")
+	h.settle()
+	var cardID int64
+	for _, c := range h.gh.Comments(testRepo, form) {
+		if c.User == h.gh.BotLogin() && templates.IsCard(c.Body) {
+			cardID = c.ID
+		}
+	}
+	_, _ = count("the blocker verified", func() { h.gh.Comment(testRepo, api, "bob", "/verify") })
+	var cardEdits, notices int
+	for _, r := range h.gh.Requests() {
+		switch {
+		case r.Method == "PATCH" && strings.HasSuffix(r.Path, "/issues/comments/"+strconv.FormatInt(cardID, 10)):
+			cardEdits++
+		case r.Method == "POST" && strings.HasSuffix(r.Path, "/issues/"+strconv.Itoa(form)+"/comments"):
+			notices++
+		}
+	}
+	if cardEdits != 1 || notices != 1 {
+		t.Errorf("the blocker verified cost its dependent %d card edits and %d comments, want 1 and 1 (the card says unblocked; bob is told)", cardEdits, notices)
+	}
 }

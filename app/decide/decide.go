@@ -4,7 +4,8 @@
 // event: issues (issues.go), comments (comments.go), pull requests (pulls.go),
 // reviews (reviews.go), the verification check (check.go), CI (ci.go),
 // configuration and pushes (config.go), labels (labels.go), linking and
-// regates (linking.go), and a task's decision (task.go). Deciding calls into
+// regates (linking.go), dependencies and sub-issues (links.go), and a task's
+// decision (task.go). Deciding calls into
 // the packages that own a capability: a task record lost with the store is
 // rebuilt by package card (card/recover.go); the merge queue, pull requests
 // that close no task and forged gates are package mqdecide's

@@ -120,7 +120,15 @@ func (p *Decider) decideTaskWith(ctx context.Context, inst int64, d *store.Deliv
 			w.Records[k] = v
 		}
 	}
-	if err := p.linkWrites(ctx, inst, d, task, dec.Task, ev, &w); err != nil {
+	linksWere := task
+	if rebuilt && task != nil {
+		// A record rebuilt after a store loss: the dependents records of its
+		// blockers were lost with it, and are written again.
+		c := *task
+		c.Blockers = nil
+		linksWere = &c
+	}
+	if err := p.linkWrites(ctx, inst, d, linksWere, dec.Task, ev, &w); err != nil {
 		return store.Commit{}, err
 	}
 	if task == nil && dec.Task == nil && (ev.Kind == rules.IssueClosed || ev.Kind == rules.IssueReopened) {

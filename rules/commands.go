@@ -243,7 +243,7 @@ func (d *decider) verify(c Command) {
 		d.refuse(c, fmt.Sprintf("#%d is `%s`; only a `completed` (approved) task can be verified. %s", t.Number, t.State, Missing(t)))
 		return
 	}
-	if !d.mayConfirm(c) {
+	if !d.mayConfirm(c) || d.blocked(c) {
 		return
 	}
 	if why := d.laundered(); why != "" && !d.f.Ask.Person(d.actor()).Lead {
@@ -399,7 +399,7 @@ func (d *decider) skipVerify(c Command) {
 	}
 	t.Unverified, t.Verifier, t.VerifiedAt = true, User{}, d.ev.At
 	t.Escalated, t.Failing = false, false
-	d.move(Verified, "/skip-verify by lead @"+d.actor().Login+": "+c.Args)
+	d.move(Verified, "/skip-verify by lead @"+d.actor().Login+": "+c.Args+d.overridden())
 }
 
 func (d *decider) forceComplete(c Command) {
@@ -422,7 +422,7 @@ func (d *decider) forceComplete(c Command) {
 		d.refuse(c, fmt.Sprintf("#%d is already `verified`.", t.Number))
 		return
 	}
-	why := "/force-complete by lead @" + d.actor().Login + ": " + strings.TrimSpace(reason)
+	why := "/force-complete by lead @" + d.actor().Login + ": " + strings.TrimSpace(reason) + d.overridden()
 	for t.State != Verified {
 		d.move(States[t.State.rank()+1], why)
 	}

@@ -65,6 +65,9 @@ func DecideTask(t *Task, ev Event, f Facts) Decision {
 		d.t = t.Clone()
 		d.ensureContract()
 	}
+	if ev.Links != nil {
+		d.setLinks(*ev.Links)
+	}
 	d.relogin(ev.Actor)
 	if ev.PR != nil {
 		d.relogin(ev.PR.Author)

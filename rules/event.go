@@ -40,6 +40,10 @@ const (
 	// recorded.
 	CardDeleted EventKind = "card.deleted"
 	CardEdited  EventKind = "card.edited"
+	// LinksChanged: the task's blockers changed (a dependency or sub-issue
+	// added or removed, a blocker's status changed); Links says what they
+	// are now (docs/design.md, Dependencies).
+	LinksChanged EventKind = "links.changed"
 )
 
 // Event is one thing that happened to a task, with the facts about it that
@@ -65,6 +69,12 @@ type Event struct {
 	Text string `json:"text,omitempty"`
 	// Retarget: the pull request's base changed (PRRetargeted).
 	Retarget *Retarget `json:"retarget,omitempty"`
+	// Links, when set, are the task's blockers and cycle as they are now
+	// (on any event: the adapters read them afresh before a /verify).
+	Links *Links `json:"links,omitempty"`
+	// Link is the change GitHub reported (LinksChanged), which the adapters
+	// turn into Links.
+	Link *LinkChange `json:"link,omitempty"`
 }
 
 // Retarget is a change of a pull request's base branch, From to To, and how
@@ -94,6 +104,17 @@ type IssueFacts struct {
 	Labels    []string `json:"labels,omitempty"`
 	Milestone int      `json:"milestone,omitempty"`
 	Closed    bool     `json:"closed,omitempty"`
+	// Counts are how many issues GitHub says block it and are its
+	// sub-issues (nil: the delivery did not say): a count that differs
+	// from the task's record makes the adapters read the links again.
+	Counts *LinkCounts `json:"counts,omitempty"`
+}
+
+// LinkCounts are the totals of an issue's dependency and sub-issue
+// summaries.
+type LinkCounts struct {
+	BlockedBy int `json:"blocked_by"`
+	SubIssues int `json:"sub_issues"`
 }
 
 // PRFacts describe a pull request that closes the task.
@@ -260,6 +281,9 @@ const (
 	NoticeFailed NoticeKind = "failed"
 	// NoticeContradiction: a claim of completion that also says it is not done.
 	NoticeContradiction NoticeKind = "contradiction"
+	// NoticeUnblocked: the last blocker of a task stopped blocking; it
+	// mentions who were refused a /verify while it was blocked.
+	NoticeUnblocked NoticeKind = "unblocked"
 )
 
 // Notice is the content of a comment; templates/notice-<kind>.md.tmpl

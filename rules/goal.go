@@ -97,6 +97,12 @@ type GoalTask struct {
 	Forced     bool          `json:"forced,omitempty"`
 	Escalated  bool          `json:"escalated,omitempty"`
 	Closed     bool          `json:"closed,omitempty"`
+	// Blockers name every issue linked as blocking it ("#3", or
+	// "owner/name#3" in another repository); Waits those that block it now.
+	Blockers []string `json:"blockers,omitempty"`
+	Waits    []string `json:"waits,omitempty"`
+	// Cycle: it is in a dependency cycle.
+	Cycle bool `json:"cycle,omitempty"`
 }
 
 // GoalFailure is one failed attempt of a task: a /reject (By the verifier) or
@@ -143,6 +149,16 @@ func GoalTaskOf(t *Task) GoalTask {
 		fs = fs[len(fs)-maxGoalTaskFailures:]
 	}
 	gt.Failures = fs
+	for _, b := range t.Blockers {
+		ref := b.Ref(t.Repo)
+		if !slices.Contains(gt.Blockers, ref) {
+			gt.Blockers = append(gt.Blockers, ref)
+		}
+		if b.Blocks() && !slices.Contains(gt.Waits, ref) {
+			gt.Waits = append(gt.Waits, ref)
+		}
+	}
+	gt.Cycle = len(t.Cycle) > 0
 	return gt
 }
 

@@ -116,6 +116,15 @@ type Task struct {
 	Forced     bool `json:"forced,omitempty"`     // a lead's /force-complete
 	Closed     bool `json:"closed,omitempty"`
 
+	// Blockers are the issues GitHub links as blocking the task ("blocked
+	// by", and its sub-issues), with where each stood when last heard of
+	// (blockers.go); Cycle is the dependency cycle it is in (task keys, its
+	// own first); Waiting are who were refused a /verify while it was
+	// blocked: they are told, once, when it is unblocked.
+	Blockers []Blocker `json:"blockers,omitempty"`
+	Cycle    []string  `json:"cycle,omitempty"`
+	Waiting  []User    `json:"waiting,omitempty"`
+
 	// Comments are the ids of the latest comments acted on: a comment is never
 	// acted on twice, whatever the delivery id it comes back with.
 	Comments []int64      `json:"comments,omitempty"`
@@ -384,6 +393,9 @@ func (t *Task) Clone() *Task {
 		k.Expected = append([]string(nil), k.Expected...)
 		c.Contract = &k
 	}
+	c.Blockers = append([]Blocker(nil), t.Blockers...)
+	c.Cycle = append([]string(nil), t.Cycle...)
+	c.Waiting = append([]User(nil), t.Waiting...)
 	c.Comments = append([]int64(nil), t.Comments...)
 	c.History = append([]Transition(nil), t.History...)
 	return &c

@@ -47,8 +47,12 @@ const MaxGoalBody = 60000
 
 // goalCaps are how many rows each part of the dashboard shows, from the most
 // generous down; the first that fits is used.
-var goalCaps = []struct{ tasks, history, listed, reason int }{
-	{tasks: 100, history: 20, listed: 20, reason: 300},
+var goalCaps = []struct {
+	tasks, history, listed, reason int
+	picture                        bool
+}{
+	{tasks: 100, history: 20, listed: 20, reason: 300, picture: true},
+	{tasks: 50, history: 10, listed: 10, reason: 200, picture: true},
 	{tasks: 50, history: 10, listed: 10, reason: 200},
 	{tasks: 20, history: 5, listed: 5, reason: 100},
 	{tasks: 0, history: 0, listed: 0, reason: 60},
@@ -64,7 +68,13 @@ func RenderGoal(g *rules.Goal, integrationCheck string, sign func([]byte) string
 	}
 	var body string
 	for _, c := range goalCaps {
-		body, err = Render("goal", goalViewOf(g, integrationCheck, marker, c.tasks, c.history, c.listed, c.reason))
+		v := goalViewOf(g, integrationCheck, marker, c.tasks, c.history, c.listed, c.reason)
+		if c.picture {
+			v.Picture, v.PictureNote = Picture(g)
+		} else if len(g.Tasks) > 0 {
+			v.PictureNote = "The picture is left out to keep this dashboard within GitHub's size limit for an issue; the counts above say where the tasks stand."
+		}
+		body, err = Render("goal", v)
 		if err != nil || len(body) <= MaxGoalBody {
 			break
 		}
@@ -90,6 +100,11 @@ type goalView struct {
 	IntegrationCheck string
 	Stats            rules.Stats
 	Counts           []rules.StateCount
+	// Progress is the bar of verified tasks; Picture the Mermaid diagram
+	// (goalpicture.go), or PictureNote why it is left out.
+	Progress    string
+	Picture     string
+	PictureNote string
 
 	Tasks         []goalRow
 	MoreTasks     int
@@ -109,6 +124,7 @@ type goalRow struct {
 	State   string
 	Attempt int
 	Flags   string
+	Waits   string // the blockers that block it now, "—" for none
 }
 
 type failureRow struct {
@@ -141,6 +157,7 @@ func goalViewOf(g *rules.Goal, integrationCheck, marker string, tasks, history, 
 		MilestoneClosed: g.MilestoneClosed, MilestoneDeleted: g.MilestoneDeleted, Counted: len(g.Counted()), Dropped: st.Dropped,
 		VerifiedAt: g.VerifiedAt, IntegrationCheck: inline(integrationCheck, 100), Stats: st, Counts: st.ByState}
 	v.Verified = v.Counted - len(g.Unverified())
+	v.Progress = Progress(v.Verified, v.Counted)
 	if g.Verifier != "" {
 		v.Verifier = person(g.Verifier)
 	}
@@ -208,7 +225,7 @@ func rows(tasks []rules.GoalTask, n int) ([]goalRow, int) {
 			on   bool
 			name string
 		}{{t.Escalated && t.State != rules.Verified, "escalated"}, {t.Unverified, "unverified"}, {t.Forced, "forced"},
-			{t.Advisory, "advisory"}, {t.Dropped(), "closed as not planned"}} {
+			{t.Advisory, "advisory"}, {t.Dropped(), "closed as not planned"}, {t.Cycle, "dependency cycle"}} {
 			if f.on {
 				flags = append(flags, f.name)
 			}
@@ -217,7 +234,11 @@ func rows(tasks []rules.GoalTask, n int) ([]goalRow, int) {
 		if flag == "" {
 			flag = "—"
 		}
-		out = append(out, goalRow{Number: t.Number, Title: inline(t.Title, maxTitle), State: string(t.State), Attempt: max(t.Attempt, 1), Flags: flag})
+		waits := "—"
+		if len(t.Waits) > 0 {
+			waits = inline(strings.Join(t.Waits, ", "), 200)
+		}
+		out = append(out, goalRow{Number: t.Number, Title: inline(t.Title, maxTitle), State: string(t.State), Attempt: max(t.Attempt, 1), Flags: flag, Waits: waits})
 	}
 	return out, 0
 }

@@ -40,6 +40,7 @@ func (p *Decider) onComment(ctx context.Context, d *store.Delivery, e *github.Is
 		CommentID: cm.GetID(), Where: issue.GetNumber(), Commands: cmds, Text: cm.GetBody()}
 	if !issue.IsPullRequest() {
 		ev.Issue = issueFacts(repo, issue)
+		ev.Issue.Counts = linkCounts(d.Payload)
 		return p.decideTask(ctx, inst, d, ev, log)
 	}
 	c, err := p.clients(inst)

@@ -4,7 +4,8 @@
 // event: issues (issues.go), comments (comments.go), pull requests (pulls.go),
 // reviews (reviews.go), the verification check (check.go), CI (ci.go),
 // configuration and pushes (config.go), labels (labels.go), linking and
-// regates (linking.go), and a task's decision (task.go). Deciding calls into
+// regates (linking.go), dependencies and sub-issues (links.go), and a task's
+// decision (task.go). Deciding calls into
 // the packages that own a capability: a task record lost with the store is
 // rebuilt by package card (card/recover.go); the merge queue, pull requests
 // that close no task and forged gates are package mqdecide's
@@ -49,6 +50,7 @@ type Client interface {
 	ListInstallationRepos(ctx context.Context, opts *github.ListOptions) (*github.ListRepositories, *github.Response, error)
 	ListMatchingRefs(ctx context.Context, owner, repo string, opts *github.ReferenceListOptions) ([]*github.Reference, *github.Response, error)
 	ListRepositoryActivity(ctx context.Context, owner, repo string, opts gh.ActivityOptions) ([]*gh.Activity, *github.Response, error)
+	ListIssueLinks(ctx context.Context, owner, repo string, n int, kind string, max int) ([]*github.Issue, error)
 }
 
 // Decider turns a delivery into facts, asks rules what it means, and returns
@@ -175,6 +177,8 @@ func (p *Decider) Decide(ctx context.Context, d *store.Delivery, log *slog.Logge
 		return p.onLabel(ctx, d, log)
 	case "merge_group":
 		return p.mq.OnMergeGroup(d, log)
+	case "issue_dependencies", "sub_issues":
+		return p.onLinks(d, log)
 	case deliveries.MergeGroup:
 		var md deliveries.MergeGroupPayload
 		if err := json.Unmarshal(d.Payload, &md); err != nil {

@@ -64,9 +64,11 @@ func (p *Decider) onPeoplesIssue(ctx context.Context, d *store.Delivery, e *gith
 		}
 		return onGoalIssue(d, e, inst, repo, issue, m), nil
 	}
+	facts := issueFacts(repo, issue)
+	facts.Counts = linkCounts(d.Payload)
 	return p.decideTask(ctx, inst, d, rules.Event{
 		Kind: kind, Actor: gh.User(e.GetSender()), At: deliveries.EventTime(issue.GetUpdatedAt().Time, d),
-		Issue: issueFacts(repo, issue), Label: e.GetLabel().GetName(), Reason: issue.GetStateReason(),
+		Issue: facts, Label: e.GetLabel().GetName(), Reason: issue.GetStateReason(),
 	}, log)
 }
 
@@ -102,11 +104,23 @@ func issueFacts(repo string, is *github.Issue) rules.IssueFacts {
 // for it, and its goal no longer counts it.
 func (p *Decider) onIssueGone(ctx context.Context, d *store.Delivery, inst int64, repo string, n int, sender *github.User, log *slog.Logger) (store.Commit, error) {
 	t, err := records.LoadTask(ctx, p.store, repo, n)
-	if err != nil || t == nil {
+	if err != nil {
 		return store.Commit{}, err
 	}
+	gone := rules.IssueDeleted
+	if d.Action == "transferred" {
+		gone = rules.IssueTransferred
+	}
+	news, err := p.tellDependents(ctx, d, repo, n, rules.Blocker{Repo: repo, Number: n, Issue: gone},
+		rules.Event{Actor: gh.User(sender), At: deliveries.EventTime(time.Time{}, d)})
+	if err != nil || t == nil {
+		return store.Commit{Enqueue: news}, err
+	}
 	log.Info("task's issue deleted or transferred: no longer a task here", "task", t.Key(), "state", t.State, "by", sender.GetLogin())
-	w := store.Commit{Records: map[string][]byte{records.TaskKey(repo, n): nil}}
+	w := store.Commit{Records: map[string][]byte{records.TaskKey(repo, n): nil}, Enqueue: news}
+	for _, b := range t.Blockers { // it waits for nothing now
+		w.Records[records.DependentKey(b.Repo, b.Number, t.Key())] = nil
+	}
 	if t.Milestone != 0 {
 		w.Enqueue = append(w.Enqueue, goals.Notes(inst, d, t, []rules.GoalNote{{Milestone: t.Milestone}},
 			rules.Event{Actor: gh.User(sender), At: deliveries.EventTime(time.Time{}, d)})...)

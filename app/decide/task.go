@@ -77,6 +77,15 @@ func (p *Decider) decideTaskWith(ctx context.Context, inst int64, d *store.Deliv
 		Account: func(ctx context.Context, login string) (rules.User, error) { return p.gh.Account(ctx, c, login) },
 	})
 	facts := rules.Facts{Config: cfg, Ask: ask}
+	if wantsLinks(task, ev) {
+		links, err := p.linksNow(ctx, c, task, ev, log)
+		if err != nil {
+			return store.Commit{}, err
+		}
+		if task == nil || !task.SameLinks(*links) {
+			ev.Links = links
+		}
+	}
 	dec := rules.DecideTask(task, ev, facts)
 	if err := ask.Err(); err != nil {
 		return store.Commit{}, err
@@ -110,6 +119,30 @@ func (p *Decider) decideTaskWith(ctx context.Context, inst int64, d *store.Deliv
 		for k, v := range ahead {
 			w.Records[k] = v
 		}
+	}
+	linksWere := task
+	if rebuilt && task != nil {
+		// A record rebuilt after a store loss: the dependents records of its
+		// blockers were lost with it, and are written again.
+		c := *task
+		c.Blockers = nil
+		linksWere = &c
+	}
+	if err := p.linkWrites(ctx, inst, d, linksWere, dec.Task, ev, &w); err != nil {
+		return store.Commit{}, err
+	}
+	if task == nil && dec.Task == nil && (ev.Kind == rules.IssueClosed || ev.Kind == rules.IssueReopened) {
+		// An issue that is no task may block tasks all the same.
+		state := "open"
+		if ev.Kind == rules.IssueClosed {
+			state = "closed"
+		}
+		news, err := p.tellDependents(ctx, d, repo, n, rules.Blocker{Repo: repo, Number: n, Title: ev.Issue.Title,
+			Issue: rules.IssueStatusOf(state, ev.Reason)}, ev)
+		if err != nil {
+			return store.Commit{}, err
+		}
+		w.Enqueue = append(w.Enqueue, news...)
 	}
 	if dec.Task != nil {
 		w.Enqueue = append(w.Enqueue, goals.Notes(inst, d, dec.Task, dec.Goals, ev)...)

@@ -185,6 +185,10 @@ var handled = []struct {
 	{event: "milestone", actions: []string{"created", "edited", "closed", "opened", "deleted"}},
 	{event: "push", actions: []string{""}},
 	{event: "label", actions: []string{"edited", "deleted"}},
+	// tasks blocked by tasks (decide/links.go): blocking_* and parent_issue_*
+	// are the other side of a link, decided where the waiting issue is
+	{event: "issue_dependencies", actions: []string{"blocked_by_added", "blocked_by_removed", "blocking_added", "blocking_removed"}},
+	{event: "sub_issues", actions: []string{"sub_issue_added", "sub_issue_removed", "parent_issue_added", "parent_issue_removed"}},
 	// the merge queue (mergequeue/decide)
 	{event: "merge_group", actions: []string{mergequeue.ChecksRequested, mergequeue.Destroyed}},
 	// new repositories to track (reconciliation: reconcile/decide)

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -288,5 +289,61 @@ func TestVerifyTaskRequests(t *testing.T) {
 	t.Logf("verify_task: %d requests with bob's token, answered in %v", n, took)
 	if n < 4 || n > 4+2*int(took/(50*time.Millisecond)+1) {
 		t.Fatalf("verify_task made %d requests in %v", n, took)
+	}
+}
+
+// An agent sees what blocks a task: task_status lists its blockers (with
+// their link, status, and whether each blocks) and goal_status what each
+// task waits for; a task with no links costs goal_status no card read.
+func TestMCPShowsBlockers(t *testing.T) {
+	w, ctx := world(t)
+	carol := agent(t, ctx, w, "carol")
+	repo := w.Repo()
+	g := call(t, ctx, carol, "create_goal", map[string]any{"repo": repo, "title": "Login"})
+	if g.Error {
+		t.Fatalf("create_goal: %s", g.Text)
+	}
+	mk := func(title string) (string, int) {
+		tk := call(t, ctx, carol, "create_task", map[string]any{"repo": repo, "title": title, "goal": "Login"})
+		if tk.Error {
+			t.Fatalf("create_task: %s", tk.Text)
+		}
+		ref := tk.Out["task"].(string)
+		n, _ := strconv.Atoi(ref[strings.LastIndexByte(ref, '#')+1:])
+		return ref, n
+	}
+	_, api := mk("Token endpoint")
+	form, formN := mk("Login form")
+	w.GH().AddBlockedBy(repo, formN, "carol", repo, api)
+	if err := w.Settle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st := call(t, ctx, carol, "task_status", map[string]any{"task": form})
+	d, _ := st.Out["details"].(map[string]any)
+	bs, _ := d["blockers"].([]any)
+	if len(bs) != 1 {
+		t.Fatalf("task_status: %s", st.Text)
+	}
+	b := bs[0].(map[string]any)
+	if b["issue"] != "#"+strconv.Itoa(api) || b["link"] != "blocked-by" || b["status"] != "pending" || b["blocks"] != true {
+		t.Fatalf("task_status's blocker: %v", b)
+	}
+	gs := call(t, ctx, carol, "goal_status", map[string]any{"repo": repo, "goal": "Login"})
+	tasks, _ := gs.Out["tasks"].([]any)
+	found := false
+	for _, x := range tasks {
+		tv := x.(map[string]any)
+		switch tv["task"] {
+		case form:
+			ws, _ := tv["waits_for"].([]any)
+			found = len(ws) == 1 && ws[0] == "#"+strconv.Itoa(api)
+		default:
+			if tv["waits_for"] != nil {
+				t.Fatalf("goal_status: %v waits for something", tv)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("goal_status does not say what %s waits for: %s", form, gs.Text)
 	}
 }

@@ -38,8 +38,19 @@ type TaskDetails struct {
 	// MayVerify says who may verify it.
 	MayVerify string `json:"may_verify" jsonschema:"who may verify it"`
 	Escalated bool   `json:"escalated,omitempty"`
+	// Blockers are the issues linked as blocking it, each with whether it
+	// blocks now; Cycle the dependency cycle it is in.
+	Blockers []BlockerV `json:"blockers,omitempty" jsonschema:"issues GitHub links as blocking the task (blocked by, and its sub-issues): /verify waits while one blocks"`
+	Cycle    string     `json:"cycle,omitempty" jsonschema:"the dependency cycle the task is in: a lead breaks it"`
 	// RecordState is the state the card's record says, when it differs from the label.
 	RecordState string `json:"record_state,omitempty" jsonschema:"the card's state when it differs from the label's (the card is being updated, or the label is unsettled)"`
+}
+
+type BlockerV struct {
+	Issue  string `json:"issue" jsonschema:"#N, or owner/name#N in another repository"`
+	Link   string `json:"link" jsonschema:"blocked-by or sub-issue"`
+	Status string `json:"status"`
+	Blocks bool   `json:"blocks"`
 }
 
 type Roles struct {
@@ -126,6 +137,10 @@ func details(t *rules.Task, labelState string) *TaskDetails {
 	for _, r := range t.Rejections {
 		d.Rejections = append(d.Rejections, RejectionV{By: r.By.Login, At: r.At, Reason: r.Reason, Attempt: r.Attempt})
 	}
+	for _, b := range t.Blockers {
+		d.Blockers = append(d.Blockers, BlockerV{Issue: b.Ref(t.Repo), Link: string(b.Via), Status: strings.Trim(b.Status(), "`"), Blocks: b.Blocks()})
+	}
+	d.Cycle = t.CycleText()
 	d.MayVerify = mayVerify(t)
 	return d
 }
@@ -165,6 +180,11 @@ type GoalTaskV struct {
 	Title          string `json:"title"`
 	State          string `json:"state"`
 	StateUnsettled string `json:"state_unsettled,omitempty" jsonschema:"why the state is unsettled"`
+	// WaitsFor are the blockers that block it now, from its trusted card
+	// (read only for tasks GitHub says have blockers or sub-issues).
+	WaitsFor []string `json:"waits_for,omitempty" jsonschema:"the issues that block the task now (#N, or owner/name#N): /verify waits for them"`
+	// BlockersUnavailable says why its blockers could not be read.
+	BlockersUnavailable string `json:"blockers_unavailable,omitempty" jsonschema:"why the task's blockers could not be read from its card"`
 }
 
 type Counts struct {
@@ -231,7 +251,22 @@ func (s *server) goalStatus(ctx context.Context, req *sdk.CallToolRequest, in Go
 			return nil, GoalStatusOut{}, err
 		}
 		out.Counts.add(st)
-		out.Tasks = append(out.Tasks, GoalTaskV{Task: taskRef{Repo: in.Repo, Number: is.Number}.String(), Title: is.Title, State: st, StateUnsettled: why})
+		v := GoalTaskV{Task: taskRef{Repo: in.Repo, Number: is.Number}.String(), Title: is.Title, State: st, StateUnsettled: why}
+		if is.Linked {
+			rec, _, why, err := ghread.Card(ctx, c.gh, s.bot(), in.Repo, is.Number)
+			if err != nil {
+				return nil, GoalStatusOut{}, err
+			}
+			if rec == nil {
+				v.BlockersUnavailable = why
+			}
+			if rec != nil {
+				for _, b := range rec.Waits() {
+					v.WaitsFor = append(v.WaitsFor, b.Ref(in.Repo))
+				}
+			}
+		}
+		out.Tasks = append(out.Tasks, v)
 	}
 	return nil, out, nil
 }

@@ -210,6 +210,14 @@ func ScanNumbers(ctx context.Context, st store.Store, prefix string) ([]int, err
 	return out, nil
 }
 
+// DependentKey records that task dep (a rules.TaskKey) is blocked by issue
+// n of repo, with the installation dep is decided in: when the issue changes,
+// dep is told (app/decide/links.go). Written only under dep's key.
+func DependentKey(repo string, n int, dep string) string { return DependentPrefix(repo, n) + dep }
+
+// DependentPrefix is the prefix of the DependentKey records of issue n of repo.
+func DependentPrefix(repo string, n int) string { return "dependent/" + rules.TaskKey(repo, n) + "/" }
+
 // RefusedPrefix is the prefix of the refused-link records of task.
 func RefusedPrefix(repo string, task int) string {
 	return "refused/" + rules.TaskKey(repo, task) + "/"

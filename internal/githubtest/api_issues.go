@@ -92,7 +92,7 @@ func (c *apiCall) bot() string {
 
 func (s *Server) getIssue(c *apiCall) {
 	if is := c.issue(); is != nil {
-		c.json(http.StatusOK, s.ghIssue(c.repo, is))
+		c.json(http.StatusOK, s.ghIssueFull(c.repo, is))
 	}
 }
 
@@ -141,9 +141,9 @@ func (s *Server) listIssues(c *apiCall) {
 		list = append(list, is)
 	}
 	sortIssues(list, q.Get("sort"), q.Get("direction"))
-	out := make([]*github.Issue, 0, len(list))
+	out := make([]any, 0, len(list))
 	for _, is := range paginate(c, list) {
-		out = append(out, s.ghIssue(c.repo, is))
+		out = append(out, s.ghIssueFull(c.repo, is))
 	}
 	c.json(http.StatusOK, out)
 }

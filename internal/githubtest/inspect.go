@@ -176,6 +176,7 @@ func (s *Server) AddLabel(repo, name, color, description string) {
 
 // IssueView is a snapshot of an issue or pull request.
 type IssueView struct {
+	ID             int64 // GitHub's id of the issue (not its number)
 	Number         int
 	IsPR           bool
 	Title          string
@@ -300,7 +301,7 @@ func (s *Server) Issue(repo string, n int) (IssueView, bool) {
 	if is == nil {
 		return IssueView{}, false
 	}
-	v := IssueView{
+	v := IssueView{ID: is.id,
 		Number: is.number, IsPR: is.pr != nil, Title: is.title, Body: is.body, User: is.user,
 		State: is.state, StateReason: is.stateReason, ClosedBy: is.closedBy,
 		Labels: labelNames(is.labels), Assignees: append([]string{}, is.assignees...),

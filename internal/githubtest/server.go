@@ -808,6 +808,7 @@ func (s *Server) routes() *mux.Router {
 	s.appRoutes(h)
 	s.repoRoutes(h)
 	s.issueRoutes(h)
+	s.dependencyRoutes(h)
 	s.pullRoutes(h)
 	s.checkRoutes(h)
 	s.graphqlRoutes(h)

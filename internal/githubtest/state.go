@@ -85,6 +85,10 @@ type issueState struct {
 	closedAt    time.Time
 	closedBy    string
 	pr          *prState // nil for a plain issue
+	// dependencies.go: the issues it is blocked by and blocks, its
+	// sub-issues and its parent.
+	blockedBy, blocking, subIssues []issueRef
+	parent                         *issueRef
 }
 
 // issueEventState is one event of an issue's history, as the issue events

@@ -341,7 +341,7 @@ func (s *Server) emitIssue(rp *repoState, is *issueState, action, sender string,
 	if x.milestone != nil {
 		ev.Milestone = s.ghMilestone(rp, x.milestone)
 	}
-	s.emit(rp, "issues", action, sender, ev)
+	s.emit(rp, "issues", action, sender, withFields{ev, map[string]any{"issue": s.ghIssueFull(rp, is)}})
 }
 
 // recordIssueEvent keeps, in the issue's history, the changes GitHub's issue
@@ -374,10 +374,10 @@ func (s *Server) emitPull(rp *repoState, is *issueState, action, sender string, 
 }
 
 func (s *Server) emitComment(rp *repoState, is *issueState, c *commentState, action, sender string, changes *github.EditChange) {
-	s.emit(rp, "issue_comment", action, sender, &github.IssueCommentEvent{
+	s.emit(rp, "issue_comment", action, sender, withFields{&github.IssueCommentEvent{
 		Action: ptr(action), Issue: s.ghIssue(rp, is), Comment: s.ghComment(rp, c), Changes: changes,
 		Repo: s.ghRepo(rp), Sender: s.ghUser(sender), Installation: s.ghInstallation(rp.installation),
-	})
+	}, map[string]any{"issue": s.ghIssueFull(rp, is)}})
 }
 
 func (s *Server) emitLabel(rp *repoState, l *labelState, action, sender string, changes map[string]any) {

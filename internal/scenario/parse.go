@@ -87,6 +87,8 @@ const (
 
 	CreateMilestone ActionKind = "create-milestone"
 	SetMilestone    ActionKind = "milestone"
+	// BlockedBy: "carol links #3 blocked by #2" (GitHub's issue dependency).
+	BlockedBy       ActionKind = "blocked-by"
 	ClearMilestone  ActionKind = "demilestone"
 	CloseMilestone  ActionKind = "close-milestone"
 	ReopenMilestone ActionKind = "reopen-milestone"
@@ -126,6 +128,8 @@ type Action struct {
 	// Milestone is the title of the milestone acted on (CreateMilestone,
 	// SetMilestone, CloseMilestone, ReopenMilestone).
 	Milestone string
+	// Blocker is the issue of a BlockedBy.
+	Blocker int
 	// Goal is the title of the milestone whose goal issue is commented on
 	// (CommentOn; Number is 0 then).
 	Goal string
@@ -820,6 +824,21 @@ func (p *parser) action(c *cursor) (*Action, error) {
 			if err == nil && p.sc.issues[a.Number] {
 				err = fmt.Errorf("a pull request is closed without a reason")
 			}
+		}
+	case "links":
+		// GitHub's issue dependency: "carol links #3 blocked by #2".
+		a.Kind = BlockedBy
+		var pr, bpr bool
+		if a.Number, pr, err = p.target(c); err == nil {
+			if err = c.expect("blocked", "by"); err == nil {
+				a.Blocker, bpr, err = p.target(c)
+			}
+		}
+		if err == nil && (pr || bpr || p.sc.issues[a.Number] || p.sc.issues[a.Blocker]) {
+			err = fmt.Errorf("a dependency links two issues, not pull requests")
+		}
+		if err == nil && a.Number == a.Blocker {
+			err = fmt.Errorf("an issue cannot block itself")
 		}
 	case "reopens":
 		if c.word("milestone") {

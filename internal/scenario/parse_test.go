@@ -576,3 +576,21 @@ alice comments on #1: /start
 		t.Errorf("rename back = %+v", a)
 	}
 }
+
+// "links #N blocked by #M" is GitHub's issue dependency, between two issues.
+func TestParseBlockedBy(t *testing.T) {
+	head := "scenario: s\npeople: carol=admin alice=write\ncarol opens issue #1 \"A\"\ncarol opens issue #2 \"B\"\nalice opens PR #3 \"Work\" closing #1\n"
+	sc, err := Parse("t.scenario", strings.NewReader(head+"carol links #2 blocked by #1\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := sc.Steps[len(sc.Steps)-1].Action
+	if want := (&Action{Kind: BlockedBy, Actor: "carol", Number: 2, Blocker: 1}); !reflect.DeepEqual(got, want) {
+		t.Fatalf("action = %+v, want %+v", got, want)
+	}
+	for _, bad := range []string{"carol links #2 blocked by PR #3", "carol links #2 blocked by #2", "carol links #2 by #1"} {
+		if _, err := Parse("t.scenario", strings.NewReader(head+bad+"\n")); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+}

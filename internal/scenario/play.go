@@ -447,6 +447,8 @@ func (p *player) perform(a *Action) (extra string, err error) {
 		}
 	case SetMilestone:
 		gh.SetMilestone(repo, a.Number, a.Actor, p.milestones[a.Milestone])
+	case BlockedBy:
+		gh.AddBlockedBy(repo, a.Number, a.Actor, repo, a.Blocker)
 	case ClearMilestone:
 		if v, _ := gh.Issue(repo, a.Number); v.Milestone == 0 {
 			return "", fmt.Errorf("#%d is in no milestone", a.Number)

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -77,6 +78,9 @@ type Issue struct {
 	Assignees      []string
 	Milestone      int
 	MilestoneTitle string
+	// Linked: GitHub counts issues that block it or are its sub-issues
+	// (its issue_dependencies_summary and sub_issues_summary, when listed).
+	Linked bool
 }
 
 // NewIssue is an issue to open.
@@ -332,28 +336,48 @@ func (g *restGitHub) CreateMilestone(ctx context.Context, repo, title, descripti
 
 func (g *restGitHub) Issues(ctx context.Context, repo string, milestone int, label string) ([]*Issue, error) {
 	owner, name := splitRepo(repo)
-	opt := &github.IssueListByRepoOptions{State: "open", Direction: "asc", Sort: "created", ListOptions: github.ListOptions{PerPage: 100}}
+	q := url.Values{"state": {"open"}, "direction": {"asc"}, "sort": {"created"}, "per_page": {"100"}}
 	if milestone > 0 {
-		opt.Milestone, opt.State = strconv.Itoa(milestone), "all"
+		q.Set("milestone", strconv.Itoa(milestone))
+		q.Set("state", "all")
 	}
 	if label != "" {
-		opt.Labels = []string{label}
+		q.Set("labels", label)
 	}
 	var out []*Issue
-	for page := 0; page < maxPages; page++ {
-		list, resp, err := g.c.Issues.ListByRepo(ctx, owner, name, opt)
+	for page := 1; page <= maxPages; page++ {
+		q.Set("page", strconv.Itoa(page))
+		req, err := g.c.NewRequest("GET", fmt.Sprintf("repos/%s/%s/issues?%s", url.PathEscape(owner), url.PathEscape(name), q.Encode()), nil)
 		if err != nil {
 			return nil, apiErr("list the issues of "+repo, err)
 		}
-		for _, is := range list {
-			if !is.IsPullRequest() {
-				out = append(out, issueOf(repo, is))
+		// go-github's Issue lacks the link summaries GitHub lists with each
+		// issue: they say which tasks have blockers worth reading.
+		var list []struct {
+			github.Issue
+			Deps *struct {
+				Total int `json:"total_blocked_by"`
+			} `json:"issue_dependencies_summary"`
+			Subs *struct {
+				Total int `json:"total"`
+			} `json:"sub_issues_summary"`
+		}
+		resp, err := g.c.Do(ctx, req, &list)
+		if err != nil {
+			return nil, apiErr("list the issues of "+repo, err)
+		}
+		for i := range list {
+			is := &list[i]
+			if is.IsPullRequest() {
+				continue
 			}
+			v := issueOf(repo, &is.Issue)
+			v.Linked = (is.Deps != nil && is.Deps.Total > 0) || (is.Subs != nil && is.Subs.Total > 0)
+			out = append(out, v)
 		}
 		if resp.NextPage == 0 {
 			break
 		}
-		opt.Page = resp.NextPage
 	}
 	return out, nil
 }

@@ -77,6 +77,6 @@ func HookOperation(event, action string) string {
 // HookEvents are the webhook events the fake sends (internal/githubtest's
 // emit calls): the subset keeps every action of each.
 var HookEvents = []string{
-	"check_run", "check_suite", "issue_comment", "issues", "label", "merge_group",
-	"milestone", "pull_request", "pull_request_review", "push", "status",
+	"check_run", "check_suite", "issue_comment", "issue_dependencies", "issues", "label", "merge_group",
+	"milestone", "pull_request", "pull_request_review", "push", "status", "sub_issues",
 }

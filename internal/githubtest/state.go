@@ -848,6 +848,9 @@ func (s *Server) ghCheckRun(rp *repoState, cr *checkRunState) *github.CheckRun {
 		App:        s.ghApp(cr.appSlug),
 	}
 	out.PullRequests = s.openPullsAt(rp, cr.headSHA)
+	if cr.suite != nil && cr.suite.headFork != nil { // a fork's workflow run: none (forks.go)
+		out.PullRequests = []*github.PullRequest{}
+	}
 	return out
 }
 

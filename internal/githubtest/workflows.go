@@ -853,3 +853,19 @@ func (s *Server) listWorkflowRuns(c *apiCall) {
 		Runs  []workflowRunView `json:"workflow_runs"`
 	}{total, page})
 }
+
+// WorkflowRunID is the id of the workflow run whose check suite is suite
+// (GitHub numbers workflow runs apart from their suites): the number its
+// pages and jobs' links show.
+func (s *Server) WorkflowRunID(repo string, suite int64) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.actRepo("WorkflowRunID", repo)
+	if rp == nil {
+		return 0
+	}
+	if st := s.workflowRun("WorkflowRunID", rp, suite); st != nil {
+		return st.run
+	}
+	return 0
+}

@@ -163,7 +163,7 @@ func (p *Decider) decideCI(ctx context.Context, cd deliveries.CIPayload, d *stor
 			return store.Commit{}, err
 		}
 		runs = rules.OwnRuns(runs, suites) // another head's workflow runs are not this pull request's
-		if cd.Read { // the runs were read too: what a suite's completion announces is known
+		if cd.Read {                       // the runs were read too: what a suite's completion announces is known
 			read = &ciRead{Suites: completedSuites(suites)}
 		}
 	}

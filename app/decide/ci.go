@@ -134,6 +134,9 @@ func (p *Decider) decideCI(ctx context.Context, cd deliveries.CIPayload, d *stor
 		if cd.Suite != 0 && slices.Contains(last.Suites, cd.Suite) {
 			return store.Commit{}, nil
 		}
+		if otherSuite(pr, cd.Suite) {
+			return store.Commit{}, nil // another head's workflow run completed: nothing of this pull request's
+		}
 		if runs, err = p.look.CIRuns(ctx, c, cd.Repo, cd.Head); err != nil {
 			return store.Commit{}, err
 		}
@@ -141,7 +144,7 @@ func (p *Decider) decideCI(ctx context.Context, cd deliveries.CIPayload, d *stor
 			runs, _ = rules.MergeRun(runs, r)
 		}
 	case cd.Run != nil:
-		if cd.Run.Suite != 0 && slices.ContainsFunc(pr.Suites, func(s rules.CISuite) bool { return s.ID == cd.Run.Suite && s.Other() }) {
+		if otherSuite(pr, cd.Run.Suite) {
 			return store.Commit{}, nil // another head's workflow run (a fork pull request's): nothing of this pull request's
 		}
 		var moved bool
@@ -158,7 +161,13 @@ func (p *Decider) decideCI(ctx context.Context, cd deliveries.CIPayload, d *stor
 	if err != nil {
 		return store.Commit{}, err
 	}
-	if due := rules.CIReadDue(cfg.Contracts, runs, suites); cd.Read || due.Suites {
+	due := rules.CIReadDue(cfg.Contracts, runs, suites)
+	if due.Whose && len(pr.Links) == 0 {
+		// Whose each workflow run is matters to the tasks a pull request
+		// closes: one that closes none does not pay for it.
+		due = rules.CIRead{}
+	}
+	if cd.Read || due.Suites {
 		if suites, err = p.look.CISuites(ctx, c, cd.Repo, cd.Head, headOf(pr), pr.Suites, due.Whose); err != nil {
 			return store.Commit{}, err
 		}
@@ -184,6 +193,12 @@ func (p *Decider) decideCI(ctx context.Context, cd deliveries.CIPayload, d *stor
 	}
 	w.Enqueue = nil // recorded; no contract counts it
 	return recordRead(w, cd, readAt), nil
+}
+
+// otherSuite reports whether suite is, as pr's suites were last read,
+// another head's workflow run.
+func otherSuite(pr *rules.PullRequest, suite int64) bool {
+	return suite != 0 && slices.ContainsFunc(pr.Suites, func(s rules.CISuite) bool { return s.ID == suite && s.Other() })
 }
 
 // headOf is whose head pr's is: a workflow run for another counts for

@@ -1,6 +1,8 @@
 package app_test
 
 import (
+	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/countersign/countersign/internal/githubtest"
@@ -54,5 +56,37 @@ func TestWholeCIOwnWorkflowRunsLatestAttemptCounts(t *testing.T) {
 				t.Fatalf("the gate is %+v, want success", r)
 			}
 		})
+	}
+}
+
+// An installation that has not accepted the Actions permission yet (the
+// workflow runs answer 403) still works: the suites count as GitHub lists
+// them, as before the workflow runs were read; github-actions' empty suite
+// blocks nothing.
+func TestWholeCIWithoutActionsPermission(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	n, pr, sha := taskWithPR(h, "Login form", githubtest.PROptions{Title: "Login", Files: []string{"internal/login/login.go"}})
+	h.gh.DenyActions(testRepo)
+	h.gh.EmptySuite(testRepo, sha, "github-actions")
+	run := ciWorkflow(h, sha)
+	h.gh.FinishJob(testRepo, run, "build", "success")
+	h.gh.QueueJobs(testRepo, run)
+	h.gh.FinishJob(testRepo, run, "test", "success")
+	h.gh.Review(testRepo, pr, "carol", "APPROVED", "")
+	h.settle()
+	h.gh.Comment(testRepo, n, "bob", "/verify")
+	h.settle()
+	if s := stateOf(h, n); s != "verified" {
+		t.Fatalf("#%d is %s: without the Actions permission the whole CI must count as the suites say; card:\n%s", n, s, card(t, h, n))
+	}
+	forbidden := 0
+	for _, r := range h.gh.Requests() {
+		if strings.Contains(r.Path, "/actions/runs") && r.Status == http.StatusForbidden {
+			forbidden++
+		}
+	}
+	if forbidden == 0 {
+		t.Fatal("the workflow runs were never asked for: the test proves nothing")
 	}
 }

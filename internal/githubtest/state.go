@@ -39,6 +39,7 @@ type repoState struct {
 	lastMilestone int
 	checkRuns     []*checkRunState
 	suites        []*suiteState // check suites opened explicitly (workflows.go)
+	noActions     bool          // the installation lacks the Actions permission (DenyActions)
 	statuses      []*statusState
 	commits       map[string]*commitState // every known sha
 	queue         []*queueEntry           // the merge queue, first in line first

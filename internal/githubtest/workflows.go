@@ -815,6 +815,10 @@ func workflowFile(name string) string {
 // first, filtered by head_sha, branch, event, status (a status or a
 // conclusion) and check_suite_id; total_count before pagination.
 func (s *Server) listWorkflowRuns(c *apiCall) {
+	if c.repo.noActions {
+		c.fail(http.StatusForbidden, "Resource not accessible by integration")
+		return
+	}
 	q := c.r.URL.Query()
 	var list []workflowRunView
 	for i := len(c.repo.suites) - 1; i >= 0; i-- {
@@ -868,4 +872,15 @@ func (s *Server) WorkflowRunID(repo string, suite int64) int64 {
 		return st.run
 	}
 	return 0
+}
+
+// DenyActions is repo's installation without the Actions permission (an
+// App that asks for it since, not yet accepted): the workflow runs answer
+// 403 "Resource not accessible by integration".
+func (s *Server) DenyActions(repo string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if rp := s.actRepo("DenyActions", repo); rp != nil {
+		rp.noActions = true
+	}
 }

@@ -18,16 +18,21 @@ import (
 // are created only when the run starts (GitHub may also show such a run as
 // `pending`; a run `queued` with zero jobs for many minutes, waiting to be
 // scheduled, is seen in the wild too). That is no App's empty suite: the
-// whole CI has not run. rules.CISuite.Empty takes it for one. /verify must be refused and the gate must not pass.
+// whole CI has not run, and only the workflow run (GET .../actions/runs,
+// status pending) tells it from the empty suite github-actions leaves on a
+// push that triggers no workflow. /verify must be refused and the gate must
+// not pass until the run has.
 func TestReviewWholeCIWaitsForAWorkflowQueuedInItsConcurrencyGroup(t *testing.T) {
-	knownGap(t, "open gap (issue 27 review): a workflow run queued with no jobs yet (a concurrency group) looks like an App's empty suite; the head's workflow runs must be read")
 	h := newHarness(t)
 	team(h)
 	n, pr, sha := taskWithPR(h, "Login form", githubtest.PROptions{Title: "Login", Files: []string{"internal/login/login.go"}})
+	// A push that triggers no workflow of its own leaves github-actions an
+	// empty suite: it blocks nothing.
+	h.gh.EmptySuite(testRepo, sha, "github-actions")
 	lint := h.gh.StartWorkflow(testRepo, sha, "Lint", githubtest.Job{Name: "lint"})
 	// The workflow "CI" (build, test) waits for its concurrency group: its
-	// suite is queued, with no runs yet.
-	h.gh.EmptySuite(testRepo, sha, "github-actions")
+	// run is pending, its suite queued with no runs yet.
+	ci := h.gh.QueueWorkflow(testRepo, sha, "CI", githubtest.Job{Name: "build"}, githubtest.Job{Name: "test", Needs: []string{"build"}})
 	h.gh.FinishJob(testRepo, lint, "lint", "success")
 	h.gh.Review(testRepo, pr, "carol", "APPROVED", "")
 	h.settle()
@@ -39,6 +44,17 @@ func TestReviewWholeCIWaitsForAWorkflowQueuedInItsConcurrencyGroup(t *testing.T)
 	if r, ok := verification(h, sha); ok && r.Status == "completed" && r.Conclusion == "success" {
 		t.Fatalf("the gate passed while the workflow CI has not started")
 	}
+	// CI starts and passes: the empty suite still blocks nothing.
+	h.gh.RunQueuedWorkflow(testRepo, ci)
+	h.gh.FinishJob(testRepo, ci, "build", "success")
+	h.gh.QueueJobs(testRepo, ci)
+	h.gh.FinishJob(testRepo, ci, "test", "success")
+	h.settle()
+	h.gh.Comment(testRepo, n, "bob", "/verify")
+	h.settle()
+	if s := stateOf(h, n); s != "verified" {
+		t.Fatalf("#%d is %s once every workflow run passed; card:\n%s", n, s, card(t, h, n))
+	}
 }
 
 // Two workflow runs of one workflow on one head: alice's pull request's
@@ -48,14 +64,13 @@ func TestReviewWholeCIWaitsForAWorkflowQueuedInItsConcurrencyGroup(t *testing.T)
 // so alice's failure is dropped as older and the whole CI passes: a
 // bystander's pull request turned a failing CI green.
 func TestReviewWholeCIFailureHiddenByAnotherPullRequestsWorkflowRun(t *testing.T) {
-	knownGap(t, "open gap (issue 27 review): results are kept per check name, so a later run of the same name from another pull request's workflow run on the head hides a failure; count per workflow run, only the pull request's own")
 	h := newHarness(t)
 	team(h)
 	n, pr, sha := taskWithPR(h, "Login form", githubtest.PROptions{Title: "Login", Files: []string{"internal/login/login.go"}})
 	mine := h.gh.StartWorkflow(testRepo, sha, "CI", githubtest.Job{Name: "test"})
 	h.settle()
-	h.gh.OpenPRAt(testRepo, "mallory", sha, githubtest.SharedPROptions{Fork: true, Title: "Same", Body: "No task.", Base: "main"})
-	theirs := h.gh.StartWorkflow(testRepo, sha, "CI", githubtest.Job{Name: "test"})
+	fork := h.gh.OpenPRAt(testRepo, "mallory", sha, githubtest.SharedPROptions{Fork: true, Title: "Same", Body: "No task.", Base: "main"})
+	theirs := h.gh.StartPRWorkflow(testRepo, fork, "CI", githubtest.Job{Name: "test"})
 	h.settle()
 	h.gh.FinishJob(testRepo, mine, "test", "failure")
 	h.gh.FinishJob(testRepo, theirs, "test", "success")
@@ -82,7 +97,6 @@ func TestReviewWholeCIFailureHiddenByAnotherPullRequestsWorkflowRun(t *testing.T
 // gate red. A bystander voided alice's attempt (DESIGN §2: anyone else's pull
 // request blocks nothing and voids nothing).
 func TestReviewWholeCIBystandersWorkflowRunOnTheSameHeadFailsAnAttempt(t *testing.T) {
-	knownGap(t, "open gap (issue 27 review): a fork pull request's workflow run on the same head counts for the tracked pull request; count only the pull request's own workflow runs")
 	h := newHarness(t)
 	team(h)
 	n, pr, sha := taskWithPR(h, "Login form", githubtest.PROptions{Title: "Login", Files: []string{"internal/login/login.go"}})
@@ -92,8 +106,8 @@ func TestReviewWholeCIBystandersWorkflowRunOnTheSameHeadFailsAnAttempt(t *testin
 	h.settle()
 	wantState(t, h, n, "completed")
 
-	h.gh.OpenPRAt(testRepo, "mallory", sha, githubtest.SharedPROptions{Fork: true, Title: "Same", Body: "No task.", Base: "main"})
-	theirs := h.gh.StartWorkflow(testRepo, sha, "CI", githubtest.Job{Name: "test"})
+	fork := h.gh.OpenPRAt(testRepo, "mallory", sha, githubtest.SharedPROptions{Fork: true, Title: "Same", Body: "No task.", Base: "main"})
+	theirs := h.gh.StartPRWorkflow(testRepo, fork, "CI", githubtest.Job{Name: "test"})
 	h.gh.FinishJob(testRepo, theirs, "test", "failure")
 	h.settle()
 	if s := stateOf(h, n); s != "completed" {

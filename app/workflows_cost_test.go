@@ -36,7 +36,75 @@ func TestWorkflowSuitesCost(t *testing.T) {
 		}
 	}
 	t.Logf("a workflow run of two jobs (test needs build): %v\n%s", reads, describe(h.gh.Requests()))
-	if reads["check-suites"] != 3 || reads["check-runs"] != 1 || reads["statuses"] != 1 {
-		t.Errorf("reads %v, want check-suites 3 (build passed, test passed, the suite completed), check-runs 1, statuses 1", reads)
+	if reads["check-suites"] != 3 || reads["check-runs"] != 1 || reads["statuses"] != 1 || workflowRunReads(h) != 0 {
+		t.Errorf("reads %v and %d of the workflow runs, want check-suites 3 (build passed, test passed, the suite completed), check-runs 1, statuses 1, no workflow runs",
+			reads, workflowRunReads(h))
 	}
+
+	// A workflow run waiting in its concurrency group looks like
+	// github-actions' empty suite: each read of the suites then reads the
+	// workflow runs too (one request more), and nothing else.
+	t.Run("a workflow run waiting to start", func(t *testing.T) {
+		h := newHarness(t)
+		team(h)
+		_, _, sha := taskWithPR(h, "Login form", githubtest.PROptions{Title: "Login", Files: []string{"internal/login/login.go"}})
+		h.settle()
+		h.gh.ResetRequests()
+		lint := h.gh.StartWorkflow(testRepo, sha, "Lint", githubtest.Job{Name: "lint"})
+		h.gh.QueueWorkflow(testRepo, sha, "CI", githubtest.Job{Name: "test"})
+		h.settle()
+		h.gh.FinishJob(testRepo, lint, "lint", "success")
+		h.settle()
+		suites, runs := suiteReads(h, sha), workflowRunReads(h)
+		t.Logf("a workflow run done, another waiting: %d suite reads, %d workflow run reads\n%s", suites, runs, describe(h.gh.Requests()))
+		if runs != suites || runs == 0 {
+			t.Errorf("%d workflow run reads for %d suite reads: want one with each", runs, suites)
+		}
+	})
+
+	// A fork pull request on the same head runs the same workflow: the
+	// first of its runs that outdates the pull request's own `test` has the
+	// workflow runs read once; its later runs read nothing more.
+	t.Run("a fork pull request's workflow run on the head", func(t *testing.T) {
+		h := newHarness(t)
+		team(h)
+		_, _, sha := taskWithPR(h, "Login form", githubtest.PROptions{Title: "Login", Files: []string{"internal/login/login.go"}})
+		mine := h.gh.StartWorkflow(testRepo, sha, "CI", githubtest.Job{Name: "test"})
+		h.gh.FinishJob(testRepo, mine, "test", "success")
+		h.settle()
+		fork := h.gh.OpenPRAt(testRepo, "mallory", sha, githubtest.SharedPROptions{Fork: true, Title: "Same"})
+		h.settle()
+		h.gh.ResetRequests()
+		theirs := h.gh.StartPRWorkflow(testRepo, fork, "CI", githubtest.Job{Name: "test"})
+		h.settle()
+		h.gh.FinishJob(testRepo, theirs, "test", "failure")
+		h.settle()
+		suites, runs := suiteReads(h, sha), workflowRunReads(h)
+		t.Logf("a fork's workflow run started and failed on the head: %d suite reads, %d workflow run reads\n%s", suites, runs, describe(h.gh.Requests()))
+		if runs != 1 {
+			t.Errorf("%d workflow run reads, want 1", runs)
+		}
+	})
+}
+
+// workflowRunReads counts the reads of workflow runs h's GitHub served.
+func workflowRunReads(h *harness) int {
+	n := 0
+	for _, r := range h.gh.Requests() {
+		if r.Method == http.MethodGet && r.Path == "/repos/"+testRepo+"/actions/runs" {
+			n++
+		}
+	}
+	return n
+}
+
+// suiteReads counts the reads of the check suites on sha.
+func suiteReads(h *harness, sha string) int {
+	n := 0
+	for _, r := range h.gh.Requests() {
+		if r.Method == http.MethodGet && r.Path == "/repos/"+testRepo+"/commits/"+sha+"/check-suites" {
+			n++
+		}
+	}
+	return n
 }

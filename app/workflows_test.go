@@ -166,13 +166,14 @@ func TestWholeCICardListsWorkflowRuns(t *testing.T) {
 	h.gh.FinishJob(testRepo, run, "build", "success")
 	h.settle()
 	c := card(t, h, n)
-	wantContains(t, "the card", c, "workflow run "+strconv.FormatInt(run, 10)+" still running", "workflow run "+strconv.FormatInt(lint, 10)+" completed")
+	runID, lintID := strconv.FormatInt(h.gh.WorkflowRunID(testRepo, run), 10), strconv.FormatInt(h.gh.WorkflowRunID(testRepo, lint), 10)
+	wantContains(t, "the card", c, "workflow run "+runID+" still running", "workflow run "+lintID+" completed")
 
 	h.gh.QueueJobs(testRepo, run)
 	h.gh.FinishJob(testRepo, run, "test", "success")
 	h.settle()
 	c = card(t, h, n)
-	wantContains(t, "the card", c, "✅ **ci**", "workflow run "+strconv.FormatInt(run, 10)+" completed", "workflow run "+strconv.FormatInt(lint, 10)+" completed")
+	wantContains(t, "the card", c, "✅ **ci**", "workflow run "+runID+" completed", "workflow run "+lintID+" completed")
 	if strings.Contains(c, "still running") {
 		t.Fatalf("the card says a finished workflow run still runs:\n%s", c)
 	}

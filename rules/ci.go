@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -30,25 +31,55 @@ type CIRun struct {
 	Suite int64 `json:"suite,omitempty"`
 }
 
+// ActionsApp is the slug of GitHub Actions' App, whose check suites are
+// workflow runs.
+const ActionsApp = "github-actions"
+
 // CISuite is a check suite on a commit, as GitHub lists them: one per
 // workflow run for GitHub Actions, in_progress until its last job ends
 // (a job behind `needs:` has no check run until then); one per App
 // otherwise. An App with checks permission that never reports has one too,
-// queued with no runs, for ever.
+// queued with no runs, for ever; so has github-actions on a push that
+// triggers no workflow. A workflow run that waits in its concurrency group
+// has a suite just like it: only the workflow run tells them apart.
 type CISuite struct {
 	ID         int64  `json:"id"`
 	App        string `json:"app,omitempty"` // the slug of its GitHub App
 	Status     string `json:"status"`        // queued, in_progress, completed, ...
 	Conclusion string `json:"conclusion,omitempty"`
 	Runs       int    `json:"runs,omitempty"` // its latest check runs (latest_check_runs_count)
+	// Workflow is the GitHub Actions workflow run this suite is, 0 for none
+	// (another App's suite, or github-actions' empty one).
+	Workflow int64 `json:"workflow,omitempty"`
+	// WorkflowStatus is that workflow run's status as read: queued,
+	// pending, waiting, requested, in_progress or completed.
+	WorkflowStatus string `json:"workflow_status,omitempty"`
+	// Head says whose a suite of github-actions is, once the workflow runs
+	// were read: SuiteOwn (the pull request's head's workflow run, or no
+	// workflow run), or SuiteOther, a workflow run for another head branch
+	// or repository (another pull request's, a fork's, a push of the commit
+	// to another branch; see OtherHead), whose runs count for nothing on
+	// this pull request. "" while unknown (the suite's runs count).
+	Head string `json:"head,omitempty"`
 }
 
-// Empty reports whether s is an App's suite that never got a run: queued
-// with none. It blocks nothing.
-func (s CISuite) Empty() bool { return s.Runs == 0 && s.Status == "queued" }
+// Whose a suite is (CISuite.Head).
+const (
+	SuiteOwn   = "own"
+	SuiteOther = "other"
+)
 
-// Running reports whether s has not concluded: queued (with runs) or in
-// progress.
+// Other reports whether s is another head's workflow run (SuiteOther).
+func (s CISuite) Other() bool { return s.Head == SuiteOther }
+
+// Empty reports whether s is an App's suite that never got a run: queued
+// with none, and no workflow run that has yet to run. It blocks nothing.
+func (s CISuite) Empty() bool {
+	return s.Runs == 0 && s.Status == "queued" && (s.Workflow == 0 || s.WorkflowStatus == "completed")
+}
+
+// Running reports whether s has not concluded: queued (with runs, or a
+// workflow run waiting to start) or in progress.
 func (s CISuite) Running() bool { return s.Status != "completed" && !s.Empty() }
 
 // failed reports whether s concluded without passing.
@@ -60,11 +91,28 @@ func (s CISuite) failed() bool {
 	return false
 }
 
+// OtherHead reports whether a workflow run on a pull request's head commit,
+// run for branch in repository repo (its head_branch and head_repository),
+// is for another head than the pull request's own (headRepo, headRef):
+// another pull request's on the same commit (a fork's, whose check suite
+// names no pull request), or a push of the commit to another branch. Its
+// runs then count for nothing on the pull request (DESIGN §2: anyone else's
+// pull request blocks nothing and voids nothing). When either side is
+// unknown ("") it is not: it counts, as a failure must never be hidden by a
+// guess.
+func OtherHead(headRepo, headRef, repo, branch string) bool {
+	if headRepo == "" || headRef == "" || repo == "" || branch == "" {
+		return false
+	}
+	return !strings.EqualFold(headRepo, repo) || headRef != branch
+}
+
 // maxSuites bounds the suites kept per commit.
 const maxSuites = 50
 
 // TrimSuites are suites as kept with a commit: the empty ones dropped (they
-// block nothing), by id, at most maxSuites, those still running kept first.
+// block nothing), by id, at most maxSuites: those still running kept first,
+// then the completed ones, then other heads' (Other).
 func TrimSuites(suites []CISuite) []CISuite {
 	var out []CISuite
 	for _, s := range suites {
@@ -72,26 +120,137 @@ func TrimSuites(suites []CISuite) []CISuite {
 			out = append(out, s)
 		}
 	}
-	slices.SortFunc(out, func(a, b CISuite) int {
-		if a.Running() != b.Running() {
-			if a.Running() {
-				return -1
-			}
-			return 1
+	rank := func(s CISuite) int {
+		switch {
+		case s.Other():
+			return 2
+		case s.Running():
+			return 0
 		}
-		return int(a.ID - b.ID)
+		return 1
+	}
+	slices.SortFunc(out, func(a, b CISuite) int {
+		if c := rank(a) - rank(b); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
 	})
 	if len(out) > maxSuites {
 		out = out[:maxSuites]
 	}
-	slices.SortFunc(out, func(a, b CISuite) int { return int(a.ID - b.ID) })
+	slices.SortFunc(out, func(a, b CISuite) int { return cmp.Compare(a.ID, b.ID) })
 	return out
 }
 
-// suiteName is how people are shown suite s: "workflow run N" when one of
-// runs (check runs of it) links to its GitHub Actions workflow run, else
-// "check suite N of APP".
+// OwnRuns are runs without those of the suites among suites that are
+// another head's workflow runs (Other).
+func OwnRuns(runs []CIRun, suites []CISuite) []CIRun {
+	other := otherSuites(suites)
+	if len(other) == 0 {
+		return runs
+	}
+	var out []CIRun
+	for _, r := range runs {
+		if !other[r.Suite] {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func otherSuites(suites []CISuite) map[int64]bool {
+	var other map[int64]bool
+	for _, s := range suites {
+		if s.Other() && s.ID != 0 {
+			if other == nil {
+				other = map[int64]bool{}
+			}
+			other[s.ID] = true
+		}
+	}
+	return other
+}
+
+// CountedRuns are the runs of a pull request's head that count for it
+// (runs as MergeRun keeps them, suites as last read): not those of another
+// head's workflow runs (Other), and of each name (and App; of each context
+// for statuses) the latest only: a failed job re-run to pass, or a workflow
+// run again for the pull request (reopened), is a pass. The order of runs is
+// kept.
+func CountedRuns(runs []CIRun, suites []CISuite) []CIRun {
+	runs = OwnRuns(runs, suites)
+	var out []CIRun
+	for _, r := range runs {
+		i := slices.IndexFunc(out, func(o CIRun) bool { return o.Name == r.Name && o.Status == r.Status && o.App == r.App })
+		switch {
+		case i < 0:
+			out = append(out, r)
+		case r.newer(out[i]):
+			out[i] = r
+		}
+	}
+	return out
+}
+
+// unread reports whether r is a GitHub Actions check run whose suite is not
+// known to be the pull request's own (suites as last read): whose workflow
+// run, and so whose head, is not known yet.
+func unread(r CIRun, suites []CISuite) bool {
+	return !r.Status && r.App == ActionsApp && r.Suite != 0 &&
+		!slices.ContainsFunc(suites, func(s CISuite) bool { return s.ID == r.Suite && s.Head != "" })
+}
+
+// CIRead is what is to be read of a pull request's head before what its
+// runs say is taken (CIReadDue): its check suites, and with them the
+// workflow runs on it (Whose), to tell whose each workflow run is.
+type CIRead struct {
+	Suites, Whose bool
+}
+
+// CIReadDue says what must be read of a pull request's head before what its
+// runs (as MergeRun keeps them) and suites (as last read) say is taken,
+// under cfg:
+//   - the suites and whose they are, when a counted run (CountedRuns) of a
+//     workflow run whose head is not known yet has failed, or is the latest
+//     of a name another suite also ran: it may be another head's (a fork
+//     pull request's on the same commit), which fails and hides nothing;
+//   - the suites, when the whole CI counts (WholeCI) and every trusted check
+//     run counted has concluded without failing: only the suites can then
+//     say whether a job has yet to come (a job behind `needs:` has no check
+//     run until it is queued), or a workflow run waits to start.
+//
+// So a read costs at most one request for the suites and one for the
+// workflow runs, made only by a decision that could pass, fail an attempt,
+// or let another head's run through.
+func CIReadDue(cfg ContractConfig, runs []CIRun, suites []CISuite) CIRead {
+	counted := RelevantRuns(cfg, CountedRuns(runs, suites))
+	settled := true
+	for _, r := range counted {
+		if r.Status {
+			continue
+		}
+		if Distrust(cfg, r, nil) != "" {
+			continue
+		}
+		if unread(r, suites) && (r.Result() == ResultFail || slices.ContainsFunc(runs, func(o CIRun) bool {
+			return !o.Status && o.Name == r.Name && o.App == r.App && o.Suite != r.Suite
+		})) {
+			return CIRead{Suites: true, Whose: true}
+		}
+		if r.blocks() {
+			settled = false
+		}
+	}
+	return CIRead{Suites: settled && len(counted) > 0 && cfg.WholeCI()}
+}
+
+// suiteName is how people are shown suite s: "workflow run N" when it is
+// a GitHub Actions workflow run (read, or linked from one of runs, its check
+// runs), else "check suite N of APP".
 func suiteName(s CISuite, runs []CIRun) string {
+	if s.Workflow != 0 {
+		return fmt.Sprintf("workflow run %d", s.Workflow)
+	}
 	for _, r := range runs {
 		if r.Suite != s.ID {
 			continue
@@ -205,13 +364,21 @@ func stage(r CIRun) int {
 const maxRuns = 100
 
 // MergeRun records run r among runs (the runs of one commit: one check run
-// per App and name, as GitHub keeps the latest of each; one status per
-// context): it replaces an older run of its name (and App), and is ignored if a
-// newer one is known. Two Apps' runs of one name are two runs: a later pass
-// from one never hides the other's failure. It returns the new list (sorted by name; at most maxRuns, the oldest
+// per check suite, App and name, as GitHub keeps the latest of each in each
+// suite; one status per context): it replaces an older run of its name (and
+// App, and suite), and is ignored if a newer one is known. Two Apps' runs of
+// one name are two runs: a later pass from one never hides the other's
+// failure; so are two workflow runs' (two suites'): which of them count is
+// decided when they are counted (CountedRuns), once it is known whose they
+// are. It returns the new list (sorted by name; at most maxRuns, the oldest
 // dropped) and whether anything changed. runs is not modified.
 func MergeRun(runs []CIRun, r CIRun) ([]CIRun, bool) {
-	i := slices.IndexFunc(runs, func(o CIRun) bool { return o.Name == r.Name && o.Status == r.Status && o.App == r.App })
+	i := slices.IndexFunc(runs, func(o CIRun) bool {
+		if r.ID != 0 && o.ID == r.ID && o.Status == r.Status {
+			return true // the same check run (or status)
+		}
+		return o.Name == r.Name && o.Status == r.Status && o.App == r.App && o.Suite == r.Suite
+	})
 	out := slices.Clone(runs)
 	switch {
 	case i < 0:
@@ -251,7 +418,10 @@ func MergeRun(runs []CIRun, r CIRun) ([]CIRun, bool) {
 			}
 			return -1
 		}
-		return strings.Compare(a.App, b.App)
+		if c := strings.Compare(a.App, b.App); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Suite, b.Suite)
 	})
 	return out, true
 }
@@ -437,6 +607,8 @@ func wholeCIResult(runs []CIRun, suites []CISuite, where string, distrust func(C
 	running := false
 	for _, s := range suites {
 		switch {
+		case s.Other():
+			states = append(states, suiteName(s, runs)+" ignored (run for another branch or fork)")
 		case s.Empty():
 		case s.Running():
 			running = true
@@ -470,23 +642,4 @@ func wholeCIResult(runs []CIRun, suites []CISuite, where string, distrust func(C
 		return ResultPending, noCIReported + where + " yet" + note, "", time.Time{}
 	}
 	return ResultPass, strings.Join(passed, ", ") + " passed" + where + note, url, at
-}
-
-// ChecksConcluded reports whether every check run among runs that cfg trusts
-// has concluded and none failed, with at least one result of any kind: the
-// moment the whole CI (WholeCI) could pass, when the check suites decide
-// whether a job has yet to come.
-func ChecksConcluded(cfg ContractConfig, runs []CIRun) bool {
-	if len(runs) == 0 {
-		return false
-	}
-	for _, r := range runs {
-		if r.Status || Distrust(cfg, r, nil) != "" {
-			continue
-		}
-		if r.blocks() {
-			return false
-		}
-	}
-	return true
 }

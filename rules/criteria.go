@@ -291,7 +291,7 @@ func (d *decider) checkedBy(c Criterion) func(p *LinkedPR, where string) (Result
 	cfg := d.f.Config.Contracts
 	if c.Activity == ActCI || (cfg.WholeCI() && slices.Contains(CheckedActivities, c.Activity) && c.Timing != TimingDeferred) {
 		return func(p *LinkedPR, where string) (Result, string, string, time.Time) {
-			return wholeCIResult(p.Runs, p.Suites, where, d.distrust)
+			return wholeCIResult(CountedRuns(p.Runs, p.Suites), p.Suites, where, d.distrust)
 		}
 	}
 	pats := cfg.Checks[c.Activity]
@@ -299,7 +299,7 @@ func (d *decider) checkedBy(c Criterion) func(p *LinkedPR, where string) (Result
 		return nil
 	}
 	return func(p *LinkedPR, where string) (Result, string, string, time.Time) {
-		return ciResult(pats, p.Runs, where, d.distrust)
+		return ciResult(pats, CountedRuns(p.Runs, p.Suites), where, d.distrust)
 	}
 }
 

@@ -533,7 +533,7 @@ func (d *decider) pullRequest() {
 	newHead := lp.Head != p.Head
 	was := *lp
 	*lp = LinkedPR{Number: p.Number, Author: p.Author, Head: p.Head, Draft: p.Draft, Open: p.Open, Merged: p.Merged,
-		Criteria: was.Criteria, Runs: RelevantRuns(d.f.Config.Contracts, p.Runs), Suites: p.Suites, Contradiction: d.contradiction(p.Body),
+		Criteria: was.Criteria, Runs: RelevantRuns(d.f.Config.Contracts, CountedRuns(p.Runs, p.Suites)), Suites: p.Suites, Contradiction: d.contradiction(p.Body),
 		Outsider: p.Outsider, Unresolved: p.Unresolved, BotPushers: botsOf(p.Pushers), PushersUnread: p.PushersUnread, Merges: p.Merges}
 	if lp.Merges == "" && !newHead { // not read for this event: what was known for the head stands
 		lp.Merges = was.Merges

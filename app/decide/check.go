@@ -188,7 +188,7 @@ func (p *Decider) exemptBuilders(ctx context.Context, c Client, cd deliveries.Ch
 	}
 	out := *pr
 	out.Committers, out.Unresolved, out.Pushers, out.PushersUnread = rec.Committers, rec.Unresolved, rec.Pushers, rec.PushersUnread
-	out.HeadRef, out.HeadRepo, out.Files, out.Runs, out.CommittersHead = rec.HeadRef, rec.HeadRepo, rec.Files, rec.Runs, rec.CommittersHead
+	out.HeadRef, out.HeadRepo, out.Files, out.Runs, out.Suites, out.CommittersHead = rec.HeadRef, rec.HeadRepo, rec.Files, rec.Runs, rec.Suites, rec.CommittersHead
 	b, err := json.Marshal(rec)
 	if err != nil {
 		return nil, err

@@ -102,11 +102,14 @@ func (p *Decider) toPulls(ctx context.Context, inst int64, repo, sha string, prs
 
 // decideCI records CI results on a pull request's head and tells the tasks it
 // closes when a result their contracts count changed. The check suites on
-// the head are read (one request) when a check suite completed, and when
-// every check run on the head has concluded with none failing while the
-// repository's whole CI counts: only the suites can then say whether a job
-// has yet to come (a job behind `needs:` has no check run until it is
-// queued).
+// the head are read (one request; with the workflow runs when a suite of
+// github-actions is new or queued with no run, one more) when a check suite
+// completed, and when rules.CIReadDue says so: when the counted runs could
+// pass (only the suites can then say whether a job has yet to come, a job
+// behind `needs:` having no check run until it is queued), or a run of a
+// workflow run not read yet fails or outdates another suite's run of its
+// name (it may be another pull request's on the same commit, which counts
+// for nothing here).
 func (p *Decider) decideCI(ctx context.Context, cd deliveries.CIPayload, d *store.Delivery, log *slog.Logger) (store.Commit, error) {
 	pr, err := records.LoadPR(ctx, p.store, cd.Repo, cd.Number)
 	if err != nil || pr == nil || !pr.Open || pr.Head != cd.Head {
@@ -131,6 +134,9 @@ func (p *Decider) decideCI(ctx context.Context, cd deliveries.CIPayload, d *stor
 		if cd.Suite != 0 && slices.Contains(last.Suites, cd.Suite) {
 			return store.Commit{}, nil
 		}
+		if otherSuite(pr, cd.Suite) {
+			return store.Commit{}, nil // another head's workflow run completed: nothing of this pull request's
+		}
 		if runs, err = p.look.CIRuns(ctx, c, cd.Repo, cd.Head); err != nil {
 			return store.Commit{}, err
 		}
@@ -138,6 +144,9 @@ func (p *Decider) decideCI(ctx context.Context, cd deliveries.CIPayload, d *stor
 			runs, _ = rules.MergeRun(runs, r)
 		}
 	case cd.Run != nil:
+		if otherSuite(pr, cd.Run.Suite) {
+			return store.Commit{}, nil // another head's workflow run (a fork pull request's): nothing of this pull request's
+		}
 		var moved bool
 		if runs, moved = rules.MergeRun(pr.Runs, *cd.Run); !moved {
 			return store.Commit{}, nil // known already (a run created completed sends created, then completed)
@@ -152,11 +161,18 @@ func (p *Decider) decideCI(ctx context.Context, cd deliveries.CIPayload, d *stor
 	if err != nil {
 		return store.Commit{}, err
 	}
-	if cd.Read || (cfg.Contracts.WholeCI() && rules.ChecksConcluded(cfg.Contracts, runs)) {
-		if suites, err = p.look.CISuites(ctx, c, cd.Repo, cd.Head); err != nil {
+	due := rules.CIReadDue(cfg.Contracts, runs, suites)
+	if due.Whose && len(pr.Links) == 0 {
+		// Whose each workflow run is matters to the tasks a pull request
+		// closes: one that closes none does not pay for it.
+		due = rules.CIRead{}
+	}
+	if cd.Read || due.Suites {
+		if suites, err = p.look.CISuites(ctx, c, cd.Repo, cd.Head, headOf(pr), pr.Suites, due.Whose); err != nil {
 			return store.Commit{}, err
 		}
-		if cd.Read { // the runs were read too: what a suite's completion announces is known
+		runs = rules.OwnRuns(runs, suites) // another head's workflow runs are not this pull request's
+		if cd.Read {                       // the runs were read too: what a suite's completion announces is known
 			read = &ciRead{Suites: completedSuites(suites)}
 		}
 	}
@@ -167,7 +183,7 @@ func (p *Decider) decideCI(ctx context.Context, cd deliveries.CIPayload, d *stor
 	if slices.Equal(runs, pr.Runs) && slices.Equal(suites, pr.Suites) {
 		return recordRead(store.Commit{}, cd, readAt), nil
 	}
-	counted := !slices.Equal(rules.RelevantRuns(cfg.Contracts, runs), rules.RelevantRuns(cfg.Contracts, pr.Runs)) ||
+	counted := !slices.Equal(rules.RelevantRuns(cfg.Contracts, rules.CountedRuns(runs, suites)), rules.RelevantRuns(cfg.Contracts, rules.CountedRuns(pr.Runs, pr.Suites))) ||
 		(cfg.Contracts.WholeCI() && !slices.Equal(suites, pr.Suites))
 	old := *pr
 	pr.Runs, pr.Suites = runs, suites
@@ -177,6 +193,18 @@ func (p *Decider) decideCI(ctx context.Context, cd deliveries.CIPayload, d *stor
 	}
 	w.Enqueue = nil // recorded; no contract counts it
 	return recordRead(w, cd, readAt), nil
+}
+
+// otherSuite reports whether suite is, as pr's suites were last read,
+// another head's workflow run.
+func otherSuite(pr *rules.PullRequest, suite int64) bool {
+	return suite != 0 && slices.ContainsFunc(pr.Suites, func(s rules.CISuite) bool { return s.ID == suite && s.Other() })
+}
+
+// headOf is whose head pr's is: a workflow run for another counts for
+// nothing on it.
+func headOf(pr *rules.PullRequest) lookup.Head {
+	return lookup.Head{Repo: pr.HeadRepo, Ref: pr.HeadRef}
 }
 
 // completedSuites are the ids of the suites read completed.

@@ -253,10 +253,11 @@ func (p *Decider) readHead(ctx context.Context, c Client, inst int64, cur *rules
 	if cur.Runs, err = p.look.CIRuns(ctx, c, cur.Repo, cur.Head); err != nil {
 		return err
 	}
-	if rules.ChecksConcluded(rules.ContractConfig{}, cur.Runs) { // CI may be over: only the suites can say (decideCI)
-		if cur.Suites, err = p.look.CISuites(ctx, c, cur.Repo, cur.Head); err != nil {
+	if due := rules.CIReadDue(rules.ContractConfig{}, cur.Runs, nil); due.Suites { // CI may be over, or hold another head's runs: only the suites can say (decideCI)
+		if cur.Suites, err = p.look.CISuites(ctx, c, cur.Repo, cur.Head, headOf(cur), nil, due.Whose); err != nil {
 			return err
 		}
+		cur.Runs = rules.OwnRuns(cur.Runs, cur.Suites)
 	}
 	cur.CommittersHead = cur.Head
 	return nil

@@ -107,17 +107,18 @@ func (p *Decider) unseen(ctx context.Context, c Client, task *rules.Task, lp rul
 	// The whole CI has concluded only when its workflow runs (check suites)
 	// have: they are read once when every check run seen has finished.
 	suites := pr.Suites
-	if cfg.Contracts.WholeCI() && rules.ChecksConcluded(cfg.Contracts, merged) {
-		if suites, err = p.look.CISuites(ctx, c, task.Repo, lp.Head); err != nil {
+	if due := rules.CIReadDue(cfg.Contracts, merged, suites); due.Suites {
+		if suites, err = p.look.CISuites(ctx, c, task.Repo, lp.Head, headOf(pr), pr.Suites, due.Whose); err != nil {
 			return nil, err
 		}
+		merged = rules.OwnRuns(merged, suites) // another head's workflow runs are not this pull request's
 	}
 	// CI results are taken in with the pull request as the task last heard
 	// of it: when the record has moved on in another way (a description
 	// edited, marked ready), its own delivery to the task is on its way, and
 	// what it brings is decided there.
 	inStep := pr.Author.Is(lp.Author) && pr.Draft == lp.Draft && pr.Open == lp.Open && pr.Merged == lp.Merged && pr.Outsider == lp.Outsider
-	if inStep && (!slices.Equal(rules.RelevantRuns(cfg.Contracts, merged), lp.Runs) || !slices.Equal(suites, lp.Suites)) {
+	if inStep && (!slices.Equal(rules.RelevantRuns(cfg.Contracts, rules.CountedRuns(merged, suites)), lp.Runs) || !slices.Equal(suites, lp.Suites)) {
 		facts := pr.Facts()
 		facts.Runs, facts.Suites = merged, suites
 		out = append(out, rules.Event{Kind: rules.PRChecked, Actor: rules.User{Login: "ci"}, At: latestRun(merged),

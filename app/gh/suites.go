@@ -49,3 +49,15 @@ func (c *Client) ListCheckSuitesForRef(ctx context.Context, owner, repo, ref str
 	}
 	return out, resp, nil
 }
+
+// ListWorkflowRunsForHead is GET /repos/{owner}/{repo}/actions/runs with
+// head_sha (Actions.ListRepositoryWorkflowRuns): the workflow runs on a
+// commit, without the pull requests each lists (countersign tells whose a
+// run is by its head branch and repository).
+func (c *Client) ListWorkflowRunsForHead(ctx context.Context, owner, repo, sha string, opts *github.ListOptions) (*github.WorkflowRuns, *github.Response, error) {
+	o := &github.ListWorkflowRunsOptions{HeadSHA: sha, ExcludePullRequests: true}
+	if opts != nil {
+		o.ListOptions = *opts
+	}
+	return c.c.Actions.ListRepositoryWorkflowRuns(ctx, owner, repo, o)
+}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,6 +29,7 @@ type Client interface {
 	GetContents(ctx context.Context, owner, repo, path string, opts *github.RepositoryContentGetOptions) (fileContent *github.RepositoryContent, directoryContent []*github.RepositoryContent, resp *github.Response, err error)
 	ListCheckRunsForRef(ctx context.Context, owner, repo, ref string, opts *github.ListCheckRunsOptions) (*github.ListCheckRunsResults, *github.Response, error)
 	ListCheckSuitesForRef(ctx context.Context, owner, repo, ref string, opts *github.ListOptions) (*gh.CheckSuites, *github.Response, error)
+	ListWorkflowRunsForHead(ctx context.Context, owner, repo, sha string, opts *github.ListOptions) (*github.WorkflowRuns, *github.Response, error)
 	ListStatuses(ctx context.Context, owner, repo, ref string, opts *github.ListOptions) ([]*github.RepoStatus, *github.Response, error)
 	ListPullRequestFiles(ctx context.Context, owner string, repo string, number int, opts *github.ListOptions) ([]*github.CommitFile, *github.Response, error)
 }
@@ -250,27 +252,118 @@ func (p *Lookup) CIRuns(ctx context.Context, c Client, repo, sha string) ([]rule
 	return runs, nil
 }
 
-// maxSuites is how many check suites on a commit are read: one page, one
-// request.
-const maxSuites = 100
+// Limits on the check suites and workflow runs read on a commit: 100 a
+// page (one request in all but rare cases), at most maxSuitePages pages.
+const (
+	perSuitePage  = 100
+	maxSuitePages = 10
+)
 
-// CISuites reads the check suites on sha (but this App's own), in one
-// request: for GitHub Actions, one per workflow run, in_progress until its
-// last job ends.
-func (p *Lookup) CISuites(ctx context.Context, c Client, repo, sha string) ([]rules.CISuite, error) {
-	res, _, err := c.ListCheckSuitesForRef(ctx, gh.OwnerOf(repo), gh.NameOf(repo), sha, &github.ListOptions{PerPage: maxSuites})
-	if err != nil {
-		return nil, fmt.Errorf("list check suites on %s: %w", sha, err)
-	}
+// Head is whose head a commit is: a pull request's head repository
+// ("owner/name") and branch. A workflow run on the commit for another head
+// counts for nothing on that pull request (rules.OtherHead).
+type Head struct {
+	Repo, Ref string
+}
+
+// CISuites reads the check suites on sha (but this App's own), paging
+// through them: for GitHub Actions, one per workflow run, in_progress until
+// its last job ends. What known (the suites last read for head) says of
+// whose each suite of github-actions is stands. The workflow runs on sha
+// are read too (GET .../actions/runs?head_sha=, one request in all but rare
+// cases) when a suite of github-actions is queued with no run (github-actions'
+// empty suite on a push, or a workflow run waiting in its concurrency
+// group: only the workflow run tells them apart), or, when whose is set, a
+// suite of github-actions is not known to be head's or another's: each
+// suite then learns its workflow run, that run's status, and whether it is
+// for another head than head (rules.OtherHead). Without the Actions
+// permission (403) they are not: each suite counts as it is listed.
+func (p *Lookup) CISuites(ctx context.Context, c Client, repo, sha string, head Head, known []rules.CISuite, whose bool) ([]rules.CISuite, error) {
+	owner, name := gh.OwnerOf(repo), gh.NameOf(repo)
 	var out []rules.CISuite
-	for _, cs := range res.CheckSuites {
-		if cs == nil || p.gh.OwnApp(cs.GetApp()) {
+	opt := &github.ListOptions{PerPage: perSuitePage}
+	for page := 0; page < maxSuitePages; page++ {
+		res, resp, err := c.ListCheckSuitesForRef(ctx, owner, name, sha, opt)
+		if err != nil {
+			return nil, fmt.Errorf("list check suites on %s: %w", sha, err)
+		}
+		for _, cs := range res.CheckSuites {
+			if cs == nil || p.gh.OwnApp(cs.GetApp()) {
+				continue
+			}
+			out = append(out, rules.CISuite{ID: cs.GetID(), App: cs.GetApp().GetSlug(), Status: cs.GetStatus(),
+				Conclusion: cs.GetConclusion(), Runs: cs.LatestCheckRunsCount})
+		}
+		if resp == nil || resp.NextPage == 0 {
+			break
+		}
+		opt.Page = resp.NextPage
+	}
+	read := false
+	for i := range out {
+		s := &out[i]
+		if s.App != rules.ActionsApp {
 			continue
 		}
-		out = append(out, rules.CISuite{ID: cs.GetID(), App: cs.GetApp().GetSlug(), Status: cs.GetStatus(),
-			Conclusion: cs.GetConclusion(), Runs: cs.LatestCheckRunsCount})
+		if s.Runs == 0 && s.Status == "queued" {
+			read = true
+			continue
+		}
+		if j := slices.IndexFunc(known, func(k rules.CISuite) bool { return k.ID == s.ID && k.Head != "" }); j >= 0 {
+			s.Workflow, s.WorkflowStatus, s.Head = known[j].Workflow, known[j].WorkflowStatus, known[j].Head
+		} else if whose {
+			read = true
+		}
+	}
+	if read {
+		if err := p.workflowRuns(ctx, c, repo, sha, head, out); err != nil {
+			return nil, err
+		}
 	}
 	return rules.TrimSuites(out), nil
+}
+
+// workflowRuns reads the workflow runs on sha and sets, on each suite of
+// github-actions among suites, its workflow run, that run's status, and
+// whose it is: head's (or no workflow run's), or another head's.
+func (p *Lookup) workflowRuns(ctx context.Context, c Client, repo, sha string, head Head, suites []rules.CISuite) error {
+	runs := map[int64]*github.WorkflowRun{}
+	opt := &github.ListOptions{PerPage: perSuitePage}
+	for page := 0; page < maxSuitePages; page++ {
+		res, resp, err := c.ListWorkflowRunsForHead(ctx, gh.OwnerOf(repo), gh.NameOf(repo), sha, opt)
+		var ge *github.ErrorResponse
+		if errors.As(err, &ge) && ge.Response != nil && ge.Response.StatusCode == http.StatusForbidden {
+			return nil // no Actions permission: the suites count as listed
+		}
+		if err != nil {
+			return fmt.Errorf("list workflow runs on %s: %w", sha, err)
+		}
+		for _, r := range res.WorkflowRuns {
+			if r.GetHeadSHA() == sha && r.GetCheckSuiteID() != 0 {
+				runs[r.GetCheckSuiteID()] = r
+			}
+		}
+		if resp == nil || resp.NextPage == 0 {
+			break
+		}
+		opt.Page = resp.NextPage
+	}
+	for i := range suites {
+		s := &suites[i]
+		if s.App != rules.ActionsApp {
+			continue
+		}
+		s.Workflow, s.WorkflowStatus, s.Head = 0, "", rules.SuiteOwn
+		r := runs[s.ID]
+		if r == nil {
+			continue
+		}
+		s.Workflow, s.WorkflowStatus = r.GetID(), r.GetStatus()
+		if rules.OtherHead(head.Repo, head.Ref, r.GetHeadRepository().GetFullName(), r.GetHeadBranch()) {
+			s.Head = rules.SuiteOther
+		}
+	}
+	return nil
 }
 
 // CheckRunOf is a check run as rules sees it: a result, the App that created

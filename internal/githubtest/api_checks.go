@@ -214,8 +214,9 @@ func (s *Server) updateCheckRunAPI(c *apiCall) {
 }
 
 // listCheckRunsForRef follows GitHub: filter=latest (default) keeps the
-// newest run per (app, name); newest first; check_name, status and app_id
-// filters; total_count is the count before pagination.
+// newest run per name in each check suite (two workflow runs on a commit
+// both show theirs); newest first; check_name, status and app_id filters;
+// total_count is the count before pagination.
 func (s *Server) listCheckRunsForRef(c *apiCall) {
 	sha, ok := s.resolveRef(c.repo, c.vars["ref"])
 	if !ok {
@@ -232,7 +233,7 @@ func (s *Server) listCheckRunsForRef(c *apiCall) {
 		if cr.headSHA != sha {
 			continue
 		}
-		key := cr.appSlug + "\x00" + cr.name
+		key := strconv.FormatInt(suiteIDOf(s, cr), 10) + "\x00" + cr.name
 		if latestOnly && seen[key] {
 			continue
 		}

@@ -39,6 +39,7 @@ type repoState struct {
 	lastMilestone int
 	checkRuns     []*checkRunState
 	suites        []*suiteState // check suites opened explicitly (workflows.go)
+	noActions     bool          // the installation lacks the Actions permission (DenyActions)
 	statuses      []*statusState
 	commits       map[string]*commitState // every known sha
 	queue         []*queueEntry           // the merge queue, first in line first
@@ -852,6 +853,9 @@ func (s *Server) ghCheckRun(rp *repoState, cr *checkRunState) *github.CheckRun {
 		App:        s.ghApp(cr.appSlug),
 	}
 	out.PullRequests = s.openPullsAt(rp, cr.headSHA)
+	if cr.suite != nil && cr.suite.headFork != nil { // a fork's workflow run: none (forks.go)
+		out.PullRequests = []*github.PullRequest{}
+	}
 	return out
 }
 

@@ -1,10 +1,13 @@
 package githubtest
 
 import (
+	"crypto/sha1"
+	"encoding/hex"
 	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/go-github/v60/github"
@@ -22,13 +25,23 @@ import (
 //   - "Re-run failed jobs" gives each failed job a new check run of the same
 //     name, its dependents are queued again once it completes, and the suite
 //     goes back to in_progress and completes again (RerunFailedJobs);
+//   - a workflow run that waits in its concurrency group (or to be
+//     scheduled) is listed with status pending, and its check suite is
+//     queued with no check run, like an App's empty suite: only the workflow
+//     run tells them apart (QueueWorkflow, then RunQueuedWorkflow);
+//   - a pull request's workflow run (event pull_request) is on its head
+//     branch, in its head repository: a fork's for a pull request from a
+//     fork, whose check suite and check runs then list no pull request
+//     (StartPRWorkflow);
 //   - an App with checks permission that never reports still gets a suite on
-//     every push: queued, with no runs, never completed (EmptySuite);
+//     every push: queued, with no runs, never completed (EmptySuite); so
+//     does github-actions on a push that triggers no workflow;
 //   - a check run made any other way (CheckRun, or the checks API) belongs to
 //     its App's one suite on the commit, whose status follows its runs.
 //
 // GET /repos/{owner}/{repo}/commits/{ref}/check-suites and
-// GET /repos/{owner}/{repo}/check-suites/{check_suite_id} serve them.
+// GET /repos/{owner}/{repo}/check-suites/{check_suite_id} serve them, and
+// GET /repos/{owner}/{repo}/actions/runs the workflow runs.
 
 // Job is a job of a workflow: a check run of its name once it is queued.
 type Job struct {
@@ -56,12 +69,25 @@ type suiteState struct {
 	workflow string
 	jobs     []Job
 	waiting  map[string]bool
+	// run is the workflow run's id (GitHub numbers workflow runs apart from
+	// their suites), number its run_number, attempt its run_attempt.
+	run     int64
+	number  int
+	attempt int
+	// event triggered it (push, pull_request); headFork is the fork its
+	// head branch is in (nil: the repository itself).
+	event    string
+	headFork *forkState
+	// pending: the run waits in its concurrency group (status pending),
+	// no job started.
+	pending bool
 }
 
 func (s *Server) suiteRoutes(h routeFunc) {
 	const r = "/repos/{owner}/{repo}"
 	h("GET", r+"/commits/{ref:.+}/check-suites", authRepo, s.listCheckSuitesForRef)
 	h("GET", r+"/check-suites/{id:[0-9]+}", authRepo, s.getCheckSuite)
+	h("GET", r+"/actions/runs", authRepo, s.listWorkflowRuns)
 }
 
 // suiteIDOf is the id of check run cr's suite.
@@ -85,7 +111,9 @@ func checkRunPage(s *Server, rp *repoState, cr *checkRunState) string {
 // sha, as a push triggers it: the run's check suite (github-actions) is
 // opened and set in_progress, and each job that needs nothing is queued, its
 // check run created (check_run.created) in order. A job with needs has no
-// check run yet. It returns the suite's id.
+// check run yet. The run is on the head branch of the first open pull
+// request whose head is sha (in its fork for a fork's), else on the default
+// branch. It returns the suite's id.
 func (s *Server) StartWorkflow(repo, sha, workflow string, jobs ...Job) int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -93,23 +121,99 @@ func (s *Server) StartWorkflow(repo, sha, workflow string, jobs ...Job) int64 {
 	if rp == nil || !s.actSHA("StartWorkflow", rp, sha) {
 		return 0
 	}
-	if len(jobs) == 0 {
-		s.misuse("StartWorkflow: workflow %q has no jobs", workflow)
+	st := s.newWorkflowRun("StartWorkflow", rp, sha, workflow, jobs, nil)
+	if st == nil {
 		return 0
+	}
+	s.beginWorkflowRun(rp, st)
+	return st.id
+}
+
+// StartPRWorkflow is GitHub Actions starting a workflow run named workflow
+// for pull request pr (event pull_request) on its head: on its head branch,
+// in its head repository (the fork, for a pull request from a fork, whose
+// suite then lists no pull request), started as StartWorkflow starts one. It
+// returns the suite's id.
+func (s *Server) StartPRWorkflow(repo string, pr int, workflow string, jobs ...Job) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.actRepo("StartPRWorkflow", repo)
+	if rp == nil {
+		return 0
+	}
+	is := rp.issues[pr]
+	if is == nil || is.pr == nil || is.state != "open" {
+		s.misuse("StartPRWorkflow: no open pull request #%d in %s", pr, repo)
+		return 0
+	}
+	st := s.newWorkflowRun("StartPRWorkflow", rp, is.pr.headSHA, workflow, jobs, is.pr)
+	if st == nil {
+		return 0
+	}
+	s.beginWorkflowRun(rp, st)
+	return st.id
+}
+
+// QueueWorkflow is a workflow run named workflow on sha (as StartWorkflow
+// places it) that waits in its concurrency group: the run is listed with
+// status pending, its check suite is queued with no check run, and nothing
+// is sent. RunQueuedWorkflow starts it. It returns the suite's id.
+func (s *Server) QueueWorkflow(repo, sha, workflow string, jobs ...Job) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.actRepo("QueueWorkflow", repo)
+	if rp == nil || !s.actSHA("QueueWorkflow", rp, sha) {
+		return 0
+	}
+	st := s.newWorkflowRun("QueueWorkflow", rp, sha, workflow, jobs, nil)
+	if st == nil {
+		return 0
+	}
+	st.pending = true
+	return st.id
+}
+
+// RunQueuedWorkflow starts the workflow run of suite that QueueWorkflow
+// left waiting, as StartWorkflow starts one.
+func (s *Server) RunQueuedWorkflow(repo string, suite int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.actRepo("RunQueuedWorkflow", repo)
+	if rp == nil {
+		return
+	}
+	st := s.workflowRun("RunQueuedWorkflow", rp, suite)
+	if st == nil {
+		return
+	}
+	if !st.pending {
+		s.misuse("RunQueuedWorkflow: workflow run %d does not wait", suite)
+		return
+	}
+	s.beginWorkflowRun(rp, st)
+}
+
+// newWorkflowRun opens the check suite of a new workflow run on sha, queued:
+// for pull request pr's head (event pull_request), or, pr nil, as a push
+// triggers it. Nil, and misuse recorded, when the jobs are not a workflow's.
+func (s *Server) newWorkflowRun(what string, rp *repoState, sha, workflow string, jobs []Job, pr *prState) *suiteState {
+	if len(jobs) == 0 {
+		s.misuse("%s: workflow %q has no jobs", what, workflow)
+		return nil
 	}
 	names := map[string]bool{}
 	for _, j := range jobs {
 		if j.Name == "" || names[j.Name] {
-			s.misuse("StartWorkflow: job name %q empty or repeated", j.Name)
-			return 0
+			s.misuse("%s: job name %q empty or repeated", what, j.Name)
+			return nil
 		}
 		names[j.Name] = true
 	}
 	for _, j := range jobs {
 		for _, n := range j.Needs {
 			if !names[n] || n == j.Name {
-				s.misuse("StartWorkflow: job %q needs %q, which is no other job of %q", j.Name, n, workflow)
-				return 0
+				s.misuse("%s: job %q needs %q, which is no other job of %q", what, j.Name, n, workflow)
+				return nil
 			}
 		}
 	}
@@ -118,9 +222,29 @@ func (s *Server) StartWorkflow(repo, sha, workflow string, jobs ...Job) int64 {
 	for _, j := range jobs {
 		st.waiting[j.Name] = true
 	}
+	st.run, st.attempt, st.event = s.newID(), 1, "push"
+	for _, o := range rp.suites {
+		if o.workflow == workflow {
+			st.number++
+		}
+	}
+	if pr == nil {
+		pr = s.pullAt(rp, sha)
+	} else {
+		st.event = "pull_request"
+	}
+	if pr != nil {
+		st.headBranch, st.headFork = pr.headRef, pr.headFork
+	}
+	return st
+}
+
+// beginWorkflowRun starts workflow run st: in_progress, its first jobs
+// queued.
+func (s *Server) beginWorkflowRun(rp *repoState, st *suiteState) {
+	st.pending = false
 	st.status, st.updatedAt = "in_progress", now()
 	s.queueJobs(rp, st)
-	return st.id
 }
 
 // EmptySuite opens the check suite GitHub opens on a push for an App with
@@ -231,6 +355,7 @@ func (s *Server) RerunFailedJobs(repo string, suite int64) {
 		}
 	}
 	st.status, st.conclusion, st.updatedAt = "in_progress", "", now()
+	st.attempt++
 	for _, j := range st.jobs {
 		if rerun[j.Name] && !slices.Contains(failed, j.Name) {
 			st.waiting[j.Name] = true
@@ -271,16 +396,26 @@ func (s *Server) openSuite(rp *repoState, sha, app string) *suiteState {
 // branchAt is the branch a suite on sha is for: the head branch of an open
 // pull request whose head it is, else the default branch.
 func (s *Server) branchAt(rp *repoState, sha string) string {
-	for _, n := range sortedIssueNumbers(rp) {
-		if is := rp.issues[n]; is.pr != nil && is.state == "open" && is.pr.headSHA == sha {
-			return is.pr.headRef
-		}
+	if pr := s.pullAt(rp, sha); pr != nil {
+		return pr.headRef
 	}
 	return rp.defaultBranch
 }
 
+// pullAt is the first open pull request whose head is sha, nil if none.
+func (s *Server) pullAt(rp *repoState, sha string) *prState {
+	for _, n := range sortedIssueNumbers(rp) {
+		if is := rp.issues[n]; is.pr != nil && is.state == "open" && is.pr.headSHA == sha {
+			return is.pr
+		}
+	}
+	return nil
+}
+
+// jobURL is the page of the job whose check run is created next in
+// workflow run st.
 func (s *Server) jobURL(rp *repoState, st *suiteState) string {
-	return s.webURL(fmt.Sprintf("%s/actions/runs/%d/job/%d", rp.fullName(), st.id, s.nextID+1))
+	return s.webURL(fmt.Sprintf("%s/actions/runs/%d/job/%d", rp.fullName(), st.run, s.nextID+1))
 }
 
 // latestJobRun is the latest check run of job in workflow run st.
@@ -457,6 +592,9 @@ func (s *Server) ghSuite(rp *repoState, st *suiteState) suiteView {
 		BeforeSHA: ptr(before(rp, st.headSHA)), AfterSHA: ptr(st.headSHA), PullRequests: s.openPullsAt(rp, st.headSHA),
 		Repository: s.ghRepo(rp),
 	}
+	if st.headFork != nil { // the Checks API looks for pull requests in the repository only (forks.go)
+		cs.PullRequests = []*github.PullRequest{}
+	}
 	return suiteView{CheckSuite: cs, LatestCheckRunsCount: len(suiteRuns(rp, st.headSHA, st.appSlug, st)),
 		CheckRunsURL:  s.apiURL(fmt.Sprintf("repos/%s/check-suites/%d/check-runs", full, st.id)),
 		Rerequestable: true, RunsRerequestable: true}
@@ -543,4 +681,206 @@ func before(rp *repoState, sha string) string {
 		return c.parents[0]
 	}
 	return "0000000000000000000000000000000000000000"
+}
+
+// workflowRunView is a workflow run as GitHub's REST API shows it (the
+// "workflow-run" schema): go-github's WorkflowRun drops a null conclusion
+// and lacks path.
+type workflowRunView struct {
+	ID                 int64                 `json:"id"`
+	Name               string                `json:"name"`
+	NodeID             string                `json:"node_id"`
+	CheckSuiteID       int64                 `json:"check_suite_id"`
+	CheckSuiteNodeID   string                `json:"check_suite_node_id"`
+	HeadBranch         *string               `json:"head_branch"`
+	HeadSHA            string                `json:"head_sha"`
+	Path               string                `json:"path"`
+	DisplayTitle       string                `json:"display_title"`
+	RunNumber          int                   `json:"run_number"`
+	RunAttempt         int                   `json:"run_attempt"`
+	Event              string                `json:"event"`
+	Status             string                `json:"status"`
+	Conclusion         *string               `json:"conclusion"`
+	WorkflowID         int64                 `json:"workflow_id"`
+	URL                string                `json:"url"`
+	HTMLURL            string                `json:"html_url"`
+	PullRequests       []*github.PullRequest `json:"pull_requests"`
+	CreatedAt          *github.Timestamp     `json:"created_at"`
+	UpdatedAt          *github.Timestamp     `json:"updated_at"`
+	RunStartedAt       *github.Timestamp     `json:"run_started_at"`
+	Actor              *github.User          `json:"actor,omitempty"`
+	TriggeringActor    *github.User          `json:"triggering_actor,omitempty"`
+	JobsURL            string                `json:"jobs_url"`
+	LogsURL            string                `json:"logs_url"`
+	CheckSuiteURL      string                `json:"check_suite_url"`
+	ArtifactsURL       string                `json:"artifacts_url"`
+	CancelURL          string                `json:"cancel_url"`
+	RerunURL           string                `json:"rerun_url"`
+	PreviousAttemptURL *string               `json:"previous_attempt_url"`
+	WorkflowURL        string                `json:"workflow_url"`
+	HeadCommit         *simpleCommit         `json:"head_commit"`
+	Repository         *github.Repository    `json:"repository"`
+	HeadRepository     *github.Repository    `json:"head_repository"`
+	HeadRepositoryID   int64                 `json:"head_repository_id"`
+}
+
+// simpleCommit is GitHub's "simple-commit": a workflow run's head commit.
+type simpleCommit struct {
+	ID        string            `json:"id"`
+	TreeID    string            `json:"tree_id"`
+	Message   string            `json:"message"`
+	Timestamp *github.Timestamp `json:"timestamp"`
+	Author    *gitPerson        `json:"author"`
+	Committer *gitPerson        `json:"committer"`
+}
+
+type gitPerson struct {
+	Name  string `json:"name"`
+	Email string `json:"email"`
+}
+
+// ghWorkflowRun is workflow run st as the API shows it: status pending
+// while it waits in its concurrency group, then its suite's.
+func (s *Server) ghWorkflowRun(rp *repoState, st *suiteState) workflowRunView {
+	full := rp.fullName()
+	api := s.apiURL(fmt.Sprintf("repos/%s/actions/runs/%d", full, st.run))
+	status := st.status
+	if st.pending {
+		status = "pending"
+	}
+	wfFile := workflowFile(st.workflow)
+	v := workflowRunView{
+		ID: st.run, Name: st.workflow, NodeID: nodeID("WFR", st.run), CheckSuiteID: st.id, CheckSuiteNodeID: nodeID("CS", st.id),
+		HeadBranch: ptr(st.headBranch), HeadSHA: st.headSHA, Path: ".github/workflows/" + wfFile, DisplayTitle: st.workflow,
+		RunNumber: st.number, RunAttempt: st.attempt, Event: st.event, Status: status, Conclusion: strOrNil(st.conclusion),
+		WorkflowID: s.suiteID(full, "workflow "+st.workflow), URL: api,
+		HTMLURL: s.webURL(fmt.Sprintf("%s/actions/runs/%d", full, st.run)), PullRequests: s.openPullsAt(rp, st.headSHA),
+		CreatedAt: ts(st.createdAt), UpdatedAt: ts(st.updatedAt), RunStartedAt: ts(st.createdAt),
+		JobsURL: api + "/jobs", LogsURL: api + "/logs", CheckSuiteURL: s.apiURL(fmt.Sprintf("repos/%s/check-suites/%d", full, st.id)),
+		ArtifactsURL: api + "/artifacts", CancelURL: api + "/cancel", RerunURL: api + "/rerun",
+		WorkflowURL: s.apiURL(fmt.Sprintf("repos/%s/actions/workflows/%s", full, wfFile)),
+		Repository:  s.ghRepo(rp), HeadRepository: s.ghRepo(rp),
+	}
+	if st.attempt > 1 {
+		v.PreviousAttemptURL = ptr(fmt.Sprintf("%s/attempts/%d", api, st.attempt-1))
+	}
+	if st.headFork != nil { // the fork's (as ghHead shows it); the Checks API lists no pull request for it
+		f, hr := st.headFork, v.HeadRepository
+		fork := f.owner + "/" + rp.name
+		hr.ID, hr.NodeID, hr.FullName = ptr(f.id), ptr(nodeID("R", f.id)), ptr(fork)
+		hr.Owner, hr.Fork = s.ghUser(f.owner), ptr(true)
+		hr.HTMLURL, hr.URL, hr.CloneURL = ptr(s.webURL(fork)), ptr(s.apiURL("repos/"+fork)), ptr(s.webURL(fork+".git"))
+		v.PullRequests = []*github.PullRequest{}
+	}
+	v.HeadRepositoryID = v.HeadRepository.GetID()
+	if c := rp.commits[st.headSHA]; c != nil {
+		author, committer := c.author, c.committer
+		if committer == "" {
+			committer = author
+		}
+		v.HeadCommit = &simpleCommit{ID: c.sha, TreeID: treeOf(c.sha), Message: c.message, Timestamp: ts(c.time),
+			Author: &gitPerson{Name: author, Email: orDefault(c.email, commitEmail(author))}, Committer: &gitPerson{Name: committer,
+				Email: orDefault(c.committerMail, commitEmail(committer))}}
+	}
+	return v
+}
+
+// treeOf is a tree id for commit sha (the fake keeps no trees).
+func treeOf(sha string) string {
+	h := sha1.Sum([]byte("tree " + sha))
+	return hex.EncodeToString(h[:])
+}
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+// workflowFile is the file of the workflow named name.
+func workflowFile(name string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(name) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	return b.String() + ".yml"
+}
+
+// listWorkflowRuns follows GitHub: the repository's workflow runs, newest
+// first, filtered by head_sha, branch, event, status (a status or a
+// conclusion) and check_suite_id; total_count before pagination.
+func (s *Server) listWorkflowRuns(c *apiCall) {
+	if c.repo.noActions {
+		c.fail(http.StatusForbidden, "Resource not accessible by integration")
+		return
+	}
+	q := c.r.URL.Query()
+	var list []workflowRunView
+	for i := len(c.repo.suites) - 1; i >= 0; i-- {
+		st := c.repo.suites[i]
+		if st.workflow == "" {
+			continue
+		}
+		v := s.ghWorkflowRun(c.repo, st)
+		if x := q.Get("head_sha"); x != "" && x != v.HeadSHA {
+			continue
+		}
+		if x := q.Get("branch"); x != "" && x != st.headBranch {
+			continue
+		}
+		if x := q.Get("event"); x != "" && x != v.Event {
+			continue
+		}
+		if x := q.Get("status"); x != "" && x != v.Status && x != st.conclusion {
+			continue
+		}
+		if x := q.Get("check_suite_id"); x != "" && x != strconv.FormatInt(st.id, 10) {
+			continue
+		}
+		if q.Get("exclude_pull_requests") == "true" {
+			v.PullRequests = []*github.PullRequest{}
+		}
+		list = append(list, v)
+	}
+	total := len(list)
+	page := paginate(c, list)
+	if page == nil {
+		page = []workflowRunView{}
+	}
+	c.json(http.StatusOK, struct {
+		Total int               `json:"total_count"`
+		Runs  []workflowRunView `json:"workflow_runs"`
+	}{total, page})
+}
+
+// WorkflowRunID is the id of the workflow run whose check suite is suite
+// (GitHub numbers workflow runs apart from their suites): the number its
+// pages and jobs' links show.
+func (s *Server) WorkflowRunID(repo string, suite int64) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.actRepo("WorkflowRunID", repo)
+	if rp == nil {
+		return 0
+	}
+	if st := s.workflowRun("WorkflowRunID", rp, suite); st != nil {
+		return st.run
+	}
+	return 0
+}
+
+// DenyActions is repo's installation without the Actions permission (an
+// App that asks for it since, not yet accepted): the workflow runs answer
+// 403 "Resource not accessible by integration".
+func (s *Server) DenyActions(repo string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if rp := s.actRepo("DenyActions", repo); rp != nil {
+		rp.noActions = true
+	}
 }

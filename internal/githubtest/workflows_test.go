@@ -2,9 +2,11 @@ package githubtest
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -157,4 +159,81 @@ func mapsEqual(a, b map[int64]string) bool {
 		}
 	}
 	return true
+}
+
+// workflowRunsOf lists the workflow runs on sha through the REST API, by
+// check suite id, as "status/conclusion/attempt/event/head repository:head branch".
+func workflowRunsOf(t *testing.T, e *env, sha string) map[int64]string {
+	t.Helper()
+	req, err := e.client.NewRequest("GET", "repos/"+repoName+"/actions/runs?head_sha="+sha, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out struct {
+		Total int `json:"total_count"`
+		Runs  []struct {
+			Suite      int64  `json:"check_suite_id"`
+			Status     string `json:"status"`
+			Conclusion string `json:"conclusion"`
+			Attempt    int    `json:"run_attempt"`
+			Event      string `json:"event"`
+			Branch     string `json:"head_branch"`
+			HeadSHA    string `json:"head_sha"`
+			Head       struct {
+				FullName string `json:"full_name"`
+			} `json:"head_repository"`
+			PRs []any `json:"pull_requests"`
+		} `json:"workflow_runs"`
+	}
+	if _, err := e.client.Do(e.ctx, req, &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Total != len(out.Runs) {
+		t.Fatalf("total_count %d, %d runs", out.Total, len(out.Runs))
+	}
+	m := map[int64]string{}
+	for _, r := range out.Runs {
+		if r.HeadSHA != sha {
+			t.Fatalf("workflow run of suite %d on %s listed for %s", r.Suite, r.HeadSHA, sha)
+		}
+		m[r.Suite] = fmt.Sprintf("%s/%s/%d/%s/%s:%s/%d", r.Status, r.Conclusion, r.Attempt, r.Event, r.Head.FullName, r.Branch, len(r.PRs))
+	}
+	return m
+}
+
+// GET .../actions/runs?head_sha= lists the workflow runs on a commit: one
+// waiting in its concurrency group is pending while its suite is queued
+// with no run, like an App's empty suite (which has no workflow run); a
+// fork pull request's run is on the fork's branch and lists no pull
+// request; a re-run is the next attempt of the same run and suite.
+func TestWorkflowRunsList(t *testing.T) {
+	e := newEnv(t)
+	_, sha := e.s.OpenPR(repoName, "alice", PROptions{Title: "A", HeadRef: "login"})
+	mine := e.s.StartWorkflow(repoName, sha, "CI", Job{Name: "test"})
+	waits := e.s.QueueWorkflow(repoName, sha, "Deploy", Job{Name: "deploy"})
+	empty := e.s.EmptySuite(repoName, sha, "github-actions")
+	fork := e.s.OpenPRAt(repoName, "mallory", sha, SharedPROptions{Fork: true, Title: "Same"})
+	theirs := e.s.StartPRWorkflow(repoName, fork, "CI", Job{Name: "test"})
+	e.wait()
+	got := workflowRunsOf(t, e, sha)
+	own := "/" + repoName + ":login/1"
+	want := map[int64]string{mine: "in_progress//1/push" + own, waits: "pending//1/push" + own,
+		theirs: "in_progress//1/pull_request/mallory/" + strings.SplitN(repoName, "/", 2)[1] + ":login/0"}
+	if !mapsEqual(got, want) {
+		t.Fatalf("workflow runs %v, want %v", got, want)
+	}
+	if s := suitesOf(t, e, sha); s[waits] != "queued//0/github-actions" || s[empty] != "queued//0/github-actions" {
+		t.Fatalf("suites %v: the waiting run's and the empty one's should both be queued with no run", s)
+	}
+	e.s.FinishJob(repoName, mine, "test", "failure")
+	e.s.RerunFailedJobs(repoName, mine)
+	e.s.RunQueuedWorkflow(repoName, waits)
+	e.wait()
+	got = workflowRunsOf(t, e, sha)
+	if got[mine] != "in_progress//2/push"+own || got[waits] != "in_progress//1/push"+own {
+		t.Fatalf("after a re-run and the waiting run's start: %v", got)
+	}
+	if err := e.s.Err(); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -12,12 +12,13 @@ import (
 	"github.com/countersign/countersign/internal/githubtest"
 )
 
-// The check suites the fake serves (workflow runs, an App's empty suite, an
-// App's one suite of runs made outside a workflow) and the
+// The check suites the fake serves (workflow runs, one waiting in its
+// concurrency group, a fork pull request's, an App's empty suite, an App's
+// one suite of runs made outside a workflow), the workflow runs, and the
 // check_suite.completed it sends are GitHub's: each response validates
-// against the description of GET .../commits/{ref}/check-suites and GET
-// .../check-suites/{check_suite_id}, each webhook against
-// @octokit/openapi-webhooks.
+// against the description of GET .../commits/{ref}/check-suites, GET
+// .../check-suites/{check_suite_id} and GET .../actions/runs, each webhook
+// against @octokit/openapi-webhooks.
 func TestCheckSuitesConform(t *testing.T) {
 	rest, hooks := specs(t)
 	s := githubtest.New(githubtest.Options{RecordBodies: true})
@@ -27,6 +28,9 @@ func TestCheckSuitesConform(t *testing.T) {
 	_, sha := s.OpenPR(repo, "alice", githubtest.PROptions{})
 	run := s.StartWorkflow(repo, sha, "CI", githubtest.Job{Name: "build"}, githubtest.Job{Name: "test", Needs: []string{"build"}})
 	empty := s.EmptySuite(repo, sha, "octo-linter")
+	waits := s.QueueWorkflow(repo, sha, "Deploy", githubtest.Job{Name: "deploy"})
+	fork := s.OpenPRAt(repo, "mallory", sha, githubtest.SharedPROptions{Fork: true, Title: "Same"})
+	theirs := s.StartPRWorkflow(repo, fork, "CI", githubtest.Job{Name: "build"})
 	s.CheckRun(repo, sha, "lint", "", "success", "buildkite")
 	ctx := context.Background()
 	itr, err := ghinstallation.New(http.DefaultTransport, s.AppID(), 7, s.PrivateKeyPEM())
@@ -52,7 +56,10 @@ func TestCheckSuitesConform(t *testing.T) {
 			t.Fatalf("GET %s: %d", path, resp.StatusCode)
 		}
 	}
-	list := func() { get("/repos/" + repo + "/commits/" + sha + "/check-suites?per_page=100") }
+	list := func() {
+		get("/repos/" + repo + "/commits/" + sha + "/check-suites?per_page=100")
+		get("/repos/" + repo + "/actions/runs?head_sha=" + sha + "&per_page=100")
+	}
 	list()
 	get(fmt.Sprintf("/repos/%s/check-suites/%d", repo, empty))
 	s.FinishJob(repo, run, "build", "success")
@@ -63,13 +70,16 @@ func TestCheckSuitesConform(t *testing.T) {
 	list()
 	s.QueueJobs(repo, run)
 	s.FinishJob(repo, run, "test", "success")
+	s.RunQueuedWorkflow(repo, waits)
+	s.FinishJob(repo, theirs, "build", "failure")
 	get(fmt.Sprintf("/repos/%s/check-suites/%d", repo, run))
+	get("/repos/" + repo + "/actions/runs?head_sha=" + sha + "&status=pending&exclude_pull_requests=true")
 	if err := s.Err(); err != nil {
 		t.Fatal(err)
 	}
 	ty := &tally{ops: map[string]bool{}, missing: map[string]int{}}
 	for _, r := range s.Requests() {
-		if strings.Contains(r.Path, "check-suites") {
+		if strings.Contains(r.Path, "check-suites") || strings.Contains(r.Path, "/actions/runs") {
 			checkCall(t, rest, r, ty)
 		}
 	}
@@ -80,7 +90,7 @@ func TestCheckSuitesConform(t *testing.T) {
 			completed++
 		}
 	}
-	if ty.responses != 5 || completed != 2 {
-		t.Fatalf("%d suite responses and %d check_suite webhooks validated, want 5 and 2", ty.responses, completed)
+	if ty.responses != 9 || completed != 3 {
+		t.Fatalf("%d suite and workflow run responses and %d check_suite webhooks validated, want 9 and 3", ty.responses, completed)
 	}
 }

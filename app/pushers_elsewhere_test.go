@@ -121,3 +121,14 @@ func TestPusherOfOtherCommitsIsNoBuilder(t *testing.T) {
 	wantState(t, h, n, "verified")
 	wantCheck(t, h, sha, "success")
 }
+
+// bob's trace of the push removed: after dave copied the work, bob force
+// pushes wip back to the default branch (his push delivery missed, too).
+// GitHub's activity still lists his push: he is a builder.
+func TestPusherToAnotherBranchForcePushedAwayIsBuilder(t *testing.T) {
+	h, n, sha := elsewhere(t, newHarness(t), true, loginForm, func(h *harness) {
+		copyWip(h)
+		h.gh.ForcePushBranch(testRepo, "wip", "bob", "")
+	}, nil)
+	bobRefused(t, h, n, sha)
+}

@@ -29,10 +29,13 @@ type Push struct {
 // carries any commit of a push it carries that push's oldest one (unless the
 // base has it already): those are the ones worth keeping. Older pushes are
 // known only as GitHub's repository activity lists them (app/decide:
-// headPushers).
+// headPushers): someone who waits for MaxPushes later pushes, and for the
+// activity read to pass them too, before their commits are copied to a pull
+// request's branch is not known as their pusher. At the bounds the record is
+// about 200 bytes a push (one commit), 450 KB at most.
 const (
-	MaxPushes      = 200
-	MaxPushShas    = 4000
+	MaxPushes      = 1000
+	MaxPushShas    = 10000
 	MaxPushCommits = 50
 	PushTTL        = 90 * 24 * time.Hour
 )

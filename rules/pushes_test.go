@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"testing"
@@ -125,6 +126,34 @@ func TestPushersOf(t *testing.T) {
 		}
 		if got := PushersOf(pushes, shas); fmt.Sprint(got) != fmt.Sprint(c.want) {
 			t.Errorf("carrying %v: %v, want %v", c.carried, got, c.want)
+		}
+	}
+}
+
+// BenchmarkRecordPush is the cost of recording one push into a full record
+// (MaxPushes pushes of two commits), with its JSON decoding and encoding, as
+// each push webhook pays it (app/decide: recordPush).
+func BenchmarkRecordPush(b *testing.B) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	var pushes []Push
+	for i := range MaxPushes {
+		pushes = append(pushes, Push{By: User{ID: int64(10000000 + i), Login: fmt.Sprint("someone", i)}, Ref: "refs/heads/feature-" + fmt.Sprint(i),
+			After: fmt.Sprintf("%040x", i), Commits: []string{fmt.Sprintf("%040x", i+1<<40)}, At: now})
+	}
+	raw, err := json.Marshal(pushes)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	b.ReportMetric(float64(len(raw)), "record-bytes")
+	for i := range b.N {
+		var have []Push
+		if err := json.Unmarshal(raw, &have); err != nil {
+			b.Fatal(err)
+		}
+		next, _ := RecordPush(have, Push{By: User{ID: 1, Login: "bob"}, After: fmt.Sprintf("%040x", 1<<50+i), At: now}, now)
+		if _, err := json.Marshal(next); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

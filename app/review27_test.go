@@ -159,7 +159,6 @@ func TestReviewOutsidersVerifyCostsNoRecheck(t *testing.T) {
 // creation): bob, who pushed every commit it carries, is no builder, and his
 // /verify is accepted.
 func TestReviewPusherOfTheCommitsToAnotherBranchIsBuilder(t *testing.T) {
-	knownGap(t, "open gap (issue 27 review): only the head branch's activity is read; a push of the same commits to another branch must make its pusher a builder")
 	h := newHarness(t)
 	team(h)
 	h.gh.SetPermission(testRepo, "dave", "write")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -19,10 +20,28 @@ import (
 	"github.com/google/go-github/v60/github"
 )
 
-// onPush re-reads the configuration when a push to the default branch changes
-// it, and reports the result on the pushed commit as the check run
-// countersign/config, where the file's author sees it.
+// onPush records who pushed which commits (pushes.go), and re-reads the
+// configuration when a push to the default branch changes it.
 func (p *Decider) onPush(ctx context.Context, d *store.Delivery, e *github.PushEvent, log *slog.Logger) (store.Commit, error) {
+	recs, err := p.recordPush(ctx, d, e, log)
+	if err != nil {
+		return store.Commit{}, err
+	}
+	w, err := p.configPush(ctx, d, e, log)
+	if err != nil || len(recs) == 0 {
+		return w, err
+	}
+	if w.Records == nil {
+		w.Records = map[string][]byte{}
+	}
+	maps.Copy(w.Records, recs)
+	return w, nil
+}
+
+// configPush re-reads the configuration when a push to the default branch
+// changes it, and reports the result on the pushed commit as the check run
+// countersign/config, where the file's author sees it.
+func (p *Decider) configPush(ctx context.Context, d *store.Delivery, e *github.PushEvent, log *slog.Logger) (store.Commit, error) {
 	inst, repo := e.GetInstallation().GetID(), e.GetRepo().GetFullName()
 	if inst == 0 || repo == "" || e.GetRef() != "refs/heads/"+e.GetRepo().GetDefaultBranch() || e.GetDeleted() || !touchesConfig(e) {
 		return store.Commit{}, nil

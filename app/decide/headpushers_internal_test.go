@@ -2,12 +2,16 @@ package decide
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"strconv"
 	"testing"
 
 	"github.com/countersign/countersign/app/gh"
+	"github.com/countersign/countersign/app/store"
+	"github.com/countersign/countersign/app/store/bolt"
 	"github.com/countersign/countersign/rules"
 	"github.com/google/go-github/v60/github"
 )
@@ -43,7 +47,12 @@ func (a *activityPages) ListRepositoryActivity(_ context.Context, owner, repo st
 }
 
 func act(kind, login string, id int64) *gh.Activity {
-	a := &gh.Activity{ActivityType: kind, Ref: "refs/heads/login"}
+	return actOn("refs/heads/login", "", kind, login, id)
+}
+
+// actOn is activity of kind on ref, moving it to after.
+func actOn(ref, after, kind, login string, id int64) *gh.Activity {
+	a := &gh.Activity{ActivityType: kind, Ref: ref, After: after}
 	if login != "" {
 		a.Actor = &github.User{ID: github.Int64(id), Login: github.String(login)}
 	}
@@ -55,19 +64,21 @@ func act(kind, login string, id int64) *gh.Activity {
 // (no commits), an actor GitHub no longer knows (null), nor web-flow. Every
 // page is read, up to maxActivityPages: past that, PushersUnread says so.
 func TestHeadPushers(t *testing.T) {
-	p := &Decider{}
+	p := &Decider{store: tempStore(t)}
 	ctx := context.Background()
 	entries := []*gh.Activity{act("force_push", "mallory", 6), act("branch_deletion", "carol", 3), act("push", "", 0),
 		act("push", "web-flow", webFlowID), act("pr_merge", "erin", 5), act("push", "dave", 4), act("branch_creation", "bob", 2)}
 	src := &activityPages{repo: "acme/app", entries: entries, per: 3}
 	pr := &rules.PullRequest{Repo: "acme/app", HeadRef: "login", PRFacts: rules.PRFacts{Number: 7, Pushers: []rules.User{{ID: 4, Login: "dave"}}}}
-	if err := p.headPushers(ctx, src, pr); err != nil {
+	if err := p.headPushers(ctx, src, pr, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := fmt.Sprint(pr.Pushers), fmt.Sprint([]rules.User{{ID: 4, Login: "dave"}, {ID: 6, Login: "mallory"}, {ID: 5, Login: "erin"}, {ID: 2, Login: "bob"}}); got != want {
 		t.Errorf("pushers %s, want %s", got, want)
 	}
-	if src.calls != 3 || src.asked[0].Ref != "refs/heads/login" || pr.PushersUnread != "" {
+	// The first page of every ref's activity, then (it does not reach back
+	// to the branch's creation) the branch's own, from its start.
+	if src.calls != 4 || src.asked[0].Ref != "" || src.asked[1].Ref != "refs/heads/login" || src.asked[1].After != "" || pr.PushersUnread != "" {
 		t.Errorf("%d calls (%+v), unread %q", src.calls, src.asked, pr.PushersUnread)
 	}
 
@@ -77,15 +88,15 @@ func TestHeadPushers(t *testing.T) {
 		long.entries = append(long.entries, act("push", fmt.Sprintf("u%d", i), int64(100+i)))
 	}
 	pr = &rules.PullRequest{Repo: "acme/app", HeadRef: "login"}
-	if err := p.headPushers(ctx, long, pr); err != nil {
+	if err := p.headPushers(ctx, long, pr, nil); err != nil {
 		t.Fatal(err)
 	}
-	if long.calls != maxActivityPages || len(pr.Pushers) != maxActivityPages*100 || pr.PushersUnread == "" {
+	if long.calls != 1+maxActivityPages || len(pr.Pushers) != maxActivityPages*100 || pr.PushersUnread == "" {
 		t.Errorf("%d calls, %d pushers, unread %q", long.calls, len(pr.Pushers), pr.PushersUnread)
 	}
 	// Read again for a new head within the bound, it is known again.
 	long.entries, long.calls = long.entries[:5], 0
-	if err := p.headPushers(ctx, long, pr); err != nil || pr.PushersUnread != "" {
+	if err := p.headPushers(ctx, long, pr, nil); err != nil || pr.PushersUnread != "" {
 		t.Errorf("re-read: %v, unread %q", err, pr.PushersUnread)
 	}
 
@@ -95,23 +106,84 @@ func TestHeadPushers(t *testing.T) {
 	for _, status := range []int{http.StatusNotFound, http.StatusForbidden} {
 		fork := &activityPages{repo: "acme/app", status: status, entries: entries, per: 100}
 		pr = &rules.PullRequest{Repo: "acme/app", HeadRef: "login", HeadRepo: "mallory/app"}
-		if err := p.headPushers(ctx, fork, pr); err != nil || len(pr.Pushers) != 0 || fork.calls != 1 {
+		if err := p.headPushers(ctx, fork, pr, nil); err != nil || len(pr.Pushers) != 0 || fork.calls != 1 {
 			t.Errorf("unreadable fork (%d): %v, pushers %v, %d calls", status, err, pr.Pushers, fork.calls)
 		}
 	}
 	readable := &activityPages{repo: "mallory/app", entries: entries[:1], per: 100}
 	pr = &rules.PullRequest{Repo: "acme/app", HeadRef: "login", HeadRepo: "mallory/app"}
-	if err := p.headPushers(ctx, readable, pr); err != nil || len(pr.Pushers) != 1 {
+	if err := p.headPushers(ctx, readable, pr, nil); err != nil || len(pr.Pushers) != 1 {
 		t.Errorf("readable fork: %v, pushers %v", err, pr.Pushers)
 	}
 	gone := &activityPages{repo: "other/repo", status: http.StatusNotFound}
 	pr = &rules.PullRequest{Repo: "acme/app", HeadRef: "login"}
-	if err := p.headPushers(ctx, gone, pr); err == nil {
+	if err := p.headPushers(ctx, gone, pr, nil); err == nil {
 		t.Error("the base repository's activity unreadable is no error")
 	}
 	// No head branch known (a review's short copy): nothing is asked.
 	none := &activityPages{repo: "acme/app"}
-	if err := p.headPushers(ctx, none, &rules.PullRequest{Repo: "acme/app"}); err != nil || none.calls != 0 {
+	if err := p.headPushers(ctx, none, &rules.PullRequest{Repo: "acme/app"}, nil); err != nil || none.calls != 0 {
 		t.Errorf("no head ref: %v, %d calls", err, none.calls)
+	}
+}
+
+// tempStore is an empty store for one test.
+func tempStore(t *testing.T) store.Store {
+	t.Helper()
+	s, err := bolt.Open(filepath.Join(t.TempDir(), "store.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// Whoever pushed a commit the pull request carries to any other ref is a
+// pusher: as the first page of every ref's activity names them (a push,
+// force push or branch creation whose tip it carries), and as the pushes
+// recorded from push webhooks name them (the tip or any commit of the push).
+// Activity of other refs whose tip it does not carry names no one. A first
+// page that reaches back to the head branch's creation is all that is read.
+func TestHeadPushersOfOtherRefs(t *testing.T) {
+	ctx := context.Background()
+	st := tempStore(t)
+	p := &Decider{store: st}
+	carried := map[string]bool{"aaa": true, "bbb": true, "ccc": true}
+	pushes := []rules.Push{
+		{By: rules.User{ID: 20, Login: "gus"}, Ref: "refs/heads/x", After: "zzz", Commits: []string{"aaa", "yyy"}}, // pushed A and more
+		{By: rules.User{ID: 21, Login: "hal"}, Ref: "refs/heads/y", After: "qqq", Commits: []string{"ppp"}},        // other commits
+		{By: rules.User{ID: 22, Login: "ida"}, Ref: "refs/tags/v1", After: "ccc"},                                  // tagged C
+	}
+	b, _ := json.Marshal(pushes)
+	if err := st.Put(ctx, "pushes/acme/app", b); err != nil {
+		t.Fatal(err)
+	}
+	src := &activityPages{repo: "acme/app", per: 100, entries: []*gh.Activity{
+		act("push", "dave", 4),
+		act("branch_creation", "dave", 4),
+		actOn("refs/heads/wip", "bbb", "branch_creation", "bob", 2),
+		actOn("refs/heads/other", "fff", "push", "carol", 3),
+		actOn("refs/heads/old", "bbb", "branch_deletion", "erin", 5),
+		actOn("refs/heads/gone", "aaa", "force_push", "", 0),
+	}}
+	src.per = 3 // more pages than the first: not read, the branch's creation is on it
+	pr := &rules.PullRequest{Repo: "acme/app", HeadRef: "login", PRFacts: rules.PRFacts{Number: 7}}
+	if err := p.headPushers(ctx, src, pr, carried); err != nil {
+		t.Fatal(err)
+	}
+	want := []rules.User{{ID: 20, Login: "gus"}, {ID: 22, Login: "ida"}, {ID: 4, Login: "dave"}, {ID: 2, Login: "bob"}}
+	if got := fmt.Sprint(pr.Pushers); got != fmt.Sprint(want) {
+		t.Errorf("pushers %s, want %s", got, fmt.Sprint(want))
+	}
+	if src.calls != 1 || pr.PushersUnread != "" {
+		t.Errorf("%d calls (%+v), unread %q", src.calls, src.asked, pr.PushersUnread)
+	}
+	// Commits no push or activity names: only the head branch's pushers.
+	pr = &rules.PullRequest{Repo: "acme/app", HeadRef: "login", PRFacts: rules.PRFacts{Number: 8}}
+	if err := p.headPushers(ctx, src, pr, map[string]bool{"nnn": true}); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(pr.Pushers); got != fmt.Sprint([]rules.User{{ID: 4, Login: "dave"}}) {
+		t.Errorf("pushers %s, want dave only", got)
 	}
 }

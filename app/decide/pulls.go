@@ -236,14 +236,15 @@ func (p *Decider) pullRecord(ctx context.Context, c Client, inst int64, repo str
 }
 
 // readHead reads from GitHub who built cur's head (its commits' people and
-// the pushers of its head branch), the files it changes and the CI results
+// whoever pushed its commits, to any branch), the files it changes and the CI results
 // on it.
 func (p *Decider) readHead(ctx context.Context, c Client, inst int64, cur *rules.PullRequest) error {
 	var err error
-	if cur.Committers, cur.Unresolved, err = p.committers(ctx, c, inst, cur.Repo, cur.Number); err != nil {
+	var shas map[string]bool
+	if cur.Committers, cur.Unresolved, shas, err = p.committers(ctx, c, inst, cur.Repo, cur.Number); err != nil {
 		return err
 	}
-	if err := p.headPushers(ctx, c, cur); err != nil {
+	if err := p.headPushers(ctx, c, cur, shas); err != nil {
 		return err
 	}
 	if cur.Files, cur.Changes, err = lookup.Changes(ctx, c, cur.Repo, cur.Number); err != nil {
@@ -274,10 +275,12 @@ const maxCommitPages = 3
 // query per 100 commits). An email GitHub matches to no account names no one:
 // nothing is guessed from a trailer's text. web-flow, GitHub's own committer
 // of web edits and merges, builds nothing. The identities GitHub links to no
-// account are returned too, as written, for the card.
-func (p *Decider) committers(ctx context.Context, c Client, inst int64, repo string, n int) ([]rules.Member, []string, error) {
+// account are returned too, as written, for the card, and the ids of the
+// commits read.
+func (p *Decider) committers(ctx context.Context, c Client, inst int64, repo string, n int) ([]rules.Member, []string, map[string]bool, error) {
 	var out []rules.Member
 	var unlinked unresolved
+	shas := map[string]bool{}
 	add := func(u rules.User, as string) {
 		if !u.IsZero() && !slices.ContainsFunc(out, func(m rules.Member) bool { return m.Is(u) }) {
 			out = append(out, rules.MemberOf(u, as))
@@ -287,9 +290,12 @@ func (p *Decider) committers(ctx context.Context, c Client, inst int64, repo str
 	for page := 0; page < maxCommitPages; page++ {
 		commits, resp, err := c.ListPullRequestCommits(ctx, gh.OwnerOf(repo), gh.NameOf(repo), n, opt)
 		if err != nil {
-			return nil, nil, fmt.Errorf("list commits of #%d: %w", n, err)
+			return nil, nil, nil, fmt.Errorf("list commits of #%d: %w", n, err)
 		}
 		for _, cm := range commits {
+			if cm.GetSHA() != "" {
+				shas[strings.ToLower(cm.GetSHA())] = true
+			}
 			unlinked.commit(cm, n)
 			add(gh.User(cm.GetAuthor()), fmt.Sprintf("commit author on #%d", n))
 			if committer := gh.User(cm.GetCommitter()); !isWebFlow(committer) {
@@ -303,7 +309,7 @@ func (p *Decider) committers(ctx context.Context, c Client, inst int64, repo str
 	}
 	res, err := authors.Of(ctx, p.gh.GraphQL(inst), gh.OwnerOf(repo), gh.NameOf(repo), n)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if res.Truncated && p.log != nil {
 		p.log.Warn("pull request has more commits or co-authors than are read: the rest are not builders",
@@ -316,7 +322,7 @@ func (p *Decider) committers(ctx context.Context, c Client, inst int64, repo str
 			unlinked.identity(a.Name, a.Email, fmt.Sprintf("co-author on #%d", n))
 		}
 	}
-	return out, unlinked, nil
+	return out, unlinked, shas, nil
 }
 
 // webFlowID is the id of web-flow, the account GitHub commits web edits and

@@ -110,25 +110,39 @@ func (u *unresolved) identity(name, email, as string) {
 // countersign does not know (PushersUnread).
 const maxActivityPages = 3
 
-// headPushers adds to cur's pushers everyone GitHub's repository activity
-// names as having pushed to its head branch (DESIGN §1: whoever pushed the
-// commits it carries, whenever they pushed them, before the pull request
-// was opened too, and whether or not their push delivery arrived or the
-// store kept it). Every push, force push, branch creation and merge into
-// that branch counts, since the branch's first activity: a push whose
-// commits are no longer carried makes its pusher a builder needlessly, which
-// only makes verification stricter; a branch deleted and created again keeps
-// the pushers of before, as its commits may be theirs. A pull request from
-// a fork has its branch there: read there, or when GitHub does not let the
-// installation read it, only the fork's owner (its author) and the senders
-// of its pushes count. One request per head in the common case.
 // activityReader reads a repository's activity (gh.Client does).
 type activityReader interface {
 	ListRepositoryActivity(ctx context.Context, owner, repo string, opts gh.ActivityOptions) ([]*gh.Activity, *github.Response, error)
 }
 
-func (p *Decider) headPushers(ctx context.Context, c activityReader, cur *rules.PullRequest) error {
+// headPushers adds to cur's pushers whoever pushed the commits it carries
+// (shas: their ids), whenever and wherever they pushed them (DESIGN §1):
+// before the pull request was opened too, to its head branch or to any
+// other ref, whether or not their push delivery arrived or the store kept
+// it. Three sources, each with its bound:
+//
+//   - the pushes countersign recorded from push webhooks, any ref (free;
+//     rules.MaxPushes and the other bounds of rules.Push): a push whose tip
+//     or one of whose commits the pull request carries;
+//   - the newest page of GitHub's repository activity, every ref (one
+//     request): a push, force push, branch creation or merge whose tip the
+//     pull request carries, and every entry of its head branch;
+//   - when that page does not reach back to its head branch's creation, the
+//     activity of the head branch alone, as far back as maxActivityPages
+//     pages (one request each; PushersUnread when longer).
+//
+// On the head branch, every push, force push, branch creation and merge
+// counts, since the branch's first activity: a push whose commits are no
+// longer carried makes its pusher a builder needlessly, which only makes
+// verification stricter. A pull request from a fork has its branch there:
+// its activity is read there, or when GitHub does not let the installation
+// read it, only the fork's owner (its author) and the senders of its pushes
+// count. One request per head in the common case.
+func (p *Decider) headPushers(ctx context.Context, c activityReader, cur *rules.PullRequest, shas map[string]bool) error {
 	cur.PushersUnread = ""
+	if err := p.recordedPushers(ctx, cur, shas); err != nil {
+		return err
+	}
 	if cur.HeadRef == "" {
 		return nil
 	}
@@ -136,6 +150,64 @@ func (p *Decider) headPushers(ctx context.Context, c activityReader, cur *rules.
 	if repo == "" {
 		repo = cur.Repo
 	}
+	ref := "refs/heads/" + cur.HeadRef
+	acts, resp, err := c.ListRepositoryActivity(ctx, gh.OwnerOf(repo), gh.NameOf(repo), gh.ActivityOptions{PerPage: 100})
+	if done, err := p.forkUnreadable(cur, repo, err); done || err != nil {
+		return err
+	}
+	created := false
+	for _, a := range acts {
+		switch {
+		case a.Ref == ref:
+			p.activityPusher(ctx, cur, a)
+			created = created || a.ActivityType == "branch_creation"
+		case shas[strings.ToLower(a.After)]:
+			p.activityPusher(ctx, cur, a)
+		}
+	}
+	if created || resp == nil || resp.After == "" || len(acts) == 0 {
+		return nil
+	}
+	return p.branchPushers(ctx, c, cur, repo)
+}
+
+// forkUnreadable reports whether err is GitHub refusing to show the activity
+// of a fork (done, with no error), or wraps err.
+func (p *Decider) forkUnreadable(cur *rules.PullRequest, repo string, err error) (bool, error) {
+	if err == nil {
+		return false, nil
+	}
+	if !strings.EqualFold(repo, cur.Repo) && (fault.IsStatus(err, 403) || fault.IsStatus(err, 404)) {
+		if p.log != nil {
+			p.log.Info("the fork's activity is not readable: its author and the senders of its pushes are its pushers",
+				"repo", cur.Repo, "number", cur.Number, "fork", repo)
+		}
+		return true, nil
+	}
+	return false, fmt.Errorf("read the activity of %s: %w", repo, err)
+}
+
+// activityPusher adds the actor of activity a to cur's pushers: not for a
+// branch's deletion (it pushes nothing), nor an actor GitHub no longer knows
+// (null), web-flow or countersign itself.
+func (p *Decider) activityPusher(ctx context.Context, cur *rules.PullRequest, a *gh.Activity) {
+	if a.ActivityType == "branch_deletion" {
+		return
+	}
+	u := gh.User(a.Actor)
+	if u.IsZero() || isWebFlow(u) {
+		return
+	}
+	if own, err := p.gh.Own(ctx, a.Actor); err == nil && own {
+		return
+	}
+	addPusher(cur, u)
+}
+
+// branchPushers adds to cur's pushers everyone the activity of its head
+// branch in repo names, since the branch's first activity, up to
+// maxActivityPages pages (PushersUnread says when there is more).
+func (p *Decider) branchPushers(ctx context.Context, c activityReader, cur *rules.PullRequest, repo string) error {
 	opt := gh.ActivityOptions{Ref: "refs/heads/" + cur.HeadRef, PerPage: 100}
 	for page := 0; ; page++ {
 		if page == maxActivityPages {
@@ -147,23 +219,11 @@ func (p *Decider) headPushers(ctx context.Context, c activityReader, cur *rules.
 			return nil
 		}
 		acts, resp, err := c.ListRepositoryActivity(ctx, gh.OwnerOf(repo), gh.NameOf(repo), opt)
-		if !strings.EqualFold(repo, cur.Repo) && (fault.IsStatus(err, 403) || fault.IsStatus(err, 404)) {
-			if p.log != nil {
-				p.log.Info("the fork's activity is not readable: its author and the senders of its pushes are its pushers",
-					"repo", cur.Repo, "number", cur.Number, "fork", repo)
-			}
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("read the activity of %s in %s: %w", cur.HeadRef, repo, err)
+		if done, err := p.forkUnreadable(cur, repo, err); done || err != nil {
+			return err
 		}
 		for _, a := range acts {
-			if a.ActivityType == "branch_deletion" {
-				continue
-			}
-			if u := gh.User(a.Actor); !u.IsZero() && !isWebFlow(u) {
-				addPusher(cur, u)
-			}
+			p.activityPusher(ctx, cur, a)
 		}
 		if resp == nil || resp.After == "" || len(acts) == 0 {
 			return nil

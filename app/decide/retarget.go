@@ -64,7 +64,12 @@ func (p *Decider) retarget(ctx context.Context, c Client, inst int64, repo strin
 	}
 	rt.Changes = len(news)
 	cur.Merges = rules.MergesOf(now)
-	if cur.Committers, cur.Unresolved, err = p.committers(ctx, c, inst, repo, cur.Number); err != nil {
+	var shas map[string]bool
+	if cur.Committers, cur.Unresolved, shas, err = p.committers(ctx, c, inst, repo, cur.Number); err != nil {
+		return nil, err
+	}
+	// Whoever pushed the commits it now carries, as recorded (no request).
+	if err := p.recordedPushers(ctx, cur, shas); err != nil {
 		return nil, err
 	}
 	return rt, nil

@@ -105,6 +105,12 @@ func CIReadKey(repo string, n int, head string) string {
 // HeadKey keys the pull requests whose head is sha.
 func HeadKey(repo, sha string) string { return "head/" + repo + "@" + sha }
 
+// PushesKey keeps what countersign knows of repo's pushes to any ref: a
+// JSON list of rules.Push, oldest first, within rules' bounds (MaxPushes,
+// MaxPushShas, PushTTL). Only push webhooks write it, decided one at a time
+// under the repository's key.
+func PushesKey(repo string) string { return "pushes/" + repo }
+
 // ConfigKey keeps repo's configuration as last read.
 func ConfigKey(repo string) string { return "config/" + repo }
 

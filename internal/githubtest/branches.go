@@ -2,6 +2,7 @@ package githubtest
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -139,24 +140,44 @@ func containsString(list []string, s string) bool {
 }
 
 // emitBranchPush sends the push webhook of pusher's push of commits to branch
-// ref (before: the sha it moved from, zeroSHA when the push created it).
-func (s *Server) emitBranchPush(rp *repoState, ref, pusher, before string, commits []*commitState, created bool) {
-	var list []*github.HeadCommit
-	for _, c := range commits {
+// ref (before: the sha it moved from, zeroSHA when the push created it). A
+// push of no commits moves the branch to at (a commit already in the
+// repository), when given.
+func (s *Server) emitBranchPush(rp *repoState, ref, pusher, before string, commits []*commitState, created bool, at ...*commitState) {
+	after := before
+	var head *commitState
+	switch {
+	case len(commits) > 0:
+		head = commits[len(commits)-1]
+		after = head.sha
+	case len(at) > 0 && at[0] != nil:
+		head = at[0]
+		after = head.sha
+	}
+	s.emitRefPush(rp, ref, pusher, before, after, commits, head, created, false)
+}
+
+// emitRefPush sends the push webhook of pusher's move of branch ref from
+// before to after, bringing commits (new to the repository), its head commit
+// head (nil: none, a branch moved to the default branch's head).
+func (s *Server) emitRefPush(rp *repoState, ref, pusher, before, after string, commits []*commitState, head *commitState, created, forced bool) {
+	headCommit := func(c *commitState, distinct bool) *github.HeadCommit {
 		author := &github.CommitAuthor{Name: ptr(c.author), Email: ptr(c.authorEmail()), Login: ptr(c.author)}
 		committer := &github.CommitAuthor{Name: ptr(c.committerLogin()), Email: ptr(c.committerEmail()), Login: ptr(c.committerLogin())}
-		list = append(list, &github.HeadCommit{
-			ID: ptr(c.sha), TreeID: ptr(blobSHA("tree:" + c.sha)), Distinct: ptr(true), Message: ptr(c.message),
+		return &github.HeadCommit{
+			ID: ptr(c.sha), TreeID: ptr(blobSHA("tree:" + c.sha)), Distinct: ptr(distinct), Message: ptr(c.message),
 			Timestamp: ts(c.time), URL: ptr(s.webURL(rp.fullName() + "/commit/" + c.sha)),
 			Author: author, Committer: committer,
 			Added: append([]string{}, c.added...), Removed: []string{}, Modified: []string{},
-		})
+		}
 	}
-	after := before
-	var head *github.HeadCommit
-	if len(list) > 0 {
-		head = list[len(list)-1]
-		after = head.GetID()
+	list := []*github.HeadCommit{}
+	for _, c := range commits {
+		list = append(list, headCommit(c, true))
+	}
+	var hc *github.HeadCommit
+	if head != nil {
+		hc = headCommit(head, len(commits) > 0)
 	}
 	compare := s.webURL(fmt.Sprintf("%s/compare/%s...%s", rp.fullName(), before[:12], after[:12]))
 	if created {
@@ -164,9 +185,9 @@ func (s *Server) emitBranchPush(rp *repoState, ref, pusher, before string, commi
 	}
 	s.emit(rp, "push", "", pusher, &github.PushEvent{
 		Ref: ptr("refs/heads/" + ref), Before: ptr(before), After: ptr(after),
-		Created: ptr(created), Deleted: ptr(false), Forced: ptr(false),
+		Created: ptr(created), Deleted: ptr(false), Forced: ptr(forced),
 		BaseRef: nil, Compare: ptr(compare),
-		Commits: list, HeadCommit: head,
+		Commits: list, HeadCommit: hc,
 		Repo: s.ghPushRepo(rp), Pusher: &github.CommitAuthor{Name: ptr(pusher), Email: ptr(commitEmail(pusher))},
 		Sender: s.ghUser(pusher), Installation: s.ghInstallation(rp.installation),
 	})
@@ -209,9 +230,18 @@ func (s *Server) OpenPRFrom(repo, user, ref string, o PROptions) (int, string) {
 // branch from's head, carrying the same commits (pushed earlier, maybe by
 // someone else), as GitHub records it: a branch_creation by user in the
 // repository activity of to (nothing names who pushed the commits, on from),
-// and a push webhook (created, no commits distinct) sent by user. It returns
+// and a push webhook (created, no commits: none is new to the repository;
+// head_commit is the commit the branch points at) sent by user. It returns
 // the new branch's head.
 func (s *Server) CopyBranch(repo, user, from, to string) string {
+	return s.CopyBranchAt(repo, user, from, to, "")
+}
+
+// CopyBranchAt is user's `git push origin SHA:refs/heads/TO`: branch to is
+// created at sha, one of the commits of branch from ("": its head),
+// carrying from's commits up to sha, as CopyBranch does. It returns the new
+// branch's head.
+func (s *Server) CopyBranchAt(repo, user, from, to, sha string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rp := s.actRepo("CopyBranch", repo)
@@ -224,8 +254,97 @@ func (s *Server) CopyBranch(repo, user, from, to string) string {
 		s.misuse("CopyBranch: no branch %q, or %q exists", from, to)
 		return ""
 	}
-	rp.branches[to] = &branchState{ref: to, head: src.head, commits: append([]*commitState(nil), src.commits...), files: append([]string(nil), src.files...)}
-	s.recordActivity(rp, to, "branch_creation", user, zeroSHA, src.head)
-	s.emitBranchPush(rp, to, user, zeroSHA, nil, true)
-	return src.head
+	upto := len(src.commits)
+	if sha != "" {
+		upto = 0
+		for i, c := range src.commits {
+			if c.sha == sha {
+				upto = i + 1
+			}
+		}
+		if upto == 0 {
+			s.misuse("CopyBranchAt: %s is not a commit of branch %q", sha, from)
+			return ""
+		}
+	}
+	commits := append([]*commitState(nil), src.commits[:upto]...)
+	br := &branchState{ref: to, head: commits[len(commits)-1].sha, commits: commits}
+	for _, c := range commits {
+		for _, f := range c.added {
+			if !containsString(br.files, f) {
+				br.files = append(br.files, f)
+			}
+		}
+	}
+	rp.branches[to] = br
+	s.recordActivity(rp, to, "branch_creation", user, zeroSHA, br.head)
+	s.emitBranchPush(rp, to, user, zeroSHA, nil, true, commits[len(commits)-1])
+	return br.head
+}
+
+// BranchCommits are the shas of the commits of branch ref pushed with
+// PushBranch (since it left the default branch), oldest first; nil when
+// there is no such branch (or a pull request was opened from it).
+func (s *Server) BranchCommits(repo, ref string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.repoByName(repo)
+	if rp == nil {
+		return nil
+	}
+	br := rp.branches[strings.TrimPrefix(ref, "refs/heads/")]
+	if br == nil {
+		return nil
+	}
+	out := make([]string, 0, len(br.commits))
+	for _, c := range br.commits {
+		out = append(out, c.sha)
+	}
+	return out
+}
+
+// ForcePushBranch is pusher's `git push --force origin SHA:REF` on branch
+// ref pushed with PushBranch: the branch moves back to sha, one of its
+// commits, or to the default branch's head when sha is "" (the commits after
+// it leave the branch, not the repository's history). GitHub records a
+// force_push in the repository activity and sends a push webhook (forced, no
+// commits) sent by pusher. It returns the branch's new head.
+func (s *Server) ForcePushBranch(repo, ref, pusher, sha string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.actRepo("ForcePushBranch", repo)
+	if rp == nil {
+		return ""
+	}
+	ref = strings.TrimPrefix(ref, "refs/heads/")
+	br := rp.branches[ref]
+	if br == nil {
+		s.misuse("ForcePushBranch: %s has no pushed branch %q", repo, ref)
+		return ""
+	}
+	keep, at := 0, (*commitState)(nil)
+	if sha != "" {
+		keep = slices.IndexFunc(br.commits, func(c *commitState) bool { return c.sha == sha }) + 1
+		if keep == 0 {
+			s.misuse("ForcePushBranch: %s is not a commit of branch %q", sha, ref)
+			return ""
+		}
+		at = br.commits[keep-1]
+	}
+	before := br.head
+	br.commits = br.commits[:keep]
+	br.head, br.files = rp.headSHA, nil
+	if at != nil {
+		br.head = at.sha
+	}
+	for _, c := range br.commits {
+		for _, f := range c.added {
+			if !containsString(br.files, f) {
+				br.files = append(br.files, f)
+			}
+		}
+	}
+	s.recordActivity(rp, ref, "force_push", pusher, before, br.head)
+	s.emitRefPush(rp, ref, pusher, before, br.head, nil, at, false, true)
+	return br.head
 }

@@ -140,3 +140,73 @@ func TestBranchPushesAndActivity(t *testing.T) {
 		t.Errorf("a bad direction: %v, want 422", err)
 	}
 }
+
+// A branch copied (`git push origin wip:login`, or a commit of it:
+// `git push origin SHA:login`) and a branch force pushed back send push
+// webhooks as GitHub's: after is the commit the branch now points at,
+// head_commit that commit, no commits are new (none listed), and a force
+// push says forced; the activity lists every ref, or one (ref is optional).
+func TestBranchCopiesAndForcePushes(t *testing.T) {
+	_, hooks := specs(t)
+	gh := githubtest.New(githubtest.Options{})
+	defer gh.Close()
+	gh.AddRepo("acme/widgets", 9)
+	gh.DropWebhooks(true)
+	tip := gh.PushBranch("acme/widgets", "wip", "bob", githubtest.Commit{Message: "A"}, githubtest.Commit{Message: "B"})
+	a := gh.BranchCommits("acme/widgets", "wip")[0]
+	if got := gh.CopyBranch("acme/widgets", "dave", "wip", "login"); got != tip {
+		t.Fatalf("copy at %s, want %s", got, tip)
+	}
+	if got := gh.CopyBranchAt("acme/widgets", "dave", "wip", "part", a); got != a || len(gh.BranchCommits("acme/widgets", "part")) != 1 {
+		t.Fatalf("copy of A at %s (%v), want %s", got, gh.BranchCommits("acme/widgets", "part"), a)
+	}
+	base := gh.HeadSHA("acme/widgets")
+	if got := gh.ForcePushBranch("acme/widgets", "wip", "bob", ""); got != base || len(gh.BranchCommits("acme/widgets", "wip")) != 0 {
+		t.Fatalf("force push to %s, want the default branch's head %s", got, base)
+	}
+	var pushes []map[string]any
+	for _, d := range gh.Deliveries() {
+		if d.Event != "push" {
+			continue
+		}
+		sch, err := hooks.HookSchema(openapi.HookOperation("push", ""), true)
+		if err != nil || sch == nil {
+			t.Fatalf("push schema: %v", err)
+		}
+		v, _ := openapi.Decode(d.Payload)
+		if err := sch.Validate(v); err != nil {
+			t.Errorf("push webhook is not GitHub's: %v\n%s", err, d.Payload)
+		}
+		var m map[string]any
+		_ = json.Unmarshal(d.Payload, &m)
+		pushes = append(pushes, m)
+	}
+	if len(pushes) != 4 {
+		t.Fatalf("%d push webhooks, want 4", len(pushes))
+	}
+	headID := func(p map[string]any) any {
+		if hc, ok := p["head_commit"].(map[string]any); ok {
+			return hc["id"]
+		}
+		return nil
+	}
+	for i, want := range []struct {
+		ref, after, head, sender string
+		created, forced          bool
+	}{
+		{"refs/heads/login", tip, tip, "dave", true, false},
+		{"refs/heads/part", a, a, "dave", true, false},
+		{"refs/heads/wip", base, "", "bob", false, true},
+	} {
+		p := pushes[i+1]
+		commits, _ := p["commits"].([]any)
+		var head any
+		if want.head != "" {
+			head = want.head
+		}
+		if p["ref"] != want.ref || p["after"] != want.after || headID(p) != head || len(commits) != 0 ||
+			p["created"] != want.created || p["forced"] != want.forced || p["sender"].(map[string]any)["login"] != want.sender {
+			t.Errorf("push %d: %v", i+1, p)
+		}
+	}
+}

@@ -153,6 +153,7 @@ type Server struct {
 	stacks        stacks // branches and what a retargeted pull request carries (retarget.go)
 	requests      []Request
 	manifestApps  []*ManifestApp
+	projects      map[string]*projectState // organizations' boards (projects.go)
 	errs          []error
 
 	wmu        sync.Mutex

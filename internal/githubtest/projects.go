@@ -69,7 +69,9 @@ type gqlTypedError struct{ typ, msg string }
 
 func (e gqlTypedError) Error() string { return e.msg }
 
-func projectKey(org string, number int) string { return fmt.Sprintf("%s/%d", strings.ToLower(org), number) }
+func projectKey(org string, number int) string {
+	return fmt.Sprintf("%s/%d", strings.ToLower(org), number)
+}
 
 // AddProject creates organization org's project number (a board with
 // GitHub's own Title and Status fields, and no items), which the App

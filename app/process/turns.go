@@ -46,6 +46,8 @@ func groupWrites(effects []records.OutboxEffect) int {
 		switch oe.Effect.Kind {
 		case rules.EffectSyncLabels:
 			n += 2
+		case rules.EffectBoard: // one mutation; the first adds the item too
+			n++
 		default:
 			n++
 		}

@@ -17,6 +17,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/countersign/countersign/app/board"
 	"github.com/countersign/countersign/app/deliveries"
 	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/gh"
@@ -175,6 +176,13 @@ func (p *Decider) resync(ctx context.Context, d *store.Delivery, r rc.Resync, lo
 		for _, pr := range prs {
 			w.Enqueue = append(w.Enqueue, deliveries.Derived(fmt.Sprintf("%s/check/%d", d.ID, pr), deliveries.Check, rules.TaskKey(r.Repo, pr),
 				deliveries.CheckPayload{Installation: inst, Repo: r.Repo, Number: pr}))
+		}
+		// and the board, when the repository keeps one (package board)
+		var cfg records.Config
+		if ok, err := records.Load(ctx, p.store, records.ConfigKey(r.Repo), &cfg); err != nil {
+			return store.Commit{}, err
+		} else if ok && cfg.Config.Board.On() && r.Page == 0 {
+			w.Enqueue = append(w.Enqueue, board.NewReconcile(d.ID+"/board", board.ReconcilePayload{Installation: inst, Repo: r.Repo, Why: r.Why}))
 		}
 	}
 	if p.metrics != nil {

@@ -262,7 +262,7 @@ func (b *Board) createField(ctx context.Context, inst int64, cfg rules.BoardConf
 						Name string
 					}
 				} `graphql:"... on ProjectV2SingleSelectField"`
-			}
+			} `graphql:"projectV2Field"`
 		} `graphql:"createProjectV2Field(input: $input)"`
 	}
 	in := githubv4.CreateProjectV2FieldInput{ProjectID: githubv4.ID(known.ID), DataType: githubv4.ProjectV2CustomFieldTypeSingleSelect,
@@ -416,7 +416,7 @@ func (b *Board) set(ctx context.Context, inst int64, proj Project, item, opt str
 		UpdateProjectV2ItemFieldValue struct {
 			ProjectV2Item struct {
 				ID string
-			}
+			} `graphql:"projectV2Item"`
 		} `graphql:"updateProjectV2ItemFieldValue(input: $input)"`
 	}
 	o := githubv4.String(opt)

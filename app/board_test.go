@@ -252,3 +252,57 @@ func TestBoardUserProjectIsRefused(t *testing.T) {
 }
 
 var _ = githubtest.Options{}
+
+// What the board costs a task, on a board countersign already knows: on the
+// happy path, one read of the issue's node id and one mutation to add it,
+// then one mutation per change of the value the board shows, and nothing
+// for the steps that change no state.
+func TestBoardCostPerTask(t *testing.T) {
+	h := boardHarness(t)
+	warm := h.gh.OpenIssue(testRepo, "carol", "warm-up: the board's field", "")
+	h.settle()
+	wantBoard(t, h, warm, "pending")
+
+	var n, pr int
+	var sha string
+	steps := []struct {
+		name              string
+		act               func()
+		queries, mutation int
+	}{
+		{"opened → pending", func() { n = h.gh.OpenIssue(testRepo, "carol", "Create login form component", "") }, 1, 2},
+		{"pending → assigned", func() { h.gh.Assign(testRepo, n, "carol", "alice") }, 0, 1},
+		{"assigned → in-progress (/start)", func() { h.gh.Comment(testRepo, n, "alice", "/start") }, 0, 1},
+		{"draft PR linked", func() {
+			pr, sha = h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Login form", Body: fmt.Sprintf("Fixes #%d", n), Draft: true})
+		}, 0, 0},
+		{"in-progress → review (PR ready)", func() { h.gh.ReadyForReview(testRepo, pr, "alice") }, 0, 1},
+		{"review → completed (approval)", func() { h.gh.Review(testRepo, pr, "carol", "APPROVED", "") }, 0, 1},
+		{"CI passes", func() { ciPasses(h, sha) }, 0, 0},
+		{"completed → verified (/verify)", func() { h.gh.Comment(testRepo, n, "bob", "/verify works") }, 0, 1},
+	}
+	total := 0
+	for _, s := range steps {
+		h.gh.ResetRequests()
+		s.act()
+		h.settle()
+		queries, mutations := 0, 0
+		for _, r := range h.gh.Requests() {
+			if r.GraphQL == "" || r.Installation == 0 {
+				continue
+			}
+			if strings.HasPrefix(strings.TrimSpace(r.GraphQL), "mutation") {
+				mutations++
+			} else if strings.Contains(r.GraphQL, "projectV2") || strings.Contains(r.GraphQL, "issue(number") || strings.Contains(r.GraphQL, "node(") {
+				queries++
+			}
+		}
+		total += queries + mutations
+		t.Logf("%-34s board reads %d, board mutations %d", s.name, queries, mutations)
+		if queries != s.queries || mutations != s.mutation {
+			t.Errorf("%s: %d board reads and %d mutations, want %d and %d", s.name, queries, mutations, s.queries, s.mutation)
+		}
+	}
+	wantBoard(t, h, n, "verified")
+	t.Logf("the board's extra requests for one task, opened to verified: %d", total)
+}

@@ -321,7 +321,7 @@ type GoalFacts struct {
 	IntegrationCheck string
 	// Board is the board the goal issue is kept on (board:), when one is.
 	Board BoardConfig
-	Ask              GoalLookup
+	Ask   GoalLookup
 }
 
 // The goal effects. Number is the milestone's number: the goal issue may not

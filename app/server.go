@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/countersign/countersign/app/board"
 	"github.com/countersign/countersign/app/decide"
 	"github.com/countersign/countersign/app/deliveries"
 	"github.com/countersign/countersign/app/effects"
@@ -131,6 +132,12 @@ func New(st Settings, s store.Store, log *slog.Logger) (*Server, error) {
 	look := lookup.New(s, g)
 	gd := goals.New(s, g, clientsAs(g, func(c *gh.Client) goals.Client { return c }), look, keys)
 	dd := decide.New(s, g, clientsAs(g, func(c *gh.Client) decide.Client { return c }), look, gd, keys, log, reconcile.NewMetrics(srv.metrics.Registry), mergequeue.NewMetrics(srv.metrics.Registry))
+	// The board (docs/board.md): applied with the other effects, decided with the other deliveries.
+	bd := board.New(s, func(inst int64) (board.Reader, board.Writer, error) {
+		return g.GraphQL(inst), g.GraphQLWrites(inst), nil
+	}, log)
+	exec.Board(bd)
+	dd.Board(bd)
 	proc := process.New(s, dd, exec)
 	proc.Pace(g, srv.metrics.WritesDeferred.Inc)
 	srv.owner = instanceName(st) // takeOver (in Run) confirms it

@@ -62,6 +62,7 @@ type Config struct {
 	Contracts  ContractConfig    `yaml:"contracts" doc:"Verification contracts: what must pass before /verify."`
 	Goals      GoalConfig        `yaml:"goals" doc:"Goals (milestones)."`
 	Gate       GateConfig        `yaml:"gate" doc:"What the countersign/verification check answers a pull request that closes no task."`
+	Board      BoardConfig       `yaml:"board" doc:"An organization's GitHub Projects board countersign keeps (docs/board.md)."`
 	// Pins are the accounts the logins named here (leads, verifiers, pilots,
 	// critics' reviewers, gate.exempt) had when the configuration first named them: lower
 	// case login -> user id. Filled by the adapters, never by the file: a
@@ -145,6 +146,7 @@ func DefaultConfig() Config {
 		Tasks:      TaskConfig{Track: "all", Label: "task", IgnoreLabels: []string{"question"}, MaxPerPR: DefaultMaxPerPR},
 		Escalation: EscalationConfig{Rejections: 2, FailedAttempts: 3},
 		Gate:       GateConfig{Untracked: UntrackedRequire},
+		Board:      BoardConfig{Field: DefaultBoardField},
 		Contracts: ContractConfig{
 			// Checks unset: the repository's CI counts as it is (WholeCI).
 			Contradictions: []string{
@@ -580,7 +582,8 @@ type rawConfig struct {
 	Goals *struct {
 		IntegrationCheck *string `yaml:"integration_check"`
 	} `yaml:"goals"`
-	Gate *rawGate `yaml:"gate"`
+	Gate  *rawGate  `yaml:"gate"`
+	Board *rawBoard `yaml:"board"`
 }
 
 // apply overlays the keys r sets on c.
@@ -617,6 +620,7 @@ func (r *rawConfig) apply(c *Config, at locator) error {
 		set(&c.Goals.IntegrationCheck, g.IntegrationCheck)
 	}
 	r.Gate.apply(&c.Gate)
+	r.Board.apply(&c.Board)
 	return errs.err()
 }
 
@@ -694,6 +698,7 @@ func (c *Config) normalize(at locator) error {
 		}
 	}
 	errs.add(c.Gate.normalize(at))
+	errs.add(c.Board.normalize(at))
 	errs.add(c.Contracts.normalize(at))
 	return errs.err()
 }

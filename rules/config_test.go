@@ -487,7 +487,7 @@ func TestParseConfigNearMisses(t *testing.T) {
 		{"contracts: {rules: [{files: [a], e2: deferred}]}\n", `did you mean "e2e"?`},
 		{"contracts: {rules: [{files: [a], critcs: [x]}]}\n", `did you mean "critics"?`},
 		{"goals: {integration: x}\n", `goals.integration: unknown key "integration" (goals has integration_check)`},
-		{"colour: red\n", `unknown key "colour" (the file has leads, verifiers, agents, separation, tasks, escalation, contracts, goals, gate)`},
+		{"colour: red\n", `unknown key "colour" (the file has leads, verifiers, agents, separation, tasks, escalation, contracts, goals, gate, board)`},
 		{"gate: {untraked: allow}\n", `gate.untraked: unknown key "untraked"; did you mean "untracked"?`},
 		{"gate: {untracked: alow}\n", `gate.untracked must be require or allow, not "alow"; did you mean "allow"?`},
 		{"separation: tripel\n", `not "tripel"; did you mean "triple"?`},

@@ -47,7 +47,7 @@ func DecideTask(t *Task, ev Event, f Facts) Decision {
 		return Decision{} // an outsider's pull request is nothing to this task
 	}
 	if t == nil {
-		if ev.Issue.Number == 0 || ev.Issue.Repo == "" || ev.Kind == PRUnlinked || !Tracked(f.Config, ev.Issue) {
+		if ev.Issue.Number == 0 || ev.Issue.Repo == "" || ev.Kind == PRUnlinked || ev.Kind == BoardEdited || ev.Kind == BoardRemoved || !Tracked(f.Config, ev.Issue) {
 			return Decision{}
 		}
 		if ev.Issue.Closed && ev.Kind != IssueClosed {
@@ -103,6 +103,8 @@ func DecideTask(t *Task, ev Event, f Facts) Decision {
 		d.cardRepaired(fmt.Sprintf("task card deleted by @%s: posted again", ev.Actor.Login))
 	case CardEdited:
 		d.cardRepaired(fmt.Sprintf("task card edited by @%s: written back", ev.Actor.Login))
+	case BoardEdited, BoardRemoved:
+		d.boardRepaired()
 	}
 	if ev.Issue.Title != "" && ev.Issue.Milestone != d.t.Milestone { // the event carries the whole issue
 		d.t.Milestone = ev.Issue.Milestone
@@ -169,6 +171,7 @@ type decider struct {
 	changed bool  // t differs from old
 	card    bool  // the change shows on the card
 	labels  bool  // owned labels must be put back even if t's did not change
+	board   bool  // the board must be put back even if t's value did not change
 	effects []Effect
 	refresh []int
 	recheck bool // see Decision.Recheck
@@ -252,6 +255,7 @@ func (d *decider) finish() Decision {
 	if d.card {
 		effects = append(effects, Effect{Kind: EffectSyncCard, Repo: d.t.Repo, Number: d.t.Number})
 	}
+	effects = append(effects, d.boardEffect()...)
 	effects = append(effects, d.effects...)
 	if d.old == nil || d.old.State != d.t.State || d.old.Failing != d.t.Failing || d.old.Unverified != d.t.Unverified || d.old.Forced != d.t.Forced {
 		for _, p := range d.t.PRs { // merged ones too: their head's check is the record of the merge

@@ -261,6 +261,12 @@ type Effect struct {
 	// Remove are labels a sync-labels also takes off (not countersign's: the
 	// name an owned label was renamed to).
 	Remove []string `json:"remove,omitempty"`
+	// Project, Field and Value: a board effect's project URL, field and
+	// option; Goal: Number is a milestone, the item its goal issue.
+	Project string `json:"project,omitempty"`
+	Field   string `json:"field,omitempty"`
+	Value   string `json:"value,omitempty"`
+	Goal    bool   `json:"goal,omitempty"`
 }
 
 // NoticeKind names a comment that needs someone's attention.

@@ -335,7 +335,9 @@ const (
 // where it needs the answer.
 type GoalFacts struct {
 	IntegrationCheck string
-	Ask              GoalLookup
+	// Board is the board the goal issue is kept on (board:), when one is.
+	Board BoardConfig
+	Ask   GoalLookup
 }
 
 // The goal effects. Number is the milestone's number: the goal issue may not
@@ -503,6 +505,9 @@ func (d *goalDecider) finish() GoalDecision {
 	var effects []Effect
 	if d.sync || len(d.notices) > 0 {
 		effects = append(effects, Effect{Kind: EffectGoalIssue, Repo: d.g.Repo, Number: d.g.Milestone, Labels: d.g.Labels()})
+	}
+	if d.f.Board.On() && !d.g.MilestoneDeleted && (d.old == nil || d.old.State != d.g.State) {
+		effects = append(effects, GoalBoardEffect(d.f.Board, d.g))
 	}
 	effects = append(effects, d.ms...)
 	effects = append(effects, d.notices...)

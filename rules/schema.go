@@ -145,6 +145,10 @@ func constraints(path string) map[string]any {
 		return map[string]any{"pattern": `^` + slugPattern + `$`}
 	case "gate.untracked":
 		return map[string]any{"enum": untrackedModes}
+	case "board.project":
+		return map[string]any{"pattern": boardProjectPattern}
+	case "board.field":
+		return map[string]any{"pattern": notBlank, "maxLength": maxBoardField}
 	case "contracts.status_creators[]", "gate.exempt[]":
 		return map[string]any{"pattern": personPattern}
 	case "contracts.critics":

@@ -67,9 +67,17 @@ func (p *Decider) configPush(ctx context.Context, d *store.Delivery, e *github.P
 		check.Removed = true
 		check.Note = "This push removes " + rules.ConfigPath + ": countersign uses the defaults from now on " + defaultsNote + "."
 	}
+	reach, err := p.boardReach(ctx, inst, d, prev, rec, &check)
+	if err != nil {
+		return store.Commit{}, err
+	}
 	w, err := records.CommitFor(inst, d, nil, []rules.Effect{check})
-	if err != nil || (prev != nil && sameGate(prev.Config.Gate, rec.Config.Gate)) {
+	if err != nil {
 		return w, err
+	}
+	w.Records, w.Enqueue = reach.Records, reach.Enqueue
+	if prev != nil && sameGate(prev.Config.Gate, rec.Config.Gate) {
+		return w, nil
 	}
 	// gate: changed: the open pull requests that close no task are answered
 	// again under it (tightened, one that passed must not pass any more).

@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/countersign/countersign/app/board"
 	"github.com/countersign/countersign/app/deliveries"
 	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/gh"
@@ -65,7 +66,11 @@ type Decider struct {
 	log     *slog.Logger
 	recon   *rcdecide.Decider // resyncs, repairs and installations
 	mq      *mqdecide.Decider // the merge queue, untracked and forged gates
+	board   *board.Board      // the board's deliveries (nil: none are decided)
 }
+
+// Board makes p decide the board's deliveries with b.
+func (p *Decider) Board(b *board.Board) { p.board = b }
 
 // New is the decider reading the store st and GitHub: clients is each
 // installation's, g the App's own; look reads configuration and CI, goals
@@ -179,6 +184,13 @@ func (p *Decider) Decide(ctx context.Context, d *store.Delivery, log *slog.Logge
 		return p.mq.OnMergeGroup(d, log)
 	case "issue_dependencies", "sub_issues":
 		return p.onLinks(d, log)
+	case "projects_v2_item":
+		return p.onBoardItem(ctx, d, log)
+	case deliveries.Board:
+		if p.board == nil {
+			return store.Commit{}, nil
+		}
+		return p.board.DecideReconcile(ctx, d, p.boardConfigs(log), p.gh.WebHost(), log)
 	case deliveries.MergeGroup:
 		var md deliveries.MergeGroupPayload
 		if err := json.Unmarshal(d.Payload, &md); err != nil {

@@ -191,7 +191,7 @@ func latestRun(runs []rules.CIRun) (at time.Time) {
 func combine(steps []rules.Decision) rules.Decision {
 	var out rules.Decision
 	card := false
-	var labels *rules.Effect
+	var labels, board *rules.Effect
 	for _, s := range steps {
 		if s.Task != nil {
 			out.Task = s.Task
@@ -202,6 +202,8 @@ func combine(steps []rules.Decision) rules.Decision {
 				labels = &e
 			case rules.EffectSyncCard:
 				card = true
+			case rules.EffectBoard: // the value the board must show as the steps end
+				board = &e
 			default:
 				out.Effects = append(out.Effects, e)
 			}
@@ -220,6 +222,10 @@ func combine(steps []rules.Decision) rules.Decision {
 	}
 	if card && out.Task != nil {
 		head = append(head, rules.Effect{Kind: rules.EffectSyncCard, Repo: out.Task.Repo, Number: out.Task.Number})
+	}
+	if board != nil && out.Task != nil {
+		board.Value = rules.BoardValue(out.Task)
+		head = append(head, *board)
 	}
 	out.Effects = append(head, out.Effects...)
 	slices.Sort(out.Refresh)

@@ -50,6 +50,9 @@ const (
 	// Card writes a task card that waited while the installation's writes
 	// were saturated (see app/process).
 	Card = "countersign.card"
+	// Board compares a repository's tasks and goals with its board (package
+	// board), under the repository's board key.
+	Board = "countersign.board"
 	// Resync and Repair are reconciliation's (package reconcile).
 	Resync = reconcile.ResyncEvent
 	Repair = reconcile.RepairEvent
@@ -194,10 +197,12 @@ var handled = []struct {
 	// new repositories to track (reconciliation: reconcile/decide)
 	{event: "installation", actions: []string{"created", "new_permissions_accepted", "unsuspend"}, always: true},
 	{event: "installation_repositories", actions: []string{"added"}, always: true},
+	// the board (package board): a person's change of countersign's field, a removed item
+	{event: "projects_v2_item", actions: []string{"edited", "deleted"}},
 }
 
 // internal are the internal events; none has an action.
-var internal = []string{Task, Check, Goal, CI, Regate, Dashboard, MergeGroup, Card, Resync, Repair, Head}
+var internal = []string{Task, Check, Goal, CI, Regate, Dashboard, MergeGroup, Card, Resync, Repair, Head, Board}
 
 var (
 	webhookEvents  = map[string]bool{}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/countersign/countersign/app/board"
 	"github.com/countersign/countersign/app/card"
 	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/gh"
@@ -61,7 +62,12 @@ type Executor struct {
 	// coalesce is the window within which a goal's dashboard edits are
 	// coalesced into one (0: each is written at once).
 	coalesce time.Duration
+
+	board *board.Board // applies board effects (nil: none are applied)
 }
+
+// Board makes x apply board effects with b.
+func (x *Executor) Board(b *board.Board) { x.board = b }
 
 // New is the executor writing to GitHub through g, keeping what it knows in
 // st; keys sign the records kept on GitHub; coalesce is the window within which
@@ -127,6 +133,11 @@ func (x *Executor) apply(ctx context.Context, oe records.OutboxEffect, leftover 
 		applyErr = x.goalNotice(ctx, c, owner, name, oe, leftover)
 	case rules.EffectCloseMilestone, rules.EffectReopenMilestone:
 		applyErr = x.milestoneState(ctx, c, owner, name, e)
+	case rules.EffectBoard:
+		if x.board == nil {
+			return fault.Permanent(fmt.Errorf("board effect, but no board is wired"))
+		}
+		applyErr = x.board.Apply(ctx, oe.Installation, e)
 	default:
 		return fault.Permanent(fmt.Errorf("unknown effect %q", e.Kind))
 	}

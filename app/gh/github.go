@@ -44,14 +44,16 @@ type GitHub struct {
 	app    *github.Client
 	m      *metrics.Metrics
 
-	mu       sync.Mutex
-	clients  map[int64]*github.Client
-	itrs     map[int64]*ghinstallation.Transport // each installation's token source, shared by its clients
-	graphql  map[int64]*githubv4.Client
-	botLogin string
-	accounts map[string]account // lower(login) -> the account, as last read
-	pace     *pace.Limits       // nil: writes are not paced (PaceWrites)
-	buckets  map[int64]*pace.Bucket
+	mu      sync.Mutex
+	clients map[int64]*github.Client
+	itrs    map[int64]*ghinstallation.Transport // each installation's token source, shared by its clients
+	graphql map[int64]*githubv4.Client
+	// graphqlWrites are the installations' paced GraphQL clients (GraphQLWrites).
+	graphqlWrites map[int64]*githubv4.Client
+	botLogin      string
+	accounts      map[string]account // lower(login) -> the account, as last read
+	pace          *pace.Limits       // nil: writes are not paced (PaceWrites)
+	buckets       map[int64]*pace.Bucket
 	// health knows whom GitHub is away for (away.go); wake wakes the
 	// keys that waited when it is back.
 	health   *ghhealth.Health
@@ -227,4 +229,24 @@ func (t graphqlAnswers) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp.Body.Close()
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	return nil, &github.ErrorResponse{Response: resp, Message: fmt.Sprintf("GraphQL answered %s: %.200s", resp.Status, body)}
+}
+
+// GraphQLWrites returns the GraphQL client for installation id's mutations:
+// each takes a turn of the installation's write pacing, as a REST write
+// does (a mutation is a content-generating request), and is counted in its
+// write budget. Queries go through GraphQL, unpaced.
+func (g *GitHub) GraphQLWrites(id int64) *githubv4.Client {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if c, ok := g.graphqlWrites[id]; ok {
+		return c
+	}
+	rt := &rateTransport{next: g.itr(id), vec: g.m.RateLimitRemain, label: strconv.FormatInt(id, 10)}
+	c := githubv4.NewEnterpriseClient(authors.Endpoint(g.apiURL), &http.Client{Transport: ghhealth.ScopeTransport{Scope: ghhealth.Scope(id), Health: g.health,
+		Next: graphqlAnswers{g.paced(id, rt)}}})
+	if g.graphqlWrites == nil {
+		g.graphqlWrites = map[int64]*githubv4.Client{}
+	}
+	g.graphqlWrites[id] = c
+	return c
 }

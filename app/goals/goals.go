@@ -169,7 +169,7 @@ func (p *Decider) Decide(ctx context.Context, gd deliveries.GoalPayload, d *stor
 			return p.integration(ctx, c, ev.Repo, check, cfg.Contracts, g)
 		},
 	})
-	dec := rules.DecideGoal(g, ev, rules.GoalFacts{IntegrationCheck: check, Ask: ask})
+	dec := rules.DecideGoal(g, ev, rules.GoalFacts{IntegrationCheck: check, Board: cfg.Board, Ask: ask})
 	if err := ask.Err(); err != nil {
 		return store.Commit{}, err
 	}

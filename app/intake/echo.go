@@ -98,6 +98,10 @@ func (in *Intake) echo(ctx context.Context, event string, env *envelope, payload
 		return p.Comment != nil && (templates.IsCard(p.Comment.Body) || templates.IsNotice(p.Comment.Body))
 	}
 	switch event {
+	case "projects_v2_item":
+		// The board's items change only by countersign's mutations when its
+		// bot sends them: nothing of them is to be acted on.
+		return true
 	case "check_run":
 		return p.CheckRun != nil && p.CheckRun.App != nil && p.CheckRun.App.ID == in.self.AppID()
 	case "check_suite":

@@ -43,6 +43,11 @@ type envelope struct {
 		Login string `json:"login"`
 		Type  string `json:"type"`
 	} `json:"sender"`
+	// ProjectsV2Item is a board's item (projects_v2_item: an organization's
+	// event, with no repository): its issue's node id orders it.
+	ProjectsV2Item *struct {
+		ContentNodeID string `json:"content_node_id"`
+	} `json:"projects_v2_item"`
 }
 
 func (e *envelope) repo() string {
@@ -73,6 +78,9 @@ func (e *envelope) number() int {
 // else its repository (events of one key are processed one at a time, in order).
 func (e *envelope) key() string {
 	repo := e.repo()
+	if repo == "" && e.ProjectsV2Item != nil && e.ProjectsV2Item.ContentNodeID != "" {
+		return "board-item:" + e.ProjectsV2Item.ContentNodeID // as board.ItemKeyOf
+	}
 	if repo == "" {
 		return "_global"
 	}

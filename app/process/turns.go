@@ -55,6 +55,8 @@ func (p *Processor) groupWrites(ctx context.Context, effects []records.OutboxEff
 				return 0, err
 			}
 			n += w
+		case rules.EffectBoard: // one mutation; the first adds the item too
+			n++
 		default:
 			n++
 		}

@@ -40,7 +40,8 @@ func TestManifest(t *testing.T) {
 		m.Hook["url"] != "https://cs.example.com/webhook" || m.Hook["active"] != true ||
 		!slices.Equal(m.DefaultEvents, appYML(t).DefaultEvents) || !maps.Equal(m.DefaultPerms, appYML(t).DefaultPerms) ||
 		m.DefaultPerms["checks"] != "write" || m.DefaultPerms["contents"] != "read" ||
-		!slices.Contains(m.DefaultEvents, "merge_group") || m.DefaultPerms["merge_queues"] != "read" {
+		!slices.Contains(m.DefaultEvents, "merge_group") || m.DefaultPerms["merge_queues"] != "read" ||
+		!slices.Contains(m.DefaultEvents, "projects_v2_item") || m.DefaultPerms["organization_projects"] != "write" {
 		t.Fatalf("manifest %+v", m)
 	}
 	b, _ = Manifest(countersign.AppManifest, "https://x/webhook", "http://r/callback", "countersign-acme")

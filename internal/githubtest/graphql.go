@@ -135,7 +135,11 @@ func (s *Server) graphql(c *apiCall) {
 		}
 	}
 	ex := &gqlExec{vars: req.Variables}
-	data := ex.selectSet(s.gqlQuery(c), op.sel, nil)
+	root := s.gqlQuery(c)
+	if op.mutation {
+		root = s.gqlMutation(c) // projects.go
+	}
+	data := ex.selectSet(root, op.sel, nil)
 	out := map[string]any{"data": data}
 	if len(ex.errs) > 0 {
 		out["errors"] = ex.errs
@@ -163,6 +167,14 @@ func (ex *gqlExec) selectSet(obj gqlObject, sel []*gqlField, path []any) map[str
 			out[key] = obj.typ
 			continue
 		}
+		if f.name == "..." { // an inline fragment: "... on Type { ... }"
+			if f.alias == obj.typ {
+				for k, v := range ex.selectSet(obj, f.sel, path) {
+					out[k] = v
+				}
+			}
+			continue
+		}
 		args := map[string]any{}
 		for k, v := range f.args {
 			if ref, ok := v.(gqlVar); ok {
@@ -180,7 +192,11 @@ func (ex *gqlExec) selectSet(obj gqlObject, sel []*gqlField, path []any) map[str
 			continue
 		}
 		if err != nil {
-			ex.errs = append(ex.errs, gqlError{Message: err.Error(), Type: "NOT_FOUND", Path: p})
+			typ := "NOT_FOUND"
+			if te, ok := err.(gqlTypedError); ok {
+				typ = te.typ
+			}
+			ex.errs = append(ex.errs, gqlError{Message: err.Error(), Type: typ, Path: p})
 			out[key] = nil
 			continue
 		}
@@ -224,7 +240,7 @@ func (ex *gqlExec) value(v any, f *gqlField, path []any) any {
 func (s *Server) gqlQuery(c *apiCall) gqlObject {
 	return gqlObject{typ: "Query", field: func(name string, args map[string]any) (any, bool, error) {
 		if name != "repository" {
-			return nil, false, nil
+			return s.gqlQueryProjects(c, name, args) // projects.go: organization, node
 		}
 		owner, _ := args["owner"].(string)
 		repo, _ := args["name"].(string)
@@ -254,7 +270,7 @@ func (s *Server) gqlRepository(rp *repoState) gqlObject {
 			if is == nil || is.pr != nil {
 				return nil, true, fmt.Errorf("Could not resolve to an Issue with the number of %d.", n)
 			}
-			return s.gqlIssue(rp, is), true, nil
+			return s.gqlIssueNode(rp, is), true, nil // projects.go
 		}
 		return nil, false, nil
 	}}
@@ -411,8 +427,9 @@ type gqlVarDef struct {
 }
 
 type gqlOp struct {
-	vars []gqlVarDef
-	sel  []*gqlField
+	vars     []gqlVarDef
+	sel      []*gqlField
+	mutation bool
 }
 
 type gqlParser struct {
@@ -420,8 +437,9 @@ type gqlParser struct {
 	i   int
 }
 
-// parseGQL parses one query operation: "{...}", "query {...}" or
-// "query Name($v: Type!, ...) {...}". Fragments, directives and mutations
+// parseGQL parses one operation: "{...}", "query {...}",
+// "query Name($v: Type!, ...) {...}", or a mutation written so. Inline
+// fragments ("... on Type {...}") are read; named fragments and directives
 // are refused.
 func parseGQL(src string) (*gqlOp, error) {
 	p := &gqlParser{src: src}
@@ -429,9 +447,10 @@ func parseGQL(src string) (*gqlOp, error) {
 	p.skip()
 	if p.peekName() {
 		kw := p.name()
-		if kw != "query" {
-			return nil, fmt.Errorf("Parse error on %q: only queries are supported", kw)
+		if kw != "query" && kw != "mutation" {
+			return nil, fmt.Errorf("Parse error on %q: only queries and mutations are supported", kw)
 		}
+		op.mutation = kw == "mutation"
 		p.skip()
 		if p.peekName() {
 			p.name()
@@ -553,8 +572,25 @@ func (p *gqlParser) selectionSet() ([]*gqlField, error) {
 		if p.i >= len(p.src) {
 			return nil, p.errf("unexpected end of query")
 		}
-		if strings.HasPrefix(p.src[p.i:], "...") || p.src[p.i] == '@' {
-			return nil, p.errf("fragments and directives are not supported")
+		if strings.HasPrefix(p.src[p.i:], "...") {
+			p.i += 3
+			p.skip()
+			if p.name() != "on" {
+				return nil, p.errf("named fragments are not supported")
+			}
+			p.skip()
+			f := &gqlField{name: "...", alias: p.name()}
+			p.skip()
+			sel, err := p.selectionSet()
+			if err != nil {
+				return nil, err
+			}
+			f.sel = sel
+			out = append(out, f)
+			continue
+		}
+		if p.src[p.i] == '@' {
+			return nil, p.errf("directives are not supported")
 		}
 		if !p.peekName() {
 			return nil, p.errf("expected a field name")

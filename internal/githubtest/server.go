@@ -115,6 +115,9 @@ type Request struct {
 	// Body and Response are the request body and the response body as
 	// sent (nil for 204 and 304); kept only with Options.RecordBodies.
 	Body, Response []byte
+	// GraphQL is a GraphQL request's query text (a mutation's starts with
+	// "mutation"); kept always.
+	GraphQL string
 }
 
 // Server is a running fake GitHub. All its methods are safe for concurrent use.
@@ -153,6 +156,7 @@ type Server struct {
 	stacks        stacks // branches and what a retargeted pull request carries (retarget.go)
 	requests      []Request
 	manifestApps  []*ManifestApp
+	projects      map[string]*projectState // organizations' boards (projects.go)
 	errs          []error
 
 	wmu        sync.Mutex
@@ -607,6 +611,14 @@ func (s *Server) finish(w http.ResponseWriter, r *http.Request, rec *recorder, r
 	}
 	if req.Route == "" {
 		req.Route = s.routeOf(r, path)
+	}
+	if strings.HasSuffix(req.Path, "/graphql") {
+		var q struct {
+			Query string `json:"query"`
+		}
+		if json.Unmarshal(ri.body, &q) == nil {
+			req.GraphQL = q.Query
+		}
 	}
 	if s.opts.RecordBodies {
 		req.Body = ri.body

@@ -81,6 +81,8 @@
 //	countersign loses its store                        # the bot restarts on an empty store (same keys)
 //	alice posts status test lint success on PR #2      # commit statuses on the PR's head, created by
 //	                                                   # alice: success|failure|error|pending
+//	mallory moves #1 on the board to verified          # countersign's field of #1 on the configured
+//	mallory removes #1 from the board                  # board (board.project, board.field); its item
 //
 // Milestones are goals: countersign opens a goal issue for each, which takes
 // the next issue number. A milestone is named by its quoted title from the
@@ -101,6 +103,8 @@
 //	expect #1 not labeled escalated forced    # has none of them
 //	expect #1 open                            # or: expect #1 closed
 //	expect #1 assigned to alice               # all of them are among the assignees
+//	expect #1 on the board at pending         # on the configured board, at this option
+//	expect PR #2 not on the board             # not on it
 //	expect check on PR #2 success             # countersign/verification on the PR's current head:
 //	                                          # success|failure|in_progress|queued|neutral|none
 //	expect check on group of PR #2 success    # ... on the PR's merge-queue group (none: not queued)

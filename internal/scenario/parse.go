@@ -98,6 +98,9 @@ const (
 	RenameAccount  ActionKind = "rename-account"  // github: a person renames their account
 	DropWebhooks   ActionKind = "drop-webhooks"   // github: the App hears nothing from here on
 	ResumeWebhooks ActionKind = "resume-webhooks" // github: ... until here
+
+	BoardMove   ActionKind = "board-move"   // someone sets countersign's field of an issue on the board (Status: the option)
+	BoardRemove ActionKind = "board-remove" // someone removes an issue's item from the board
 )
 
 // Action is one thing a person (or GitHub, or CI) does.
@@ -157,6 +160,7 @@ const (
 	ExpectGoalState ExpectKind = "goal-state" // the goal issue has goal and goal:State
 	ExpectReplies   ExpectKind = "replies"    // how many replies since the previous action began
 	ExpectRepoLabel ExpectKind = "repo-label" // a repository label exists (Not: does not)
+	ExpectBoard     ExpectKind = "board"      // the issue is on the board, its field at State (Not: it is not on the board)
 )
 
 // Expect is one expectation about what GitHub looks like now.
@@ -800,8 +804,24 @@ func (p *parser) action(c *cursor) (*Action, error) {
 	case "removes":
 		a.Kind = ClearMilestone
 		if a.Number, a.PR, err = p.target(c); err == nil {
+			if c.words("from", "the", "board") {
+				a.Kind = BoardRemove
+				break
+			}
 			if err = c.expect("from", "its", "milestone"); err != nil {
-				err = fmt.Errorf("%v (an issue leaves its milestone with: %s removes #N from its milestone)", err, a.Actor)
+				err = fmt.Errorf("%v (an issue leaves its milestone with: %s removes #N from its milestone; the board: %s removes #N from the board)", err, a.Actor, a.Actor)
+			}
+		}
+	case "moves":
+		a.Kind = BoardMove
+		if a.Number, a.PR, err = p.target(c); err == nil {
+			if err = c.expect("on", "the", "board", "to"); err == nil {
+				t, ok := c.next()
+				if !ok || t.quoted || t.s == "" {
+					err = fmt.Errorf("expected the option to move #%d to (e.g. verified)", a.Number)
+				} else {
+					a.Status = t.s
+				}
 			}
 		}
 	case "closes":
@@ -1443,6 +1463,15 @@ func (p *parser) expect(c *cursor) (*Expect, error) {
 		case c.word("labeled"):
 			e.Kind = ExpectLabeled
 			e.Labels, err = c.labels()
+		case c.words("not", "on", "the", "board"):
+			e.Kind, e.Not = ExpectBoard, true
+		case c.words("on", "the", "board", "at"):
+			e.Kind = ExpectBoard
+			t, ok := c.next()
+			if !ok || t.quoted || t.s == "" {
+				return nil, fmt.Errorf("expected the option #%d shows on the board (e.g. pending)", e.Number)
+			}
+			e.State = t.s
 		case c.word("not"):
 			e.Kind, e.Not = ExpectLabeled, true
 			if err = c.expect("labeled"); err == nil {
@@ -1458,7 +1487,7 @@ func (p *parser) expect(c *cursor) (*Expect, error) {
 				e.Users, err = c.logins()
 			}
 		default:
-			return nil, fmt.Errorf("expected state, labeled, not labeled, open, closed or assigned to after #%d", e.Number)
+			return nil, fmt.Errorf("expected state, labeled, not labeled, open, closed, assigned to, on the board at or not on the board after #%d", e.Number)
 		}
 		if err != nil {
 			return nil, err
@@ -1709,6 +1738,19 @@ func (c *cursor) word(w string) bool {
 		return true
 	}
 	return false
+}
+
+// words consumes the bare words ws, in order, if they come next (all or
+// none).
+func (c *cursor) words(ws ...string) bool {
+	at := c.i
+	for _, w := range ws {
+		if !c.word(w) {
+			c.i = at
+			return false
+		}
+	}
+	return true
 }
 
 // expect consumes the bare words ws, in order.

@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/countersign/countersign/internal/githubtest"
+	"github.com/countersign/countersign/rules"
 	"github.com/countersign/countersign/templates"
 )
 
@@ -125,6 +126,9 @@ func (p *player) setup(ctx context.Context) error {
 	}
 	if p.sc.Config != "" {
 		p.gh.SetFile(p.repo, ConfigPath, p.sc.Config)
+	}
+	if b, err := p.board(); err == nil { // the configuration names a board: the organization has it
+		p.gh.AddProject(b.org, b.number, "Board")
 	}
 	if errs := errsSince(p.gh.Err(), before); len(errs) > 0 {
 		return &PlayError{Name: p.sc.Name, Line: 1, Step: "setup", Msg: errors.Join(errs...).Error()}
@@ -368,6 +372,15 @@ func (p *player) perform(a *Action) (extra string, err error) {
 		for _, l := range a.Labels {
 			gh.RemoveLabel(repo, a.Number, a.Actor, l)
 		}
+	case BoardMove, BoardRemove:
+		b, err := p.board()
+		if err != nil {
+			return "", err
+		}
+		if a.Kind == BoardMove {
+			return "", gh.SetBoardValue(a.Actor, b.org, b.number, repo, a.Number, b.field, a.Status)
+		}
+		return "", gh.RemoveBoardItem(a.Actor, b.org, b.number, repo, a.Number)
 	case MergePR:
 		gh.MergePR(repo, a.Number, a.Actor)
 	case QueuePR:
@@ -900,6 +913,20 @@ func (p *player) check(st *Step) error {
 		return p.fail(st, fmt.Sprintf("%s is not a pull request", ref), n)
 	}
 	switch e.Kind {
+	case ExpectBoard:
+		b, err := p.board()
+		if err != nil {
+			return p.fail(st, err.Error(), n)
+		}
+		got, on := p.gh.BoardValue(b.org, b.number, p.repo, n, b.field)
+		switch {
+		case e.Not && on:
+			return p.fail(st, fmt.Sprintf("%s is on the board (at %q)", ref, got), n)
+		case !e.Not && !on:
+			return p.fail(st, fmt.Sprintf("%s is not on the board", ref), n)
+		case !e.Not && got != e.State:
+			return p.fail(st, fmt.Sprintf("%s is on the board at %q", ref, got), n)
+		}
 	case ExpectState:
 		var states []string
 		for _, l := range v.Labels {
@@ -1473,4 +1500,24 @@ func errsSince(err error, n int) []error {
 		return nil
 	}
 	return all[n:]
+}
+
+// boardRef is the board the scenario's configuration names.
+type boardRef struct {
+	org    string
+	number int
+	field  string
+}
+
+// board is the board the configuration names (board.project, board.field).
+func (p *player) board() (boardRef, error) {
+	cfg, err := rules.ParseConfig([]byte(p.sc.Config))
+	if err != nil || !cfg.Board.On() {
+		return boardRef{}, fmt.Errorf("the configuration names no board (board: {project: https://github.com/orgs/ORG/projects/N})")
+	}
+	pr, err := rules.ParseBoardProject(cfg.Board.Project)
+	if err != nil {
+		return boardRef{}, err
+	}
+	return boardRef{org: pr.Org, number: pr.Number, field: cfg.Board.Field}, nil
 }

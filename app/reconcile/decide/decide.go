@@ -17,6 +17,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/countersign/countersign/app/board"
 	"github.com/countersign/countersign/app/deliveries"
 	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/gh"
@@ -176,6 +177,15 @@ func (p *Decider) resync(ctx context.Context, d *store.Delivery, r rc.Resync, lo
 			w.Enqueue = append(w.Enqueue, deliveries.Derived(fmt.Sprintf("%s/check/%d", d.ID, pr), deliveries.Check, rules.TaskKey(r.Repo, pr),
 				deliveries.CheckPayload{Installation: inst, Repo: r.Repo, Number: pr}))
 		}
+	}
+	// Every resync (the scheduled ones too: a change on the board leaves the
+	// issue's updated_at alone) compares the board, when the repository keeps
+	// one (package board): one read per 100 items.
+	var cfg records.Config
+	if ok, err := records.Load(ctx, p.store, records.ConfigKey(r.Repo), &cfg); err != nil {
+		return store.Commit{}, err
+	} else if ok && cfg.Config.Board.On() && r.Page == 0 {
+		w.Enqueue = append(w.Enqueue, board.NewReconcile(d.ID+"/board", board.ReconcilePayload{Installation: inst, Repo: r.Repo, Why: r.Why}))
 	}
 	if p.metrics != nil {
 		p.metrics.Resyncs.WithLabelValues(r.Why).Inc()

@@ -78,5 +78,5 @@ func HookOperation(event, action string) string {
 // emit calls): the subset keeps every action of each.
 var HookEvents = []string{
 	"check_run", "check_suite", "issue_comment", "issue_dependencies", "issues", "label", "merge_group",
-	"milestone", "pull_request", "pull_request_review", "push", "status", "sub_issues",
+	"milestone", "projects_v2_item", "pull_request", "pull_request_review", "push", "status", "sub_issues",
 }

@@ -199,8 +199,11 @@ func scaleRun(b *testing.B, size scaleSize, redisURL string) {
 	ready := time.Since(start)
 	b.Cleanup(bot.kill)
 	scaleWaitQuiet(b, gh, "http://"+addr+"/metrics", 10*time.Minute)
-	drained := time.Since(start) - 3*time.Second
 	startup := gh.Requests()
+	drained := ready // the time of the start-up pass's last request
+	if len(startup) > 0 {
+		drained = startup[len(startup)-1].Time.Sub(start)
+	}
 	rss2, hwm2 := procMem(b, pid())
 
 	// Heal passes with nothing new: 30 s at 10 s.

@@ -57,6 +57,9 @@ type GitHub struct {
 	health   *ghhealth.Health
 	wake     func(ctx context.Context, keys ...string) error
 	expected map[labelWrite]time.Time // label writes about to be made (ExpectLabel)
+	// etags are the installations' conditional GETs' answers, one bounded
+	// cache for all of them.
+	etags *etagCache
 }
 
 // account is an account read from GET /users/{login}, and when.
@@ -100,9 +103,10 @@ func (g *GitHub) Account(ctx context.Context, c UserReader, login string) (rules
 
 // New builds the client factory for the App appID with its PEM key.
 func New(apiURL string, appID int64, key []byte, m *metrics.Metrics) (*GitHub, error) {
-	g := &GitHub{apiURL: apiURL, appID: appID, m: m, clients: map[int64]*github.Client{}}
+	g := &GitHub{apiURL: apiURL, appID: appID, m: m, clients: map[int64]*github.Client{},
+		etags: newETagCache(etagCacheEntries, etagCacheBytes)}
 	g.health = g.newHealth()
-	base := newRetryTransport(&ghhealth.Transport{Next: &metricsTransport{next: http.DefaultTransport, m: m}, Health: g.health}, m)
+	base := newRetryTransport(&ghhealth.Transport{Next: &metricsTransport{next: newHTTPTransport(), m: m}, Health: g.health}, m)
 	base.stop = g.health.Stop
 	apps, err := ghinstallation.NewAppsTransport(base, appID, key)
 	if err != nil {
@@ -117,6 +121,21 @@ func New(apiURL string, appID int64, key []byte, m *metrics.Metrics) (*GitHub, e
 		return nil, fmt.Errorf("register the write pacing metric: %w", err)
 	}
 	return g, nil
+}
+
+// idleConnsPerHost is how many idle connections to GitHub are kept: every
+// call goes to one host, from every worker at once. Go's default keeps 2,
+// so the others were closed after each call and dialled (with a TLS
+// handshake) again for the next.
+const idleConnsPerHost = 64
+
+// newHTTPTransport is Go's default transport keeping idleConnsPerHost idle
+// connections to GitHub.
+func newHTTPTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = idleConnsPerHost
+	t.MaxIdleConnsPerHost = idleConnsPerHost
+	return t
 }
 
 func (g *GitHub) newClient(rt http.RoundTripper) (*github.Client, error) {
@@ -139,7 +158,8 @@ func (g *GitHub) Installation(id int64) (*github.Client, error) {
 		return c, nil
 	}
 	rt := &rateTransport{next: g.itr(id), vec: g.m.RateLimitRemain, label: strconv.FormatInt(id, 10)}
-	c, err := g.newClient(ghhealth.ScopeTransport{Scope: ghhealth.Scope(id), Health: g.health, Next: newETagTransport(g.paced(id, rt), 4096)})
+	et := &etagTransport{next: g.paced(id, rt), cache: g.etags, scope: strconv.FormatInt(id, 10)}
+	c, err := g.newClient(ghhealth.ScopeTransport{Scope: ghhealth.Scope(id), Health: g.health, Next: et})
 	if err != nil {
 		return nil, err
 	}

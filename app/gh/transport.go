@@ -153,41 +153,62 @@ func (t *retryTransport) retryAfter(req *http.Request, resp *http.Response, err 
 
 // etagTransport makes GETs conditional: it remembers each URL's ETag and body,
 // sends If-None-Match, and answers a 304 (which costs no rate limit) from memory.
-// One is used per installation, so cached answers never cross permissions.
+// Its entries are kept under its scope (an installation), so cached answers
+// never cross permissions; the cache itself is shared by every installation
+// and bounded in entries and bytes, so a thousand installations hold no more
+// than one does.
 type etagTransport struct {
-	next http.RoundTripper
-	max  int
+	next  http.RoundTripper
+	cache *etagCache
+	scope string
+}
+
+// etagCache is the least recently used cache of conditional GETs' answers
+// shared by the installations' etagTransports: at most max entries and
+// maxBytes of bodies and headers.
+type etagCache struct {
+	max      int
+	maxBytes int
 
 	mu    sync.Mutex
 	lru   *list.List // of *etagEntry, most recent first
 	byURL map[string]*list.Element
+	bytes int
 }
 
 type etagEntry struct {
-	url    string
+	url    string // the scope and the URL
 	etag   string
 	header http.Header
 	body   []byte
+	size   int
 }
 
 const etagMaxBody = 1 << 20
 
+// The shared cache's bounds: about 16 answers (of 4 KiB on average) per
+// installation for a thousand of them, at most 64 MiB.
+const (
+	etagCacheEntries = 16384
+	etagCacheBytes   = 64 << 20
+)
+
+func newETagCache(max, maxBytes int) *etagCache {
+	return &etagCache{max: max, maxBytes: maxBytes, lru: list.New(), byURL: map[string]*list.Element{}}
+}
+
+// newETagTransport is a transport with a cache of its own of at most max
+// entries (tests).
 func newETagTransport(next http.RoundTripper, max int) *etagTransport {
-	return &etagTransport{next: next, max: max, lru: list.New(), byURL: map[string]*list.Element{}}
+	return &etagTransport{next: next, cache: newETagCache(max, etagCacheBytes)}
 }
 
 func (t *etagTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Method != http.MethodGet || req.Header.Get("If-None-Match") != "" {
 		return t.next.RoundTrip(req)
 	}
-	key := req.URL.String()
-	t.mu.Lock()
-	var cached *etagEntry
-	if el, ok := t.byURL[key]; ok {
-		cached = el.Value.(*etagEntry)
-		t.lru.MoveToFront(el)
-	}
-	t.mu.Unlock()
+	key := t.scope + " " + req.URL.String()
+	cached := t.cache.get(key)
 
 	r := req
 	if cached != nil {
@@ -229,22 +250,47 @@ func (t *etagTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	orig.Close()
 	resp.Body = io.NopCloser(bytes.NewReader(body))
-	t.store(&etagEntry{url: key, etag: etag, header: resp.Header.Clone(), body: body})
+	t.cache.store(&etagEntry{url: key, etag: etag, header: resp.Header.Clone(), body: body})
 	return resp, nil
 }
 
-func (t *etagTransport) store(e *etagEntry) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if el, ok := t.byURL[e.url]; ok {
-		el.Value = e
-		t.lru.MoveToFront(el)
+func (c *etagCache) get(key string) *etagEntry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.byURL[key]
+	if !ok {
+		return nil
+	}
+	c.lru.MoveToFront(el)
+	return el.Value.(*etagEntry)
+}
+
+func (c *etagCache) store(e *etagEntry) {
+	e.size = len(e.url) + len(e.etag) + len(e.body)
+	for k, vs := range e.header {
+		e.size += len(k)
+		for _, v := range vs {
+			e.size += len(v)
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e.size > c.maxBytes {
 		return
 	}
-	t.byURL[e.url] = t.lru.PushFront(e)
-	for t.lru.Len() > t.max {
-		old := t.lru.Back()
-		t.lru.Remove(old)
-		delete(t.byURL, old.Value.(*etagEntry).url)
+	if el, ok := c.byURL[e.url]; ok {
+		c.bytes -= el.Value.(*etagEntry).size
+		el.Value = e
+		c.lru.MoveToFront(el)
+	} else {
+		c.byURL[e.url] = c.lru.PushFront(e)
+	}
+	c.bytes += e.size
+	for c.lru.Len() > c.max || c.bytes > c.maxBytes {
+		old := c.lru.Back()
+		c.lru.Remove(old)
+		oe := old.Value.(*etagEntry)
+		delete(c.byURL, oe.url)
+		c.bytes -= oe.size
 	}
 }

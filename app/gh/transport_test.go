@@ -132,10 +132,33 @@ func TestETagTransport(t *testing.T) {
 func TestETagTransportEvicts(t *testing.T) {
 	et := newETagTransport(http.DefaultTransport, 2)
 	for i := 0; i < 5; i++ {
-		et.store(&etagEntry{url: fmt.Sprint(i), etag: "x"})
+		et.cache.store(&etagEntry{url: fmt.Sprint(i), etag: "x"})
 	}
-	if et.lru.Len() != 2 || len(et.byURL) != 2 {
-		t.Fatalf("cache holds %d/%d entries, want 2", et.lru.Len(), len(et.byURL))
+	if et.cache.lru.Len() != 2 || len(et.cache.byURL) != 2 {
+		t.Fatalf("cache holds %d/%d entries, want 2", et.cache.lru.Len(), len(et.cache.byURL))
+	}
+}
+
+// The cache shared by every installation is bounded in bytes as well as in
+// entries, and one installation's answer is never another's.
+func TestETagCacheBoundedInBytesAndScoped(t *testing.T) {
+	c := newETagCache(1000, 10<<10)
+	body := make([]byte, 1<<10)
+	for i := 0; i < 50; i++ {
+		c.store(&etagEntry{url: fmt.Sprintf("7 /repos/o/r/issues/%d", i), etag: "x", body: body})
+	}
+	if c.bytes > 10<<10 || c.lru.Len() >= 10 || c.lru.Len() == 0 {
+		t.Fatalf("cache holds %d entries, %d bytes; want fewer than 10 and at most 10 KiB", c.lru.Len(), c.bytes)
+	}
+	if c.get("7 /repos/o/r/issues/49") == nil {
+		t.Fatal("the latest answer was evicted")
+	}
+	if c.get("8 /repos/o/r/issues/49") != nil {
+		t.Fatal("another installation's answer was served")
+	}
+	c.store(&etagEntry{url: "7 /huge", etag: "x", body: make([]byte, 11<<10)})
+	if c.get("7 /huge") != nil || c.bytes > 10<<10 {
+		t.Fatal("an answer larger than the whole cache was kept")
 	}
 }
 

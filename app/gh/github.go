@@ -72,6 +72,9 @@ type account struct {
 // rename frees a login for someone else to take.
 const accountTTL = time.Hour
 
+// accountsMax bounds the accounts cached, across every installation.
+const accountsMax = 10000
+
 // Account is the account that login names now (its id), read with c and
 // cached for accountTTL. A login GitHub does not know is returned without an
 // id (it can match no one by id).
@@ -95,6 +98,15 @@ func (g *GitHub) Account(ctx context.Context, c UserReader, login string) (rules
 	g.mu.Lock()
 	if g.accounts == nil {
 		g.accounts = map[string]account{}
+	}
+	if len(g.accounts) >= accountsMax {
+		// Full: forget what is stale, and if that is not enough, any (the
+		// cache only saves reads).
+		for k, old := range g.accounts {
+			if time.Since(old.at) >= accountTTL || len(g.accounts) >= accountsMax {
+				delete(g.accounts, k)
+			}
+		}
 	}
 	g.accounts[key] = a
 	g.mu.Unlock()

@@ -60,6 +60,8 @@ type GitHub struct {
 	// etags are the installations' conditional GETs' answers, one bounded
 	// cache for all of them.
 	etags *etagCache
+	// rates are the rate-limit gauge's series (a bounded few).
+	rates *rateSeries
 }
 
 // account is an account read from GET /users/{login}, and when.
@@ -116,7 +118,7 @@ func (g *GitHub) Account(ctx context.Context, c UserReader, login string) (rules
 // New builds the client factory for the App appID with its PEM key.
 func New(apiURL string, appID int64, key []byte, m *metrics.Metrics) (*GitHub, error) {
 	g := &GitHub{apiURL: apiURL, appID: appID, m: m, clients: map[int64]*github.Client{},
-		etags: newETagCache(etagCacheEntries, etagCacheBytes)}
+		etags: newETagCache(etagCacheEntries, etagCacheBytes), rates: newRateSeries(m.RateLimitRemain)}
 	g.health = g.newHealth()
 	base := newRetryTransport(&ghhealth.Transport{Next: &metricsTransport{next: newHTTPTransport(), m: m}, Health: g.health}, m)
 	base.stop = g.health.Stop
@@ -125,7 +127,7 @@ func New(apiURL string, appID int64, key []byte, m *metrics.Metrics) (*GitHub, e
 		return nil, fmt.Errorf("github app key: %w", err)
 	}
 	g.base, g.apps = base, apps
-	if g.app, err = g.newClient(ghhealth.ScopeTransport{Scope: ghhealth.App, Health: g.health, Next: &rateTransport{next: apps, vec: m.RateLimitRemain, label: "app"}}); err != nil {
+	if g.app, err = g.newClient(ghhealth.ScopeTransport{Scope: ghhealth.App, Health: g.health, Next: &rateTransport{next: apps, series: g.rates, label: "app"}}); err != nil {
 		return nil, err
 	}
 	apps.BaseURL = strings.TrimRight(g.app.BaseURL.String(), "/")
@@ -169,7 +171,7 @@ func (g *GitHub) Installation(id int64) (*github.Client, error) {
 	if c, ok := g.clients[id]; ok {
 		return c, nil
 	}
-	rt := &rateTransport{next: g.itr(id), vec: g.m.RateLimitRemain, label: strconv.FormatInt(id, 10)}
+	rt := &rateTransport{next: g.itr(id), series: g.rates, label: strconv.FormatInt(id, 10)}
 	et := &etagTransport{next: g.paced(id, rt), cache: g.etags, scope: strconv.FormatInt(id, 10)}
 	c, err := g.newClient(ghhealth.ScopeTransport{Scope: ghhealth.Scope(id), Health: g.health, Next: et})
 	if err != nil {

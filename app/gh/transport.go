@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"sort"
 	"strconv"
 	"sync"
 	"time"
@@ -35,21 +36,107 @@ func (t *metricsTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 // figure. It sits above the token transport, so it knows whose limit it is.
 type rateTransport struct {
 	next http.RoundTripper
-	// vec and label name the gauge, which is made at the first answer that
-	// carries the header: before GitHub has answered there is no series (a
-	// gauge made at start-up would read 0, "no requests left").
-	vec   *prometheus.GaugeVec
-	label string
+	// series and label name the gauge, which is made at the first answer
+	// that carries the header: before GitHub has answered there is no
+	// series (a gauge made at start-up would read 0, "no requests left").
+	series *rateSeries
+	label  string
 }
 
 func (t *rateTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.next.RoundTrip(req)
 	if resp != nil {
 		if v, err := strconv.Atoi(resp.Header.Get("X-RateLimit-Remaining")); err == nil {
-			t.vec.WithLabelValues(t.label).Set(float64(v))
+			t.series.set(t.label, float64(v))
 		}
 	}
 	return resp, err
+}
+
+// rateShown is how many installations the rate-limit gauge shows: those
+// with the fewest requests left (an alert near 0 needs no more), so that a
+// thousand installations do not make a thousand series.
+const rateShown = 20
+
+// rateSeries keeps the rate-limit gauge's series: "app" (the App's own
+// calls) and the rateShown installations with the fewest requests left.
+type rateSeries struct {
+	vec *prometheus.GaugeVec
+
+	mu     sync.Mutex
+	values map[string]float64 // installation -> remaining, as last answered
+	shown  map[string]bool
+}
+
+func newRateSeries(vec *prometheus.GaugeVec) *rateSeries {
+	return &rateSeries{vec: vec, values: map[string]float64{}, shown: map[string]bool{}}
+}
+
+func (r *rateSeries) set(label string, v float64) {
+	if label == "app" {
+		r.vec.WithLabelValues(label).Set(v)
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	old, known := r.values[label]
+	r.values[label] = v
+	switch {
+	case r.shown[label] && (!known || v <= old):
+		r.vec.WithLabelValues(label).Set(v) // fewer left: still among the lowest
+	case r.shown[label]:
+		r.reshow() // more left (a new hour): another may have fewer
+	case len(r.shown) < rateShown:
+		r.shown[label] = true
+		r.vec.WithLabelValues(label).Set(v)
+	default:
+		hi, hiV := r.highestShown()
+		if v < hiV {
+			delete(r.shown, hi)
+			r.vec.DeleteLabelValues(hi)
+			r.shown[label] = true
+			r.vec.WithLabelValues(label).Set(v)
+		}
+	}
+}
+
+// highestShown is the shown installation with the most left.
+func (r *rateSeries) highestShown() (string, float64) {
+	hi, hiV := "", -1.0
+	for l := range r.shown {
+		if v := r.values[l]; v > hiV {
+			hi, hiV = l, v
+		}
+	}
+	return hi, hiV
+}
+
+// reshow shows the rateShown installations with the fewest left again.
+func (r *rateSeries) reshow() {
+	labels := make([]string, 0, len(r.values))
+	for l := range r.values {
+		labels = append(labels, l)
+	}
+	sort.Slice(labels, func(i, j int) bool {
+		if r.values[labels[i]] != r.values[labels[j]] {
+			return r.values[labels[i]] < r.values[labels[j]]
+		}
+		return labels[i] < labels[j]
+	})
+	if len(labels) > rateShown {
+		labels = labels[:rateShown]
+	}
+	want := map[string]bool{}
+	for _, l := range labels {
+		want[l] = true
+		r.vec.WithLabelValues(l).Set(r.values[l])
+	}
+	for l := range r.shown {
+		if !want[l] {
+			r.vec.DeleteLabelValues(l)
+		}
+	}
+	r.shown = want
 }
 
 // retryTransport retries GitHub API calls that failed for a passing reason:

@@ -172,7 +172,7 @@ func TestRateLimitSeriesOnlyAfterAnAnswer(t *testing.T) {
 		fmt.Fprint(w, "{}")
 	}))
 	defer srv.Close()
-	rt := &rateTransport{next: http.DefaultTransport, vec: m.RateLimitRemain, label: "app"}
+	rt := &rateTransport{next: http.DefaultTransport, series: newRateSeries(m.RateLimitRemain), label: "app"}
 	if n := testutil.CollectAndCount(m.RateLimitRemain); n != 0 {
 		t.Fatalf("%d series before any answer, want none", n)
 	}
@@ -184,5 +184,35 @@ func TestRateLimitSeriesOnlyAfterAnAnswer(t *testing.T) {
 	resp.Body.Close()
 	if got := testutil.ToFloat64(m.RateLimitRemain.WithLabelValues("app")); got != 4321 {
 		t.Fatalf("remaining = %v after the answer, want 4321", got)
+	}
+}
+
+// The rate-limit gauge shows the App's own calls and the rateShown
+// installations with the fewest requests left, however many there are.
+func TestRateLimitSeriesAreTheLowest(t *testing.T) {
+	m := metrics.New(func() (int, int) { return 0, 0 })
+	r := newRateSeries(m.RateLimitRemain)
+	r.set("app", 4000)
+	for i := range 1000 {
+		r.set(fmt.Sprint(i), float64(5000-i)) // installation 999 has the fewest left
+	}
+	if n := testutil.CollectAndCount(m.RateLimitRemain); n != rateShown+1 {
+		t.Fatalf("%d series, want %d", n, rateShown+1)
+	}
+	if got := testutil.ToFloat64(m.RateLimitRemain.WithLabelValues("999")); got != 4001 {
+		t.Fatalf("installation 999 shows %v, want 4001", got)
+	}
+	// A new hour for 999: it has the most left now, and 979 is shown instead.
+	r.set("999", 5000)
+	if n := testutil.CollectAndCount(m.RateLimitRemain); n != rateShown+1 {
+		t.Fatalf("%d series after a reset, want %d", n, rateShown+1)
+	}
+	if !r.shown["979"] || r.shown["999"] {
+		t.Fatalf("shown after 999's reset: %v", r.shown)
+	}
+	// An installation about to run out is shown at once.
+	r.set("5", 3)
+	if got := testutil.ToFloat64(m.RateLimitRemain.WithLabelValues("5")); got != 3 || !r.shown["5"] {
+		t.Fatalf("installation 5 (3 left) not shown: %v", r.shown)
 	}
 }

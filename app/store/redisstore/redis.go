@@ -397,6 +397,14 @@ redis.call('HSET', REC, ARGV[1], ARGV[2])
 redis.call('ZADD', RECIDX, 0, ARGV[1])
 return 1`)
 
+	// ARGV: key, value, key, value...
+	luaPutAll = script(`
+for i = 1, #ARGV, 2 do
+  redis.call('HSET', REC, ARGV[i], ARGV[i+1])
+  redis.call('ZADD', RECIDX, 0, ARGV[i])
+end
+return 1`)
+
 	// ARGV: key, window_ms. Returns the counter's new value.
 	luaCount = script(`
 local k = P .. 'cnt:' .. ARGV[1]
@@ -801,6 +809,24 @@ func (r *Store) Put(ctx context.Context, key string, val []byte) error {
 		val = []byte{}
 	}
 	return wrapRedis(fmt.Sprintf("put %q", key), r.run(ctx, luaPut, key, val).Err())
+}
+
+// PutAll implements Store: one script, atomic.
+func (r *Store) PutAll(ctx context.Context, recs map[string][]byte) error {
+	args := make([]any, 0, 2*len(recs))
+	for k, v := range recs {
+		if err := backend.CheckRecordKey(k); err != nil {
+			return err
+		}
+		if v == nil {
+			v = []byte{}
+		}
+		args = append(args, k, v)
+	}
+	if len(args) == 0 {
+		return nil
+	}
+	return wrapRedis(fmt.Sprintf("put %d records", len(recs)), r.run(ctx, luaPutAll, args...).Err())
 }
 
 // Count implements Store.

@@ -73,9 +73,10 @@ func scaleSizeFromEnv(b *testing.B) scaleSize {
 //     log holds what a busy App's does.
 //  6. serve is stopped (SIGTERM) and started again with healing every 10 s:
 //     ready-ms is the time from starting the process to /readyz answering
-//     200; startup-requests the requests to GitHub from the start until the
-//     queue is empty and GitHub quiet (its background pass included), by
-//     kind in the log; startup-drain-ms how long that took.
+//     200; startup-requests the requests to GitHub from the start until its
+//     reconciliation pass resynced every repository and the queue is empty
+//     (by kind in the log), startup-heal-requests healing's meanwhile;
+//     startup-drain-ms how long that pass took.
 //  7. heal-requests/pass: the requests of the heal passes in the next 30 s
 //     (no deliveries meanwhile), per pass; heal-requests/h what that
 //     makes at the default interval (a minute).
@@ -198,13 +199,21 @@ func scaleRun(b *testing.B, size scaleSize, redisURL string) {
 		append(env[:len(env)-1:len(env)-1], "COUNTERSIGN_HEAL_INTERVAL=10s")...)
 	ready := time.Since(start)
 	b.Cleanup(bot.kill)
-	scaleWaitQuiet(b, gh, "http://"+addr+"/metrics", 10*time.Minute)
-	startup := gh.Requests()
-	drained := ready // the time of the start-up pass's last request
-	if len(startup) > 0 {
-		drained = startup[len(startup)-1].Time.Sub(start)
+	b.Logf("ready %s after the start; RSS before the restart %.1f MB (peak %.1f), /metrics %d lines; CPU per delivery: single %s, spread %s, loaded single %s, spread with echoes %s",
+		ready.Round(time.Millisecond), float64(rss)/(1<<20), float64(hwm)/(1<<20), metricsLines, single, spreadCPU, loadedSingle, echoCPU)
+	repos := size.installations * size.repos
+	scaleWaitStartupPass(b, gh, "http://"+addr+"/metrics", repos, 30*time.Minute)
+	drained := time.Since(start)
+	var startup, healAtStart []githubtest.Request
+	for _, r := range gh.Requests() {
+		if strings.HasPrefix(r.Path, "/app/hook/deliveries") {
+			healAtStart = append(healAtStart, r)
+		} else {
+			startup = append(startup, r)
+		}
 	}
 	rss2, hwm2 := procMem(b, pid())
+	b.Logf("start-up pass: %d resyncs done %s after the start, %d requests besides healing's %d", repos, drained.Round(time.Millisecond), len(startup), len(healAtStart))
 
 	// Heal passes with nothing new: 30 s at 10 s.
 	gh.ResetRequests()
@@ -234,6 +243,7 @@ func scaleRun(b *testing.B, size scaleSize, redisURL string) {
 	b.ReportMetric(float64(ready.Milliseconds()), "ready-ms")
 	b.ReportMetric(float64(drained.Milliseconds()), "startup-drain-ms")
 	b.ReportMetric(float64(len(startup)), "startup-requests")
+	b.ReportMetric(float64(len(healAtStart)), "startup-heal-requests")
 	if passes > 0 {
 		b.ReportMetric(float64(healReqs)/float64(passes), "heal-requests/pass")
 		b.ReportMetric(60*float64(healReqs)/float64(passes), "heal-requests/h")
@@ -245,7 +255,7 @@ func scaleRun(b *testing.B, size scaleSize, redisURL string) {
 	} else {
 		b.ReportMetric(scaleRedisUsed(b, redisURL)/(1<<20), "redis-MB")
 	}
-	b.Logf("start-up requests (%d, ready in %s, quiet after %s):\n%s", len(startup), ready.Round(time.Millisecond),
+	b.Logf("start-up requests besides healing (%d, ready in %s, the pass done after %s):\n%s", len(startup), ready.Round(time.Millisecond),
 		drained.Round(time.Millisecond), scaleSummarize(startup))
 	b.Logf("heal: %d requests in %d passes over 30 s", healReqs, passes)
 }
@@ -293,27 +303,20 @@ func scaleWaitDone(tb testing.TB, gh *githubtest.Server, issues []scaleIssue, ti
 	}
 }
 
-// scaleWaitQuiet waits until, for 3 s in a row, the bot's queue was empty
-// and GitHub had no request.
-func scaleWaitQuiet(tb testing.TB, gh *githubtest.Server, metricsURL string, timeout time.Duration) {
+// scaleWaitStartupPass waits until the start-up pass resynced every one of
+// repos repositories and the bot's queue is empty.
+func scaleWaitStartupPass(tb testing.TB, gh *githubtest.Server, metricsURL string, repos int, timeout time.Duration) {
 	tb.Helper()
 	deadline := time.Now().Add(timeout)
-	var since time.Time
 	for {
-		reqs := gh.Requests()
-		quiet := len(reqs) == 0 || time.Since(reqs[len(reqs)-1].Time) > 100*time.Millisecond
-		switch {
-		case !quiet || scaleGauge(tb, metricsURL, "countersign_queue_depth") != 0:
-			since = time.Time{}
-		case since.IsZero():
-			since = time.Now()
-		case time.Since(since) >= 3*time.Second:
+		done := scaleGauge(tb, metricsURL, `countersign_reconcile_resyncs_total{why="start-up"}`)
+		if done >= float64(repos) && scaleGauge(tb, metricsURL, "countersign_queue_depth") == 0 {
 			return
 		}
 		if time.Now().After(deadline) {
-			tb.Fatalf("the bot did not go quiet in %s", timeout)
+			tb.Fatalf("the start-up pass did %v of %d resyncs in %s", done, repos, timeout)
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 

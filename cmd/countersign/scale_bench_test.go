@@ -203,8 +203,13 @@ func scaleRun(b *testing.B, size scaleSize, redisURL string) {
 	bot.logs.Close()
 	gh.ResetRequests()
 	start := time.Now()
-	bot = startBot(b, gh, dbPath, addr, filepath.Join(dir, "bot2.log"),
-		append(env[:len(env)-1:len(env)-1], "COUNTERSIGN_HEAL_INTERVAL=10s")...)
+	env2 := []string{"COUNTERSIGN_HEAL_INTERVAL=10s"}
+	for _, e := range env {
+		if !strings.HasPrefix(e, "COUNTERSIGN_HEAL_INTERVAL=") {
+			env2 = append(env2, e)
+		}
+	}
+	bot = startBot(b, gh, dbPath, addr, filepath.Join(dir, "bot2.log"), env2...)
 	ready := time.Since(start)
 	b.Cleanup(bot.kill)
 	b.Logf("ready %s after the start; RSS before the restart %.1f MB (peak %.1f), /metrics %d lines; CPU per delivery: single %s, spread %s, loaded single %s, spread with echoes %s",

@@ -68,8 +68,8 @@ func scaleSizeFromEnv(b *testing.B) scaleSize {
 //  3. spread-cpu-µs: the same as 1 with the 1,200 issues spread over every
 //     installation (one or two each, rotating over their repositories),
 //     with the 20,000 tasks tracked; spread-vs-single-% is its excess over
-//  1. loaded-single-cpu-µs: 1 again (in another installation of its own,
-//     warmed up), now with everything tracked.
+//     the single figure. loaded-single-cpu-µs: the single round again (in
+//     another installation of its own, warmed up), with everything tracked.
 //  4. rss-MB, hwm-MB: serve's resident memory (VmRSS) and its peak (VmHWM)
 //     with everything tracked; metrics-lines: the lines of its /metrics.
 //  5. A round like 3 with GitHub's echoes fed back, so the App's delivery

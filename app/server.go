@@ -347,15 +347,20 @@ func (s *Server) reconcileLoop(ctx context.Context) {
 		if once && why != "start-up" {
 			return
 		}
-		n, err := reconcile.Schedule(ctx, s.store, why, reconcile.StartupWindow, time.Now())
+		// A bounded, paced pass: PassRate repositories a second, ending
+		// within half the interval, while this replica keeps the lease.
+		n, err := reconcile.SchedulePaced(ctx, s.store, why, reconcile.StartupWindow, time.Now(), reconcile.Pacing{
+			Rate: reconcile.PassRate, Within: interval / 2, KeepEvery: elect.TTL / 3, Queued: s.worker.Notify,
+			Keep: func(ctx context.Context) bool {
+				ok, err := s.store.Lease(ctx, reconcileLease, s.owner, elect.TTL)
+				return ok && err == nil
+			},
+		})
 		if err != nil {
 			if ctx.Err() == nil {
 				log.Warn("resync not scheduled", "error", err, "why", why)
 			}
 			return
-		}
-		if n > 0 {
-			s.worker.Notify()
 		}
 		log.Debug("resyncs queued", "repos", n, "why", why)
 		why = "schedule"

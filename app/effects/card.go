@@ -95,21 +95,18 @@ func (x *Executor) syncCard(ctx context.Context, c Client, owner, name string, e
 // cardWritten remembers the card countersign wrote for e's task: its id (if
 // it is not id), its address, and the digest of its text.
 func (x *Executor) cardWritten(ctx context.Context, e rules.Effect, current *github.IssueComment, id int64, digestKey, digest string) error {
-	idKey := records.CardIDKey(e.Repo, e.Number)
+	recs := map[string][]byte{digestKey: []byte(digest + "@" + strconv.FormatInt(current.GetID(), 10))}
 	if current.GetID() != id {
-		if err := x.store.Put(ctx, idKey, []byte(strconv.FormatInt(current.GetID(), 10))); err != nil {
-			return fmt.Errorf("remember card id: %w", err)
-		}
+		recs[records.CardIDKey(e.Repo, e.Number)] = []byte(strconv.FormatInt(current.GetID(), 10))
 	}
 	if u := current.GetHTMLURL(); u != "" {
 		if known, _ := x.cardURL(ctx, e.Repo, e.Number); known != u {
-			if err := x.store.Put(ctx, records.CardURLKey(e.Repo, e.Number), []byte(u)); err != nil {
-				return fmt.Errorf("remember card url: %w", err)
-			}
+			recs[records.CardURLKey(e.Repo, e.Number)] = []byte(u)
 		}
 	}
-	if err := x.store.Put(ctx, digestKey, []byte(digest+"@"+strconv.FormatInt(current.GetID(), 10))); err != nil {
-		return fmt.Errorf("remember card text: %w", err)
+	// One write for the three (a new card was three, each its own commit).
+	if err := x.store.PutAll(ctx, recs); err != nil {
+		return fmt.Errorf("remember the card: %w", err)
 	}
 	return nil
 }

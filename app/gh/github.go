@@ -59,6 +59,11 @@ type GitHub struct {
 	health   *ghhealth.Health
 	wake     func(ctx context.Context, keys ...string) error
 	expected map[labelWrite]time.Time // label writes about to be made (ExpectLabel)
+	// etags are the installations' conditional GETs' answers, one bounded
+	// cache for all of them.
+	etags *etagCache
+	// rates are the rate-limit gauge's series (a bounded few).
+	rates *rateSeries
 }
 
 // account is an account read from GET /users/{login}, and when.
@@ -70,6 +75,9 @@ type account struct {
 // accountTTL is how long a login's account is trusted to be the same: a
 // rename frees a login for someone else to take.
 const accountTTL = time.Hour
+
+// accountsMax bounds the accounts cached, across every installation.
+const accountsMax = 10000
 
 // Account is the account that login names now (its id), read with c and
 // cached for accountTTL. A login GitHub does not know is returned without an
@@ -95,6 +103,15 @@ func (g *GitHub) Account(ctx context.Context, c UserReader, login string) (rules
 	if g.accounts == nil {
 		g.accounts = map[string]account{}
 	}
+	if len(g.accounts) >= accountsMax {
+		// Full: forget what is stale, and if that is not enough, any (the
+		// cache only saves reads).
+		for k, old := range g.accounts {
+			if time.Since(old.at) >= accountTTL || len(g.accounts) >= accountsMax {
+				delete(g.accounts, k)
+			}
+		}
+	}
 	g.accounts[key] = a
 	g.mu.Unlock()
 	return a.user, nil
@@ -102,16 +119,17 @@ func (g *GitHub) Account(ctx context.Context, c UserReader, login string) (rules
 
 // New builds the client factory for the App appID with its PEM key.
 func New(apiURL string, appID int64, key []byte, m *metrics.Metrics) (*GitHub, error) {
-	g := &GitHub{apiURL: apiURL, appID: appID, m: m, clients: map[int64]*github.Client{}}
+	g := &GitHub{apiURL: apiURL, appID: appID, m: m, clients: map[int64]*github.Client{},
+		etags: newETagCache(etagCacheEntries, etagCacheBytes), rates: newRateSeries(m.RateLimitRemain)}
 	g.health = g.newHealth()
-	base := newRetryTransport(&ghhealth.Transport{Next: &metricsTransport{next: http.DefaultTransport, m: m}, Health: g.health}, m)
+	base := newRetryTransport(&ghhealth.Transport{Next: &metricsTransport{next: newHTTPTransport(), m: m}, Health: g.health}, m)
 	base.stop = g.health.Stop
 	apps, err := ghinstallation.NewAppsTransport(base, appID, key)
 	if err != nil {
 		return nil, fmt.Errorf("github app key: %w", err)
 	}
 	g.base, g.apps = base, apps
-	if g.app, err = g.newClient(ghhealth.ScopeTransport{Scope: ghhealth.App, Health: g.health, Next: &rateTransport{next: apps, vec: m.RateLimitRemain, label: "app"}}); err != nil {
+	if g.app, err = g.newClient(ghhealth.ScopeTransport{Scope: ghhealth.App, Health: g.health, Next: &rateTransport{next: apps, series: g.rates, label: "app"}}); err != nil {
 		return nil, err
 	}
 	apps.BaseURL = strings.TrimRight(g.app.BaseURL.String(), "/")
@@ -119,6 +137,21 @@ func New(apiURL string, appID int64, key []byte, m *metrics.Metrics) (*GitHub, e
 		return nil, fmt.Errorf("register the write pacing metric: %w", err)
 	}
 	return g, nil
+}
+
+// idleConnsPerHost is how many idle connections to GitHub are kept: every
+// call goes to one host, from every worker at once. Go's default keeps 2,
+// so the others were closed after each call and dialled (with a TLS
+// handshake) again for the next.
+const idleConnsPerHost = 64
+
+// newHTTPTransport is Go's default transport keeping idleConnsPerHost idle
+// connections to GitHub.
+func newHTTPTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = idleConnsPerHost
+	t.MaxIdleConnsPerHost = idleConnsPerHost
+	return t
 }
 
 func (g *GitHub) newClient(rt http.RoundTripper) (*github.Client, error) {
@@ -140,8 +173,9 @@ func (g *GitHub) Installation(id int64) (*github.Client, error) {
 	if c, ok := g.clients[id]; ok {
 		return c, nil
 	}
-	rt := &rateTransport{next: g.itr(id), vec: g.m.RateLimitRemain, label: strconv.FormatInt(id, 10)}
-	c, err := g.newClient(ghhealth.ScopeTransport{Scope: ghhealth.Scope(id), Health: g.health, Next: newETagTransport(g.paced(id, rt), 4096)})
+	rt := &rateTransport{next: g.itr(id), series: g.rates, label: strconv.FormatInt(id, 10)}
+	et := &etagTransport{next: g.paced(id, rt), cache: g.etags, scope: strconv.FormatInt(id, 10)}
+	c, err := g.newClient(ghhealth.ScopeTransport{Scope: ghhealth.Scope(id), Health: g.health, Next: et})
 	if err != nil {
 		return nil, err
 	}

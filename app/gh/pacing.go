@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"sort"
 	"strconv"
 	"time"
 
@@ -163,7 +164,7 @@ type bucketCollector struct {
 func newBucketCollector(g *GitHub) bucketCollector {
 	return bucketCollector{g: g,
 		desc: prometheus.NewDesc("countersign_github_write_tokens",
-			"Writes an installation could send at once now, by class (interactive: answering a person; background: the rest).",
+			"Writes an installation could send at once now, by class (interactive: answering a person; background: the rest); the 20 installations with the fewest background tokens only.",
 			[]string{"installation", "class"}, nil),
 		headroom: prometheus.NewDesc("countersign_github_write_headroom_ratio",
 			"Share of each hour's paced writes that background work leaves free for interactive writes (COUNTERSIGN_WRITE_HEADROOM).",
@@ -184,9 +185,25 @@ func (c bucketCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	c.g.mu.Unlock()
 	ch <- prometheus.MustNewConstMetric(c.headroom, prometheus.GaugeValue, headroom)
+	// The installations with the fewest tokens only (rateShown of them): a
+	// thousand installations make no more series than twenty.
+	type tokens struct {
+		id                      int64
+		interactive, background int
+	}
+	all := make([]tokens, 0, len(buckets))
 	for id, b := range buckets {
-		for _, class := range []pace.Class{pace.Interactive, pace.Background} {
-			ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(b.Tokens(class)), strconv.FormatInt(id, 10), class.String())
+		all = append(all, tokens{id, b.Tokens(pace.Interactive), b.Tokens(pace.Background)})
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].background != all[j].background {
+			return all[i].background < all[j].background
 		}
+		return all[i].id < all[j].id
+	})
+	for _, t := range all[:min(len(all), rateShown)] {
+		id := strconv.FormatInt(t.id, 10)
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(t.interactive), id, pace.Interactive.String())
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(t.background), id, pace.Background.String())
 	}
 }

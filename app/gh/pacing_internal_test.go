@@ -3,6 +3,7 @@ package gh
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +15,7 @@ import (
 	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/metrics"
 	"github.com/countersign/countersign/app/pace"
+	"github.com/google/go-github/v60/github"
 )
 
 type countingTransport struct{ calls atomic.Int32 }
@@ -152,5 +154,32 @@ func TestRetriedWriteTakesATurn(t *testing.T) {
 				t.Fatalf("%d tokens left, want %d: the replay took no turn", got, want)
 			}
 		})
+	}
+}
+
+type usersByLogin struct{ reads int }
+
+func (u *usersByLogin) GetUser(_ context.Context, login string) (*github.User, *github.Response, error) {
+	u.reads++
+	return &github.User{ID: github.Int64(int64(len(login))), Login: github.String(login)}, nil, nil
+}
+
+// The accounts cache, shared by every installation, holds at most
+// accountsMax logins however many people act.
+func TestAccountsCacheIsBounded(t *testing.T) {
+	g := &GitHub{}
+	users := &usersByLogin{}
+	for i := range accountsMax + 500 {
+		if _, err := g.Account(context.Background(), users, fmt.Sprintf("person-%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(g.accounts) > accountsMax {
+		t.Fatalf("%d accounts cached, want at most %d", len(g.accounts), accountsMax)
+	}
+	reads := users.reads
+	last := fmt.Sprintf("person-%d", accountsMax+499)
+	if _, err := g.Account(context.Background(), users, last); err != nil || users.reads != reads {
+		t.Fatalf("the latest login was read again (%d reads, err %v)", users.reads-reads, err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"sort"
 	"strconv"
 	"sync"
 	"time"
@@ -35,21 +36,107 @@ func (t *metricsTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 // figure. It sits above the token transport, so it knows whose limit it is.
 type rateTransport struct {
 	next http.RoundTripper
-	// vec and label name the gauge, which is made at the first answer that
-	// carries the header: before GitHub has answered there is no series (a
-	// gauge made at start-up would read 0, "no requests left").
-	vec   *prometheus.GaugeVec
-	label string
+	// series and label name the gauge, which is made at the first answer
+	// that carries the header: before GitHub has answered there is no
+	// series (a gauge made at start-up would read 0, "no requests left").
+	series *rateSeries
+	label  string
 }
 
 func (t *rateTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.next.RoundTrip(req)
 	if resp != nil {
 		if v, err := strconv.Atoi(resp.Header.Get("X-RateLimit-Remaining")); err == nil {
-			t.vec.WithLabelValues(t.label).Set(float64(v))
+			t.series.set(t.label, float64(v))
 		}
 	}
 	return resp, err
+}
+
+// rateShown is how many installations the rate-limit gauge shows: those
+// with the fewest requests left (an alert near 0 needs no more), so that a
+// thousand installations do not make a thousand series.
+const rateShown = 20
+
+// rateSeries keeps the rate-limit gauge's series: "app" (the App's own
+// calls) and the rateShown installations with the fewest requests left.
+type rateSeries struct {
+	vec *prometheus.GaugeVec
+
+	mu     sync.Mutex
+	values map[string]float64 // installation -> remaining, as last answered
+	shown  map[string]bool
+}
+
+func newRateSeries(vec *prometheus.GaugeVec) *rateSeries {
+	return &rateSeries{vec: vec, values: map[string]float64{}, shown: map[string]bool{}}
+}
+
+func (r *rateSeries) set(label string, v float64) {
+	if label == "app" {
+		r.vec.WithLabelValues(label).Set(v)
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	old, known := r.values[label]
+	r.values[label] = v
+	switch {
+	case r.shown[label] && (!known || v <= old):
+		r.vec.WithLabelValues(label).Set(v) // fewer left: still among the lowest
+	case r.shown[label]:
+		r.reshow() // more left (a new hour): another may have fewer
+	case len(r.shown) < rateShown:
+		r.shown[label] = true
+		r.vec.WithLabelValues(label).Set(v)
+	default:
+		hi, hiV := r.highestShown()
+		if v < hiV {
+			delete(r.shown, hi)
+			r.vec.DeleteLabelValues(hi)
+			r.shown[label] = true
+			r.vec.WithLabelValues(label).Set(v)
+		}
+	}
+}
+
+// highestShown is the shown installation with the most left.
+func (r *rateSeries) highestShown() (string, float64) {
+	hi, hiV := "", -1.0
+	for l := range r.shown {
+		if v := r.values[l]; v > hiV {
+			hi, hiV = l, v
+		}
+	}
+	return hi, hiV
+}
+
+// reshow shows the rateShown installations with the fewest left again.
+func (r *rateSeries) reshow() {
+	labels := make([]string, 0, len(r.values))
+	for l := range r.values {
+		labels = append(labels, l)
+	}
+	sort.Slice(labels, func(i, j int) bool {
+		if r.values[labels[i]] != r.values[labels[j]] {
+			return r.values[labels[i]] < r.values[labels[j]]
+		}
+		return labels[i] < labels[j]
+	})
+	if len(labels) > rateShown {
+		labels = labels[:rateShown]
+	}
+	want := map[string]bool{}
+	for _, l := range labels {
+		want[l] = true
+		r.vec.WithLabelValues(l).Set(r.values[l])
+	}
+	for l := range r.shown {
+		if !want[l] {
+			r.vec.DeleteLabelValues(l)
+		}
+	}
+	r.shown = want
 }
 
 // retryTransport retries GitHub API calls that failed for a passing reason:
@@ -153,41 +240,63 @@ func (t *retryTransport) retryAfter(req *http.Request, resp *http.Response, err 
 
 // etagTransport makes GETs conditional: it remembers each URL's ETag and body,
 // sends If-None-Match, and answers a 304 (which costs no rate limit) from memory.
-// One is used per installation, so cached answers never cross permissions.
+// Its entries are kept under its scope (an installation), so cached answers
+// never cross permissions; the cache itself is shared by every installation
+// and bounded in entries and bytes, so a thousand installations hold no more
+// than one does.
 type etagTransport struct {
-	next http.RoundTripper
-	max  int
+	next  http.RoundTripper
+	cache *etagCache
+	scope string
+}
+
+// etagCache is the least recently used cache of conditional GETs' answers
+// shared by the installations' etagTransports: at most max entries and
+// maxBytes of bodies and headers.
+type etagCache struct {
+	max      int
+	maxBytes int
 
 	mu    sync.Mutex
 	lru   *list.List // of *etagEntry, most recent first
 	byURL map[string]*list.Element
+	bytes int
 }
 
 type etagEntry struct {
-	url    string
+	url    string // the scope and the URL
 	etag   string
 	header http.Header
 	body   []byte
+	size   int
 }
 
 const etagMaxBody = 1 << 20
 
+// The shared cache's bounds: 8,192 answers, at most 16 MiB (measured with
+// 1,000 installations, a 64 MiB bound was filled by the start-up pass's
+// issue lists alone, a third of the process's memory).
+const (
+	etagCacheEntries = 8192
+	etagCacheBytes   = 16 << 20
+)
+
+func newETagCache(max, maxBytes int) *etagCache {
+	return &etagCache{max: max, maxBytes: maxBytes, lru: list.New(), byURL: map[string]*list.Element{}}
+}
+
+// newETagTransport is a transport with a cache of its own of at most max
+// entries (tests).
 func newETagTransport(next http.RoundTripper, max int) *etagTransport {
-	return &etagTransport{next: next, max: max, lru: list.New(), byURL: map[string]*list.Element{}}
+	return &etagTransport{next: next, cache: newETagCache(max, etagCacheBytes)}
 }
 
 func (t *etagTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Method != http.MethodGet || req.Header.Get("If-None-Match") != "" {
 		return t.next.RoundTrip(req)
 	}
-	key := req.URL.String()
-	t.mu.Lock()
-	var cached *etagEntry
-	if el, ok := t.byURL[key]; ok {
-		cached = el.Value.(*etagEntry)
-		t.lru.MoveToFront(el)
-	}
-	t.mu.Unlock()
+	key := t.scope + " " + req.URL.String()
+	cached := t.cache.get(key)
 
 	r := req
 	if cached != nil {
@@ -229,22 +338,47 @@ func (t *etagTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	orig.Close()
 	resp.Body = io.NopCloser(bytes.NewReader(body))
-	t.store(&etagEntry{url: key, etag: etag, header: resp.Header.Clone(), body: body})
+	t.cache.store(&etagEntry{url: key, etag: etag, header: resp.Header.Clone(), body: body})
 	return resp, nil
 }
 
-func (t *etagTransport) store(e *etagEntry) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if el, ok := t.byURL[e.url]; ok {
-		el.Value = e
-		t.lru.MoveToFront(el)
+func (c *etagCache) get(key string) *etagEntry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.byURL[key]
+	if !ok {
+		return nil
+	}
+	c.lru.MoveToFront(el)
+	return el.Value.(*etagEntry)
+}
+
+func (c *etagCache) store(e *etagEntry) {
+	e.size = len(e.url) + len(e.etag) + len(e.body)
+	for k, vs := range e.header {
+		e.size += len(k)
+		for _, v := range vs {
+			e.size += len(v)
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e.size > c.maxBytes {
 		return
 	}
-	t.byURL[e.url] = t.lru.PushFront(e)
-	for t.lru.Len() > t.max {
-		old := t.lru.Back()
-		t.lru.Remove(old)
-		delete(t.byURL, old.Value.(*etagEntry).url)
+	if el, ok := c.byURL[e.url]; ok {
+		c.bytes -= el.Value.(*etagEntry).size
+		el.Value = e
+		c.lru.MoveToFront(el)
+	} else {
+		c.byURL[e.url] = c.lru.PushFront(e)
+	}
+	c.bytes += e.size
+	for c.lru.Len() > c.max || c.bytes > c.maxBytes {
+		old := c.lru.Back()
+		c.lru.Remove(old)
+		oe := old.Value.(*etagEntry)
+		delete(c.byURL, oe.url)
+		c.bytes -= oe.size
 	}
 }

@@ -132,10 +132,33 @@ func TestETagTransport(t *testing.T) {
 func TestETagTransportEvicts(t *testing.T) {
 	et := newETagTransport(http.DefaultTransport, 2)
 	for i := 0; i < 5; i++ {
-		et.store(&etagEntry{url: fmt.Sprint(i), etag: "x"})
+		et.cache.store(&etagEntry{url: fmt.Sprint(i), etag: "x"})
 	}
-	if et.lru.Len() != 2 || len(et.byURL) != 2 {
-		t.Fatalf("cache holds %d/%d entries, want 2", et.lru.Len(), len(et.byURL))
+	if et.cache.lru.Len() != 2 || len(et.cache.byURL) != 2 {
+		t.Fatalf("cache holds %d/%d entries, want 2", et.cache.lru.Len(), len(et.cache.byURL))
+	}
+}
+
+// The cache shared by every installation is bounded in bytes as well as in
+// entries, and one installation's answer is never another's.
+func TestETagCacheBoundedInBytesAndScoped(t *testing.T) {
+	c := newETagCache(1000, 10<<10)
+	body := make([]byte, 1<<10)
+	for i := 0; i < 50; i++ {
+		c.store(&etagEntry{url: fmt.Sprintf("7 /repos/o/r/issues/%d", i), etag: "x", body: body})
+	}
+	if c.bytes > 10<<10 || c.lru.Len() >= 10 || c.lru.Len() == 0 {
+		t.Fatalf("cache holds %d entries, %d bytes; want fewer than 10 and at most 10 KiB", c.lru.Len(), c.bytes)
+	}
+	if c.get("7 /repos/o/r/issues/49") == nil {
+		t.Fatal("the latest answer was evicted")
+	}
+	if c.get("8 /repos/o/r/issues/49") != nil {
+		t.Fatal("another installation's answer was served")
+	}
+	c.store(&etagEntry{url: "7 /huge", etag: "x", body: make([]byte, 11<<10)})
+	if c.get("7 /huge") != nil || c.bytes > 10<<10 {
+		t.Fatal("an answer larger than the whole cache was kept")
 	}
 }
 
@@ -149,7 +172,7 @@ func TestRateLimitSeriesOnlyAfterAnAnswer(t *testing.T) {
 		fmt.Fprint(w, "{}")
 	}))
 	defer srv.Close()
-	rt := &rateTransport{next: http.DefaultTransport, vec: m.RateLimitRemain, label: "app"}
+	rt := &rateTransport{next: http.DefaultTransport, series: newRateSeries(m.RateLimitRemain), label: "app"}
 	if n := testutil.CollectAndCount(m.RateLimitRemain); n != 0 {
 		t.Fatalf("%d series before any answer, want none", n)
 	}
@@ -161,5 +184,35 @@ func TestRateLimitSeriesOnlyAfterAnAnswer(t *testing.T) {
 	resp.Body.Close()
 	if got := testutil.ToFloat64(m.RateLimitRemain.WithLabelValues("app")); got != 4321 {
 		t.Fatalf("remaining = %v after the answer, want 4321", got)
+	}
+}
+
+// The rate-limit gauge shows the App's own calls and the rateShown
+// installations with the fewest requests left, however many there are.
+func TestRateLimitSeriesAreTheLowest(t *testing.T) {
+	m := metrics.New(func() (int, int) { return 0, 0 })
+	r := newRateSeries(m.RateLimitRemain)
+	r.set("app", 4000)
+	for i := range 1000 {
+		r.set(fmt.Sprint(i), float64(5000-i)) // installation 999 has the fewest left
+	}
+	if n := testutil.CollectAndCount(m.RateLimitRemain); n != rateShown+1 {
+		t.Fatalf("%d series, want %d", n, rateShown+1)
+	}
+	if got := testutil.ToFloat64(m.RateLimitRemain.WithLabelValues("999")); got != 4001 {
+		t.Fatalf("installation 999 shows %v, want 4001", got)
+	}
+	// A new hour for 999: it has the most left now, and 979 is shown instead.
+	r.set("999", 5000)
+	if n := testutil.CollectAndCount(m.RateLimitRemain); n != rateShown+1 {
+		t.Fatalf("%d series after a reset, want %d", n, rateShown+1)
+	}
+	if !r.shown["979"] || r.shown["999"] {
+		t.Fatalf("shown after 999's reset: %v", r.shown)
+	}
+	// An installation about to run out is shown at once.
+	r.set("5", 3)
+	if got := testutil.ToFloat64(m.RateLimitRemain.WithLabelValues("5")); got != 3 || !r.shown["5"] {
+		t.Fatalf("installation 5 (3 left) not shown: %v", r.shown)
 	}
 }

@@ -49,18 +49,21 @@ func (in *Intake) RecogniseEchoes(self Self, recs Records) {
 	in.self, in.records = self, recs
 }
 
-// echoPayload is what recognising an echo reads of a payload.
-type echoPayload struct {
+// echoIssue is what intake reads of a payload's issue.
+type echoIssue struct {
+	Number int    `json:"number"`
+	Body   string `json:"body"`
+	Labels []struct {
+		Name string `json:"name"`
+	} `json:"labels"`
+}
+
+// echoFields are what recognising an echo reads of a payload besides its
+// envelope (decoded with it: the payload is read once).
+type echoFields struct {
 	Label *struct {
 		Name string `json:"name"`
 	} `json:"label"`
-	Issue *struct {
-		Number int    `json:"number"`
-		Body   string `json:"body"`
-		Labels []struct {
-			Name string `json:"name"`
-		} `json:"labels"`
-	} `json:"issue"`
 	Comment *struct {
 		Body string `json:"body"`
 	} `json:"comment"`
@@ -77,21 +80,17 @@ type echoPayload struct {
 }
 
 // echo reports whether the delivery is countersign's own write coming back.
-func (in *Intake) echo(ctx context.Context, event string, env *envelope, payload []byte) bool {
-	if in.self == nil || env.Sender == nil || env.Sender.Type != "Bot" {
+func (in *Intake) echo(ctx context.Context, event string, p *envelope) bool {
+	if in.self == nil || p.notEcho || p.Sender == nil || p.Sender.Type != "Bot" {
 		return false
 	}
 	bot := in.self.KnownBotLogin()
-	if bot == "" || env.Sender.Login != bot {
+	if bot == "" || p.Sender.Login != bot {
 		return false
 	}
-	var p echoPayload
-	if json.Unmarshal(payload, &p) != nil {
-		return false
-	}
-	switch event + "." + env.Action {
+	switch event + "." + p.Action {
 	case "issues.labeled", "issues.unlabeled":
-		return p.Label != nil && p.Issue != nil && in.labelRecorded(ctx, env.repo(), p.Issue.Number, env.Action == "labeled", p.Label.Name, p.Issue.Labels)
+		return p.Label != nil && p.Issue != nil && in.labelRecorded(ctx, p.repo(), p.Issue.Number, p.Action == "labeled", p.Label.Name, p.Issue.Labels)
 	case "issues.opened", "issues.edited":
 		return p.Issue != nil && templates.IsGoal(p.Issue.Body)
 	case "issue_comment.created", "issue_comment.edited":

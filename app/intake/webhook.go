@@ -24,8 +24,32 @@ const MaxPayload = 25 << 20
 // DefaultBodyTimeout is how long a delivery's body may take to arrive.
 const DefaultBodyTimeout = 30 * time.Second
 
-// envelope is the part of every payload that intake and logs need.
+// envelope is the part of every payload that intake and logs need, and
+// recognising an echo.
 type envelope struct {
+	Action     string `json:"action"`
+	Repository *struct {
+		FullName string `json:"full_name"`
+	} `json:"repository"`
+	Installation *struct {
+		ID int64 `json:"id"`
+	} `json:"installation"`
+	Issue       *echoIssue `json:"issue"`
+	PullRequest *struct {
+		Number int `json:"number"`
+	} `json:"pull_request"`
+	Sender *struct {
+		Login string `json:"login"`
+		Type  string `json:"type"`
+	} `json:"sender"`
+	// What recognising an echo reads (echo.go), in the same pass over the
+	// payload; notEcho: those fields could not be read.
+	echoFields
+	notEcho bool
+}
+
+// plainEnvelope is envelope without what recognising an echo reads.
+type plainEnvelope struct {
 	Action     string `json:"action"`
 	Repository *struct {
 		FullName string `json:"full_name"`
@@ -48,6 +72,28 @@ type envelope struct {
 	ProjectsV2Item *struct {
 		ContentNodeID string `json:"content_node_id"`
 	} `json:"projects_v2_item"`
+}
+
+// readEnvelope reads payload's envelope and what recognising an echo needs,
+// in one pass. A payload whose echo fields have another shape than an
+// echo's is read again for its envelope alone (and is no echo).
+func readEnvelope(payload []byte) (envelope, error) {
+	var env envelope
+	err := json.Unmarshal(payload, &env)
+	var typeErr *json.UnmarshalTypeError
+	if err == nil || !errors.As(err, &typeErr) {
+		return env, err
+	}
+	var plain plainEnvelope
+	if err := json.Unmarshal(payload, &plain); err != nil {
+		return envelope{}, err
+	}
+	env = envelope{Action: plain.Action, Repository: plain.Repository, Installation: plain.Installation,
+		PullRequest: plain.PullRequest, Sender: plain.Sender, notEcho: true}
+	if plain.Issue != nil {
+		env.Issue = &echoIssue{Number: plain.Issue.Number}
+	}
+	return env, nil
 }
 
 func (e *envelope) repo() string {
@@ -162,8 +208,8 @@ func (in *Intake) serveWebhook(w http.ResponseWriter, r *http.Request) {
 		reply(http.StatusBadRequest, "malformed", "missing X-GitHub-Event header")
 		return
 	}
-	var env envelope
-	if err := json.Unmarshal(payload, &env); err != nil {
+	env, err := readEnvelope(payload)
+	if err != nil {
 		log.Warn("delivery refused: malformed JSON", "error", err)
 		reply(http.StatusBadRequest, "malformed", "malformed JSON payload")
 		return
@@ -184,7 +230,7 @@ func (in *Intake) serveWebhook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	if in.echo(r.Context(), event, &env, payload) {
+	if in.echo(r.Context(), event, &env) {
 		in.metrics.Echoes.WithLabelValues(deliveries.MetricEvent(event)).Inc()
 		log.Debug("delivery is countersign's own write coming back: not queued")
 		reply(http.StatusAccepted, "echo", "countersign's own write")

@@ -72,7 +72,7 @@ func New(stats func() (queued, dead int)) *Metrics {
 		}, []string{"kind"}),
 		RateLimitRemain: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "countersign_github_rate_limit_remaining",
-			Help: "X-RateLimit-Remaining of the latest GitHub API answer, by installation (\"app\": calls as the App itself); no series until an answer came.",
+			Help: "X-RateLimit-Remaining of the latest GitHub API answer, for the App's own calls (\"app\") and the 20 installations with the fewest left; no series until an answer came.",
 		}, []string{"installation"}),
 		WriteWait: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "countersign_github_write_wait_seconds",

@@ -201,7 +201,10 @@ func (p *Processor) sweep(ctx context.Context, c *store.Claim, inst int64) error
 	}
 	done := p.owedDone[inst]
 	p.owedDone[inst] = true
-	queued := maps.Clone(p.owedQueued)
+	var queued map[string]time.Time
+	if !done { // not on every group's drain: the map holds an hour of cards
+		queued = maps.Clone(p.owedQueued)
+	}
 	p.owedMu.Unlock()
 	if done {
 		if c.Delivery != nil {

@@ -149,14 +149,90 @@ func LoadRepo(ctx context.Context, st store.Store, repo string) (RepoRecord, err
 }
 
 // Schedule queues a resync of every tracked repository, each since its last
-// one (a repository never reconciled: since window ago). It returns how many.
+// one (a repository never reconciled: since window ago), all at once. It
+// returns how many.
 func Schedule(ctx context.Context, st store.Store, why string, window time.Duration, now time.Time) (int, error) {
+	return SchedulePaced(ctx, st, why, window, now, Pacing{})
+}
+
+// PassRate is how many repositories a second a reconciliation pass queues
+// at most (a pass that would not end within Pacing.Within goes faster): a
+// resync reads GitHub at least once, and a process serving a thousand
+// installations of five repositories each must not send those 5,000 reads
+// (and mint 1,000 tokens) in one burst at start-up.
+const PassRate = 10
+
+// Pacing spreads a pass over time (the zero Pacing queues it at once).
+type Pacing struct {
+	// Rate is the repositories queued a second (0: all at once); Within is
+	// the longest the pass may take (0: no bound): the rate is raised to
+	// end it in time.
+	Rate   float64
+	Within time.Duration
+	// Keep is asked about every KeepEvery while the pass waits (nil:
+	// always): false stops the pass (this replica lost its lease).
+	Keep      func(ctx context.Context) bool
+	KeepEvery time.Duration
+	// Queued is called after each resync queued (nil: nothing), so the
+	// workers take it at once.
+	Queued func()
+	// Sleep waits d or until ctx ends (nil: a timer); tests replace it.
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// gap is the wait between two resyncs of a pass of n.
+func (p Pacing) gap(n int) time.Duration {
+	if p.Rate <= 0 || n <= 1 {
+		return 0
+	}
+	gap := time.Duration(float64(time.Second) / p.Rate)
+	if p.Within > 0 {
+		gap = min(gap, p.Within/time.Duration(n))
+	}
+	return gap
+}
+
+func (p Pacing) sleep(ctx context.Context, d time.Duration) error {
+	if p.Sleep != nil {
+		return p.Sleep(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// SchedulePaced is Schedule with the resyncs queued one every p's gap: a
+// bounded background pass, whatever the number of repositories. It returns
+// how many it queued (fewer when Keep stopped it).
+func SchedulePaced(ctx context.Context, st store.Store, why string, window time.Duration, now time.Time, p Pacing) (int, error) {
 	repos, err := TrackedRepos(ctx, st)
 	if err != nil {
 		return 0, err
 	}
+	gap := p.gap(len(repos))
+	keepEvery := p.KeepEvery
+	if keepEvery <= 0 {
+		keepEvery = 10 * time.Second
+	}
 	n := 0
-	for _, repo := range repos {
+	var waited time.Duration
+	for i, repo := range repos {
+		if i > 0 && gap > 0 {
+			if err := p.sleep(ctx, gap); err != nil {
+				return n, err
+			}
+			if waited += gap; waited >= keepEvery {
+				waited = 0
+				if p.Keep != nil && !p.Keep(ctx) {
+					return n, nil
+				}
+			}
+		}
 		rec, err := LoadRepo(ctx, st, repo)
 		if err != nil {
 			return n, err
@@ -169,6 +245,9 @@ func Schedule(ctx context.Context, st store.Store, why string, window time.Durat
 			return n, fmt.Errorf("queue the resync of %s: %w", repo, err)
 		}
 		n++
+		if p.Queued != nil {
+			p.Queued()
+		}
 	}
 	return n, nil
 }

@@ -3,6 +3,7 @@ package reconcile_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -66,5 +67,52 @@ func TestDeliveryKeys(t *testing.T) {
 	d := reconcile.NewRepair(reconcile.Repair{Installation: 1, Repo: "acme/web", Number: 4}, "resync/x", now)
 	if d.Key != "acme/web#4" || d.Event != reconcile.RepairEvent {
 		t.Fatalf("repair: %+v; want it under the task's key", d)
+	}
+}
+
+// A pass is paced: one resync queued every 1/PassRate s (faster when the
+// pass must end within its bound), the lease asked for on the way, and the
+// pass stops when it is lost.
+func TestSchedulePaced(t *testing.T) {
+	st, err := bolt.Open(filepath.Join(t.TempDir(), "r.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	for i := range 50 {
+		if err := st.Put(ctx, fmt.Sprintf("task/acme/r%02d#1", i), []byte(`{}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var waits []time.Duration
+	queued, keeps := 0, 0
+	p := reconcile.Pacing{Rate: reconcile.PassRate, KeepEvery: time.Second,
+		Sleep:  func(_ context.Context, d time.Duration) error { waits = append(waits, d); return nil },
+		Queued: func() { queued++ },
+		Keep:   func(context.Context) bool { keeps++; return keeps < 3 },
+	}
+	n, err := reconcile.SchedulePaced(ctx, st, "start-up", reconcile.StartupWindow, time.Now(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 10 a second, the lease asked for every second: lost at the third ask,
+	// after 30 waits, which leaves 30 resyncs queued.
+	if n != 30 || queued != 30 || len(waits) != 30 || keeps != 3 {
+		t.Fatalf("queued %d (%d notified) after %d waits and %d lease checks; want 30, 30, 30, 3", n, queued, len(waits), keeps)
+	}
+	for _, w := range waits {
+		if w != 100*time.Millisecond {
+			t.Fatalf("waited %s between resyncs, want 100ms", w)
+		}
+	}
+	// Bounded to 1 s for 50 repositories: 20 ms apart.
+	waits, keeps = nil, 0
+	p.Within, p.Keep = time.Second, nil
+	if n, err := reconcile.SchedulePaced(ctx, st, "schedule", reconcile.StartupWindow, time.Now(), p); err != nil || n != 50 {
+		t.Fatalf("SchedulePaced = %d, %v; want 50", n, err)
+	}
+	if len(waits) != 49 || waits[0] != 20*time.Millisecond {
+		t.Fatalf("%d waits of %v; want 49 of 20ms", len(waits), waits[0])
 	}
 }

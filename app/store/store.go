@@ -160,6 +160,8 @@ type Store interface {
 	// as caches). Task and goal records are written with Commit. A nil val writes
 	// an empty record.
 	Put(ctx context.Context, key string, val []byte) error
+	// PutAll writes several records as Put does, in one durable step.
+	PutAll(ctx context.Context, recs map[string][]byte) error
 	// Scan returns the keys of all records whose key starts with prefix, sorted.
 	Scan(ctx context.Context, prefix string) ([]string, error)
 	// Count adds one to the counter key and returns its new value, atomically

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -60,6 +61,13 @@ const (
 // Run it with
 //
 //	go test -run '^$' -bench ServeCPU -benchtime 3x ./cmd/countersign/
+//
+// and profile the serve process with
+//
+//	COUNTERSIGN_TEST_SERVE_CPUPROFILE=/tmp/serve.prof go test -run '^$' -bench 'ServeCPU/bolt$' -benchtime 2x -o /tmp/cs.test ./cmd/countersign/
+//	go tool pprof -top /tmp/cs.test /tmp/serve.prof
+//
+// (each case writes the file again: profile one case at a time).
 func BenchmarkServeCPU(b *testing.B) {
 	b.Run("bolt", func(b *testing.B) { serveCPU(b, false) })
 	b.Run("redis", func(b *testing.B) { serveCPU(b, false, "REDIS_URL="+redistest.Start(b)) })
@@ -73,9 +81,23 @@ func serveCPU(b *testing.B, echoes bool, env ...string) {
 	gh.AddRepo(cpuRepo, 7)
 	dir := b.TempDir()
 	addr := freeAddr(b)
+	if p := os.Getenv(serveProfileEnv); p != "" {
+		env = append(env, serveProfileEnv+"="+p)
+	}
 	bot := startBot(b, gh, filepath.Join(dir, "countersign.db"), addr, filepath.Join(dir, "bot.log"),
 		append([]string{"COUNTERSIGN_WORKERS=8", "COUNTERSIGN_WRITES_PER_MINUTE=0", "COUNTERSIGN_WRITES_PER_HOUR=0"}, env...)...)
-	b.Cleanup(bot.kill)
+	b.Cleanup(func() {
+		// Stopped gracefully, serve writes its profile (when asked to).
+		_ = bot.cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = bot.cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+			bot.logs.Close()
+		case <-time.After(30 * time.Second):
+			bot.kill()
+		}
+	})
 	url := "http://" + addr + "/webhook"
 	gh.SetWebhook(url, []byte(crashSecret))
 	client := &http.Client{Transport: &http.Transport{MaxIdleConns: 2 * cpuSenders, MaxIdleConnsPerHost: 2 * cpuSenders}}

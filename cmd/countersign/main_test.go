@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"testing"
@@ -27,7 +28,7 @@ const asCommand = "COUNTERSIGN_TEST_AS_COMMAND"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(asCommand) == "1" {
-		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+		os.Exit(runProfiled(os.Args[1:]))
 	}
 	os.Exit(m.Run())
 }
@@ -36,6 +37,31 @@ func command(ctx context.Context, env []string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, os.Args[0], args...)
 	cmd.Env = append([]string{asCommand + "=1", "PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}, env...)
 	return cmd
+}
+
+// serveProfileEnv names a file to write the CPU profile of a command run by
+// the tests to (BenchmarkServeCPU passes it on from the benchmark's
+// environment); the profile is written when the command returns, so a
+// serve process must be stopped with SIGTERM for it.
+const serveProfileEnv = "COUNTERSIGN_TEST_SERVE_CPUPROFILE"
+
+func runProfiled(args []string) int {
+	path := os.Getenv(serveProfileEnv)
+	if path == "" {
+		return run(args, os.Stdout, os.Stderr)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cpu profile:", err)
+		return 1
+	}
+	defer f.Close()
+	if err := pprof.StartCPUProfile(f); err != nil {
+		fmt.Fprintln(os.Stderr, "cpu profile:", err)
+		return 1
+	}
+	defer pprof.StopCPUProfile()
+	return run(args, os.Stdout, os.Stderr)
 }
 
 func freeAddr(t testing.TB) string {

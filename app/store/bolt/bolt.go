@@ -1049,6 +1049,25 @@ func (b *Store) Put(ctx context.Context, key string, val []byte) error {
 	return wrapBolt(fmt.Sprintf("put %q", key), err)
 }
 
+// PutAll implements Store: one transaction.
+func (b *Store) PutAll(ctx context.Context, recs map[string][]byte) error {
+	for k := range recs {
+		if err := backend.CheckRecordKey(k); err != nil {
+			return err
+		}
+	}
+	err := b.update(ctx, func(tx *bbolt.Tx) error {
+		bk := tx.Bucket(bktRecords)
+		for k, v := range recs {
+			if err := bk.Put([]byte(k), append([]byte{1}, v...)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return wrapBolt(fmt.Sprintf("put %d records", len(recs)), err)
+}
+
 // Scan implements Store.
 func (b *Store) Scan(ctx context.Context, prefix string) ([]string, error) {
 	if err := ctx.Err(); err != nil {

@@ -76,6 +76,7 @@ func Run(t *testing.T, open Opener, opts ...Option) {
 		{"Nack", testNack},
 		{"DeadLetterAndRetry", testDeadLetter},
 		{"Records", testRecords},
+		{"PutAll", testPutAll},
 		{"Seen", testSeen},
 		{"NamedLease", testNamedLease},
 		{"Counters", testCounters},
@@ -832,6 +833,28 @@ func testDeadLetter(t *testing.T, s store.Store) {
 		t.Fatalf("retried x attempts = %d", cx.Delivery.Attempts)
 	}
 	checkStats(t, s, store.Stats{Queued: 2, Keys: 2})
+}
+
+// PutAll writes several records as Put does, found by Get and Scan; a bad
+// key writes none of them.
+func testPutAll(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	must(t, "Put", s.Put(ctx, "card:o/r#1:id", []byte("old")))
+	must(t, "PutAll", s.PutAll(ctx, map[string][]byte{
+		"card:o/r#1:id": []byte("7"), "card:o/r#1:url": []byte("https://x/1"), "card:o/r#1:digest": nil,
+	}))
+	checkRecord(t, s, "card:o/r#1:id", "7")
+	checkRecord(t, s, "card:o/r#1:url", "https://x/1")
+	checkRecord(t, s, "card:o/r#1:digest", "")
+	keys, err := s.Scan(ctx, "card:o/r#1:")
+	if err != nil || len(keys) != 3 {
+		t.Fatalf("Scan after PutAll = %v, %v; want 3 keys", keys, err)
+	}
+	if err := s.PutAll(ctx, map[string][]byte{"card:o/r#2:id": []byte("8"), "": []byte("x")}); err == nil {
+		t.Fatal("PutAll with an empty key: err = nil")
+	}
+	checkNoRecord(t, s, "card:o/r#2:id")
+	must(t, "PutAll of none", s.PutAll(ctx, nil))
 }
 
 func testRecords(t *testing.T, s store.Store) {

@@ -275,7 +275,7 @@ func (g *GitHub) GraphQLWrites(id int64) *githubv4.Client {
 	if c, ok := g.graphqlWrites[id]; ok {
 		return c
 	}
-	rt := &rateTransport{next: g.itr(id), vec: g.m.RateLimitRemain, label: strconv.FormatInt(id, 10)}
+	rt := &rateTransport{next: g.itr(id), series: g.rates, label: strconv.FormatInt(id, 10)}
 	c := githubv4.NewEnterpriseClient(authors.Endpoint(g.apiURL), &http.Client{Transport: ghhealth.ScopeTransport{Scope: ghhealth.Scope(id), Health: g.health,
 		Next: graphqlAnswers{g.paced(id, rt)}}})
 	if g.graphqlWrites == nil {

@@ -42,6 +42,9 @@ type envelope struct {
 		Login string `json:"login"`
 		Type  string `json:"type"`
 	} `json:"sender"`
+	// ProjectsV2Item is a board's item (projects_v2_item: an organization's
+	// event, with no repository): its issue's node id orders it.
+	ProjectsV2Item *projectsV2Item `json:"projects_v2_item"`
 	// What recognising an echo reads (echo.go), in the same pass over the
 	// payload; notEcho: those fields could not be read.
 	echoFields
@@ -67,11 +70,12 @@ type plainEnvelope struct {
 		Login string `json:"login"`
 		Type  string `json:"type"`
 	} `json:"sender"`
-	// ProjectsV2Item is a board's item (projects_v2_item: an organization's
-	// event, with no repository): its issue's node id orders it.
-	ProjectsV2Item *struct {
-		ContentNodeID string `json:"content_node_id"`
-	} `json:"projects_v2_item"`
+	ProjectsV2Item *projectsV2Item `json:"projects_v2_item"`
+}
+
+// projectsV2Item is what intake reads of a board's item.
+type projectsV2Item struct {
+	ContentNodeID string `json:"content_node_id"`
 }
 
 // readEnvelope reads payload's envelope and what recognising an echo needs,
@@ -89,7 +93,7 @@ func readEnvelope(payload []byte) (envelope, error) {
 		return envelope{}, err
 	}
 	env = envelope{Action: plain.Action, Repository: plain.Repository, Installation: plain.Installation,
-		PullRequest: plain.PullRequest, Sender: plain.Sender, notEcho: true}
+		PullRequest: plain.PullRequest, Sender: plain.Sender, ProjectsV2Item: plain.ProjectsV2Item, notEcho: true}
 	if plain.Issue != nil {
 		env.Issue = &echoIssue{Number: plain.Issue.Number}
 	}

@@ -61,8 +61,6 @@ func mostWritesIn(reqs []githubtest.Request, w time.Duration) int {
 // runs into the limit (hundreds of writes a second); paced, GitHub refuses
 // nothing, and every task ends where its own deliveries, in order, take it.
 func TestBurstOfIssuesIsPaced(t *testing.T) {
-	// Serial, its two runs side by side: the unpaced one must run into
-	// GitHub's limit, which needs the CPU more than other tests leave it.
 	for _, tc := range []struct {
 		name  string
 		limit githubtest.WriteLimit
@@ -74,7 +72,6 @@ func TestBurstOfIssuesIsPaced(t *testing.T) {
 		{"paced", githubtest.WriteLimit{Writes: 100, Window: time.Second}, 90},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
 			limit := tc.limit
 			h := burstHarness(t, limit, tc.paced)
 			var issues []int

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -137,14 +138,15 @@ func settleBot(t *testing.T, gh *githubtest.Server, b *bot) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	done := redeliveredBy(gh)
 	last, stable := "", 0
 	for stable < 3 {
 		if err := gh.WaitWebhooks(ctx); err != nil {
 			t.Fatalf("webhooks: %v", err)
 		}
 		for _, d := range gh.Deliveries() {
-			if (d.Status == 0 || d.Status >= 500) && !d.Pending && !d.Redelivery && !redelivered[d.ID] {
-				redelivered[d.ID] = true
+			if (d.Status == 0 || d.Status >= 500) && !d.Pending && !d.Redelivery && !done[d.ID] {
+				done[d.ID] = true
 				gh.Redeliver(d.ID)
 			}
 		}
@@ -165,12 +167,22 @@ func settleBot(t *testing.T, gh *githubtest.Server, b *bot) string {
 	return last
 }
 
-var redelivered = map[string]bool{}
+// redelivered holds, per fake GitHub, the deliveries settleBot had it
+// redeliver (a map per server: the tests that settle bots run in parallel,
+// each on fake GitHubs of its own).
+var redelivered sync.Map // *githubtest.Server → map[string]bool
+
+// redeliveredBy is gh's set in redelivered; one test uses it at a time.
+func redeliveredBy(gh *githubtest.Server) map[string]bool {
+	m, _ := redelivered.LoadOrStore(gh, map[string]bool{})
+	return m.(map[string]bool)
+}
 
 // Killed (SIGKILL) at a random point and restarted, the bot ends every trial in
 // the same GitHub state as an uninterrupted run: nothing accepted is lost and no
 // effect is applied twice.
 func TestCrashAtRandomPointsConverges(t *testing.T) {
+	t.Parallel()
 	crashTrials(t, crashScenario, false, func(want string) bool {
 		return strings.Contains(want, "state:pending") && strings.Count(want, "cards [{") == 4
 	})
@@ -213,6 +225,7 @@ func lifecycleScenario(gh *githubtest.Server) {
 // state, with each notice posted once. Every delivery is accepted before the
 // kill, so GitHub's order is kept; intake crashes are the test above's.
 func TestCrashDuringTheLifecycleConverges(t *testing.T) {
+	t.Parallel()
 	crashTrials(t, lifecycleScenario, true, func(want string) bool {
 		return strings.Contains(want, "state:verified") && strings.Contains(want, "escalated") &&
 			strings.Contains(want, "other bot comments 3") // two rejections and the escalation
@@ -234,7 +247,6 @@ func crashTrials(t *testing.T, scenario func(*githubtest.Server), acceptFirst bo
 	dir := t.TempDir()
 
 	run := func(trial int, killAfter time.Duration) (string, time.Duration, string) {
-		redelivered = map[string]bool{}
 		gh := githubtest.New(githubtest.Options{Latency: 2 * time.Millisecond})
 		defer gh.Close()
 		gh.AddRepo("acme/widgets", 3)

@@ -136,7 +136,9 @@ func stripTimes(rec string) string { return timeRE.ReplaceAllString(rec, "T") }
 // queue is empty and GitHub's state stops changing.
 func settleBot(t *testing.T, gh *githubtest.Server, b *bot) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// A bound, not a measure: the package's tests run side by side, each
+	// with bots of its own, on a machine perhaps loaded besides.
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	done := redeliveredBy(gh)
 	last, stable := "", 0

@@ -33,7 +33,7 @@ func TestMain(m *testing.M) {
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	flag.Parse()
-	widenParallel(4)
+	widenParallel(2)
 	os.Exit(m.Run())
 }
 

@@ -491,7 +491,8 @@ func dumpLogs(t *testing.T) {
 // While Redis is unreachable the bot logs a few lines, not several a second,
 // and go-redis's own lines are JSON through slog.
 func TestRedisOutageLogsAreRateLimited(t *testing.T) {
-	t.Parallel()
+	// Serial: it counts log lines over 3 s of wall time, which other
+	// tests' load stretches.
 	redisURL := redistest.Start(t)
 	gh := healGitHub(t)
 	dir := t.TempDir()

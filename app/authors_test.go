@@ -14,6 +14,7 @@ import (
 // resolves it to her account, so she is a builder and her /verify is refused.
 // A commit's committer builds too.
 func TestCoAuthorsAndCommittersAreBuilders(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		commit githubtest.Commit
@@ -23,6 +24,7 @@ func TestCoAuthorsAndCommittersAreBuilders(t *testing.T) {
 		{"committer", githubtest.Commit{Author: "dave", Message: "Login form", Committer: "alice"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			h := newHarness(t)
 			team(h)
 			h.gh.SetPermission(testRepo, "dave", "write")

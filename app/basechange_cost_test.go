@@ -15,6 +15,7 @@ import (
 // lower pull request, squash-merged), and when changes no one approved
 // remain, who built its commits is read again.
 func TestCostReportBaseChange(t *testing.T) {
+	t.Parallel()
 	reads := func(c cost, pr int) (files, lists, commits, graphql int) {
 		for _, d := range c.detail {
 			switch {
@@ -40,6 +41,7 @@ func TestCostReportBaseChange(t *testing.T) {
 	}
 
 	t.Run("nothing new", func(t *testing.T) {
+		t.Parallel()
 		h := newHarness(t)
 		baseTeam(h)
 		h.gh.CreateBranch(testRepo, "carol", "release")
@@ -50,6 +52,7 @@ func TestCostReportBaseChange(t *testing.T) {
 		check(t, rows[0], pr, want{files: 1})
 	})
 	t.Run("stack, lower squash-merged", func(t *testing.T) {
+		t.Parallel()
 		h := newHarness(t)
 		baseTeam(h)
 		_, pr, _, lower := stack(t, h, []string{"api.go"}, []string{"ui.go"})
@@ -59,6 +62,7 @@ func TestCostReportBaseChange(t *testing.T) {
 		check(t, rows[0], pr, want{files: 2, lists: 1})
 	})
 	t.Run("stack, lower merged with a merge commit", func(t *testing.T) {
+		t.Parallel()
 		h := newHarness(t)
 		baseTeam(h)
 		_, pr, _, lower := stack(t, h, []string{"api.go"}, []string{"ui.go"})
@@ -68,6 +72,7 @@ func TestCostReportBaseChange(t *testing.T) {
 		check(t, rows[0], pr, want{files: 1})
 	})
 	t.Run("brings X", func(t *testing.T) {
+		t.Parallel()
 		h := newHarness(t)
 		baseTeam(h)
 		h.gh.CreateBranch(testRepo, "alice", "alice-base", githubtest.Commit{Message: "X", Files: []string{"backdoor.go"}})

@@ -95,7 +95,9 @@ func runCosts(t *testing.T, h *harness, title string, steps []costStep) (rows []
 }
 
 func TestCostReport(t *testing.T) {
+	t.Parallel()
 	t.Run("happy path", func(t *testing.T) {
+		t.Parallel()
 		h := newHarness(t)
 		team(h)
 		var n, pr int
@@ -132,6 +134,7 @@ func TestCostReport(t *testing.T) {
 	})
 
 	t.Run("rejection round", func(t *testing.T) {
+		t.Parallel()
 		h := newHarness(t)
 		team(h)
 		n := h.gh.OpenIssue(testRepo, "carol", "Create login form component", "")
@@ -156,6 +159,7 @@ func TestCostReport(t *testing.T) {
 	})
 
 	t.Run("CI feedback", func(t *testing.T) {
+		t.Parallel()
 		h := newHarness(t)
 		team(h)
 		n := h.gh.OpenIssue(testRepo, "carol", "Create login form component", "")
@@ -180,6 +184,7 @@ func TestCostReport(t *testing.T) {
 	})
 
 	t.Run("goal", func(t *testing.T) {
+		t.Parallel()
 		h := newHarness(t, coalesce(time.Second))
 		team(h)
 		var m int

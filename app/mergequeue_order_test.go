@@ -119,6 +119,7 @@ func TestMergeQueueGroupBehindArrivesFirst(t *testing.T) {
 // passes while a group ahead of it does not, and at the end each group
 // passes exactly when it and every group ahead of it are verified.
 func TestMergeQueueDeliveryOrders(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		verified []bool
 		orders   [][]int
@@ -132,6 +133,7 @@ func TestMergeQueueDeliveryOrders(t *testing.T) {
 		for _, order := range tc.orders {
 			name := fmt.Sprintf("verified %v, order %v", tc.verified, order)
 			t.Run(strings.NewReplacer(" ", "_", ",", "").Replace(name), func(t *testing.T) {
+				t.Parallel()
 				h := newHarness(t)
 				team(h)
 				_, groups, requested := queuedChain(t, h, tc.verified)

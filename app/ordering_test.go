@@ -53,10 +53,12 @@ func burst(t *testing.T, h *harness, order []int, want []string, act func()) {
 }
 
 // eachOrder runs f once per order of n webhooks, each on a bot and fake
-// GitHub of its own.
+// GitHub of its own, the orders side by side (the test does nothing else).
 func eachOrder(t *testing.T, n int, f func(t *testing.T, h *harness, order []int)) {
+	t.Parallel()
 	for _, order := range permutations(n) {
 		t.Run(fmt.Sprint(order), func(t *testing.T) {
+			t.Parallel()
 			h := newHarness(t)
 			team(h)
 			h.gh.SetPermission(testRepo, "dave", "write")

@@ -97,6 +97,7 @@ func documentedMetrics(t *testing.T) []string {
 // any event: an alert on a family that appears only with its first event
 // never sees that event's increase.
 func TestDocumentedMetricsPresentFromStart(t *testing.T) {
+	t.Parallel()
 	gh := githubtest.New(githubtest.Options{})
 	defer gh.Close()
 	dir := t.TempDir()
@@ -277,6 +278,7 @@ const brokenDelivery = `{"action":"opened","issue":{"number":1,"title":"Validate
 // broken start is one of what goes wrong on a first deployment; each alert
 // must be met by one of them.
 func TestDocumentedAlertsFireOnABrokenServer(t *testing.T) {
+	t.Parallel()
 	gh := githubtest.New(githubtest.Options{})
 	t.Cleanup(gh.Close) // after the parallel subtests
 	gh.AddRepo("acme/widgets", 7)

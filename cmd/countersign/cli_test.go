@@ -61,6 +61,7 @@ func TestHelpEverywhere(t *testing.T) {
 // `countersign demo`, with any flags, says in one line how to run the demo
 // binary, which carries the fake GitHub this binary leaves out.
 func TestDemoPointsAtItsBinary(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{{"demo"}, {"demo", "-list"}, {"demo", "-v", "escalation"}} {
 		var out, errb bytes.Buffer
 		code := run(args, &out, &errb)
@@ -114,6 +115,7 @@ func TestFlagsAnywhereAndNoNewStore(t *testing.T) {
 // countersign version prints the module version and the commit from the
 // binary's build information.
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	var out, errb bytes.Buffer
 	if code := run([]string{"version"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
@@ -126,6 +128,7 @@ func TestVersion(t *testing.T) {
 // Each bad setting stops serve with exit 2 and one line naming it; no secret
 // is echoed, and nothing is created.
 func TestServeSettingErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	key := filepath.Join(dir, "key.pem")
 	gh := githubtest.New(githubtest.Options{})
@@ -173,6 +176,7 @@ func TestServeSettingErrors(t *testing.T) {
 
 // The start-up log names the GitHub API without the credentials a URL may hold.
 func TestServeLogsRedactedAPIURL(t *testing.T) {
+	t.Parallel()
 	gh := githubtest.New(githubtest.Options{})
 	defer gh.Close()
 	dir := t.TempDir()

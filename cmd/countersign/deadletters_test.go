@@ -13,6 +13,7 @@ import (
 )
 
 func TestDeadlettersListAndRetry(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "countersign.db")
 	s, err := bolt.Open(path)

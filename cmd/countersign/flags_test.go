@@ -31,6 +31,7 @@ func flagLine(help, name string) string {
 // booleans with none; a backquoted word in a description is not taken for a
 // type.
 func TestHelpShowsFlagTypes(t *testing.T) {
+	t.Parallel()
 	serve := helpOf(t, "serve")
 	for _, tc := range []struct{ flag, want string }{
 		{"app-id", "--app-id int "},
@@ -66,6 +67,7 @@ func TestHelpShowsFlagTypes(t *testing.T) {
 
 // A typed flag refuses a value of another type, naming the flag.
 func TestTypedFlagsRefuseOtherValues(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -85,6 +87,7 @@ func TestTypedFlagsRefuseOtherValues(t *testing.T) {
 // Each command lists only its own flags: proofpack takes the store's and the
 // App's settings, none of serve's own.
 func TestProofpackListsOnlyItsFlags(t *testing.T) {
+	t.Parallel()
 	help := helpOf(t, "proofpack")
 	for _, own := range []string{"data", "redis-url", "app-id", "private-key-path", "private-key", "webhook-secret", "record-key", "record-key-previous", "github-api-url"} {
 		if flagLine(help, own) == "" {

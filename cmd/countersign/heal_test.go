@@ -139,6 +139,7 @@ func redeliveries(gh *githubtest.Server, guid string) int {
 // start-up heal pass has GitHub redeliver it; nothing is replayed twice over
 // further passes, nor across another restart.
 func TestHealsAVerifySentWhileDown(t *testing.T) {
+	t.Parallel()
 	gh := healGitHub(t)
 	dir := t.TempDir()
 	data, logPath, addr := filepath.Join(dir, "c.db"), filepath.Join(dir, "bot.log"), freeAddr(t)
@@ -207,6 +208,7 @@ func TestHealsAVerifySentWhileDown(t *testing.T) {
 // An approval the bot answered 503 (its store briefly away) is healed while
 // the bot stays up, at the next heal pass.
 func TestHealsA503dApprovalWhileUp(t *testing.T) {
+	t.Parallel()
 	gh := healGitHub(t)
 	dir := t.TempDir()
 	addr := freeAddr(t)
@@ -252,6 +254,7 @@ func TestHealsA503dApprovalWhileUp(t *testing.T) {
 // lost altogether (so the delivery log cannot heal it), is repaired by the
 // start-up reconciliation.
 func TestReconcilesLabelsChangedWhileDown(t *testing.T) {
+	t.Parallel()
 	gh := healGitHub(t)
 	dir := t.TempDir()
 	data, logPath, addr := filepath.Join(dir, "c.db"), filepath.Join(dir, "bot.log"), freeAddr(t)
@@ -297,6 +300,7 @@ func TestReconcilesLabelsChangedWhileDown(t *testing.T) {
 // `countersign resync owner/repo` repairs drift on demand, while the bot
 // runs (Redis).
 func TestResyncCommand(t *testing.T) {
+	t.Parallel()
 	redisURL := redistest.Start(t)
 	gh := healGitHub(t)
 	dir := t.TempDir()
@@ -339,6 +343,7 @@ func TestResyncCommand(t *testing.T) {
 // An installation event creates the owned labels, with their colours, and
 // starts tracking the repository.
 func TestInstallationCreatesLabels(t *testing.T) {
+	t.Parallel()
 	gh := healGitHub(t)
 	dir := t.TempDir()
 	addr := freeAddr(t)
@@ -388,6 +393,7 @@ func postSigned(t *testing.T, addr, event, id, payload string) int {
 // Two replicas on Redis: one heals, each failed delivery is redelivered and
 // acted on once.
 func TestTwoReplicasHealOnce(t *testing.T) {
+	t.Parallel()
 	redisURL := redistest.Start(t)
 	gh := healGitHub(t)
 	dir := t.TempDir()
@@ -434,6 +440,7 @@ func TestTwoReplicasHealOnce(t *testing.T) {
 // of 5-minute waits: what matters is the number of tries, far beyond
 // COUNTERSIGN_MAX_ATTEMPTS.
 func TestGitHubDownThenBack(t *testing.T) {
+	t.Parallel()
 	gh := healGitHub(t)
 	dir := t.TempDir()
 	addr, logPath := freeAddr(t), filepath.Join(dir, "bot.log")
@@ -484,6 +491,8 @@ func dumpLogs(t *testing.T) {
 // While Redis is unreachable the bot logs a few lines, not several a second,
 // and go-redis's own lines are JSON through slog.
 func TestRedisOutageLogsAreRateLimited(t *testing.T) {
+	// Serial: it counts log lines over 3 s of wall time, which other
+	// tests' load stretches.
 	redisURL := redistest.Start(t)
 	gh := healGitHub(t)
 	dir := t.TempDir()

@@ -6,6 +6,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"flag"
 	"fmt"
 	"net"
 	"net/http"
@@ -13,7 +14,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -30,7 +33,22 @@ func TestMain(m *testing.M) {
 	if os.Getenv(asCommand) == "1" {
 		os.Exit(runProfiled(os.Args[1:]))
 	}
+	flag.Parse()
+	widenParallel(2)
 	os.Exit(m.Run())
+}
+
+// widenParallel lets up to n*GOMAXPROCS parallel tests run at once, unless
+// -parallel was given. The package's tests (t.Parallel but for those using
+// t.Setenv or a package variable) mostly wait: on the bots they start as
+// processes, on their heal and reconcile intervals and on Redis, so
+// GOMAXPROCS of them at a time (go test's default) leaves the CPU idle.
+func widenParallel(n int) {
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		flag.Set("test.parallel", strconv.Itoa(n*runtime.GOMAXPROCS(0)))
+	}
 }
 
 func command(ctx context.Context, env []string, args ...string) *exec.Cmd {
@@ -76,6 +94,7 @@ func freeAddr(t testing.TB) string {
 
 // A missing or invalid setting stops serve at start with one line naming it.
 func TestServeRefusesBadSettings(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	key := filepath.Join(dir, "key.pem")
 	gh := githubtest.New(githubtest.Options{})
@@ -118,6 +137,7 @@ func TestServeRefusesBadSettings(t *testing.T) {
 // unsigned deliveries without an API call, turns an opened issue into a pending
 // task with one card, and stops cleanly on SIGTERM.
 func TestServeEndToEnd(t *testing.T) {
+	t.Parallel()
 	gh := githubtest.New(githubtest.Options{})
 	defer gh.Close()
 	gh.AddRepo("acme/widgets", 3)

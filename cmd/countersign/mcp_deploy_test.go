@@ -30,6 +30,7 @@ import (
 // is answered with a JSON-RPC error (-32700 parse error, -32600 invalid
 // request, id null) and the server goes on: a real client then works.
 func TestMCPStdioSurvivesMalformedLines(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := command(ctx, []string{"GITHUB_TOKEN=ghp_unused", "GITHUB_API_URL=http://127.0.0.1:1/"}, "mcp")
@@ -126,6 +127,7 @@ func TestMCPTLSNeedsCertAndKey(t *testing.T) {
 // `--listen :PORT` listens on loopback only, and with --tls-cert/--tls-key
 // it speaks TLS.
 func TestMCPListenBarePortIsLoopbackOverTLS(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	certFile, keyFile, pool := selfSigned(t, dir)
 	_, port, _ := net.SplitHostPort(freeAddr(t))

@@ -51,6 +51,7 @@ func TestServeReportsEveryMissingSettingAtOnce(t *testing.T) {
 
 // Several bad settings, of every kind, are all reported in one run.
 func TestServeReportsEveryBadSettingAtOnce(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	env := []string{"GITHUB_APP_ID=twelve", "GITHUB_PRIVATE_KEY_PATH=" + filepath.Join(dir, "nope.pem"), "GITHUB_WEBHOOK_SECRET=0123456789abcdef",
 		"COUNTERSIGN_WORKERS=0", "COUNTERSIGN_HEAL_INTERVAL=soon", "COUNTERSIGN_DATA=" + filepath.Join(dir, "db")}
@@ -68,6 +69,7 @@ func TestServeReportsEveryBadSettingAtOnce(t *testing.T) {
 // A webhook secret shorter than 16 characters is refused, with the reason,
 // and is not echoed.
 func TestServeRefusesAShortWebhookSecret(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	gh := githubtest.New(githubtest.Options{})
 	defer gh.Close()
@@ -86,6 +88,7 @@ func TestServeRefusesAShortWebhookSecret(t *testing.T) {
 
 // countersign --version prints what `countersign version` prints.
 func TestVersionFlag(t *testing.T) {
+	t.Parallel()
 	var want, out, errb bytes.Buffer
 	run([]string{"version"}, &want, &errb)
 	if code := run([]string{"--version"}, &out, &errb); code != 0 || out.String() != want.String() || errb.Len() != 0 {
@@ -96,6 +99,7 @@ func TestVersionFlag(t *testing.T) {
 // The root help lists the commands, not serve's settings; serve -h lists
 // them, each flag naming its variable, in aligned columns.
 func TestRootHelpIsShortAndServeHelpHasTheSettings(t *testing.T) {
+	t.Parallel()
 	var root, errb bytes.Buffer
 	if code := run([]string{"--help"}, &root, &errb); code != 0 {
 		t.Fatalf("--help: exit %d", code)
@@ -136,6 +140,7 @@ func TestRootHelpIsShortAndServeHelpHasTheSettings(t *testing.T) {
 
 // An unknown command gets a suggestion of the nearest one.
 func TestUnknownCommandSuggests(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ typo, want string }{{"serv", "serve"}, {"regsiter", "register"}, {"deadleters", "deadletters"}} {
 		var out, errb bytes.Buffer
 		if code := run([]string{tc.typo}, &out, &errb); code != 2 || !strings.Contains(errb.String(), `unknown command "`+tc.typo+`"`) ||

@@ -19,6 +19,7 @@ import (
 // webhook URL, warns about nothing (a channel's path is not /webhook), and
 // prints the serve command with the same proxy.
 func TestRegisterWithWebhookProxy(t *testing.T) {
+	t.Parallel()
 	gh := githubtest.New(githubtest.Options{})
 	defer gh.Close()
 	dir := filepath.Join(t.TempDir(), "app")
@@ -73,6 +74,7 @@ func TestRegisterWithWebhookProxy(t *testing.T) {
 
 // --webhook-proxy and --webhook-url exclude each other, and the proxy must be a URL.
 func TestRegisterWebhookProxyRefuses(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		want string

@@ -26,6 +26,7 @@ import (
 // private key and webhook secret land in 0600 files; the printed serve
 // command names them; and a replay of the redirect is refused.
 func TestRegisterEndToEnd(t *testing.T) {
+	t.Parallel()
 	gh := githubtest.New(githubtest.Options{})
 	defer gh.Close()
 	dir := filepath.Join(t.TempDir(), "app")
@@ -110,6 +111,7 @@ func TestRegisterEndToEnd(t *testing.T) {
 
 // register refuses to start over existing files, and without a webhook URL.
 func TestRegisterRefuses(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "private-key.pem"), []byte("old"), 0o600)
 	for _, tc := range []struct {

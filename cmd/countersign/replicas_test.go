@@ -24,6 +24,7 @@ import (
 // time and in the order GitHub sent them, both replicas share the work, and no
 // effect is applied twice.
 func TestTwoReplicasOnRedis(t *testing.T) {
+	t.Parallel()
 	redisURL := redistest.Start(t)
 	gh := githubtest.New(githubtest.Options{Latency: time.Millisecond})
 	defer gh.Close()

@@ -29,6 +29,7 @@ func logField(t *testing.T, path, msg, field string) (any, bool) {
 // GitHub failed to send while it was down is redelivered. The figures are
 // logged (timings are not asserted).
 func TestRestartTakesOverOnRedis(t *testing.T) {
+	t.Parallel()
 	redisURL := redistest.Start(t)
 	gh := githubtest.New(githubtest.Options{Latency: 150 * time.Millisecond}) // slow: claims are held long
 	defer gh.Close()

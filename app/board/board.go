@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
@@ -82,8 +83,13 @@ func ProjectKey(b rules.BoardConfig) string {
 }
 
 // UnreachableKey is the store key that says why project url cannot be
-// reached (absent: it could be, or it was not tried).
-func UnreachableKey(url string) string { return "board-unreachable/" + canonical(url) }
+// reached by installation inst (absent: it could be, or it was not tried).
+// It is the installation's own: another installation that names the same
+// project and cannot reach it (another organization's, whose repositories
+// may not use it) never stops this one's board from being kept.
+func UnreachableKey(inst int64, url string) string {
+	return "board-unreachable/" + strconv.FormatInt(inst, 10) + "/" + canonical(url)
+}
 
 // ItemKey is the store key of issue n of repo's item on project url.
 func ItemKey(url, repo string, n int) string {
@@ -308,7 +314,7 @@ func (b *Board) Apply(ctx context.Context, inst int64, e rules.Effect) error {
 	if !cfg.On() || e.Value == "" {
 		return fault.Permanent(fmt.Errorf("board effect without a project or value"))
 	}
-	if _, err := b.store.Get(ctx, UnreachableKey(cfg.Project)); err == nil {
+	if _, err := b.store.Get(ctx, UnreachableKey(inst, cfg.Project)); err == nil {
 		b.log.Debug("board not kept: its project cannot be reached", "project", cfg.Project, "repo", e.Repo, "number", e.Number)
 		return nil
 	} else if !errors.Is(err, store.ErrNotFound) {

@@ -64,7 +64,17 @@ func TestReach(t *testing.T) {
 func TestKeysAreCanonical(t *testing.T) {
 	a := rules.BoardConfig{Project: "https://GitHub.com/orgs/acme/projects/1/views/2", Field: "Countersign"}
 	b := rules.BoardConfig{Project: "https://github.com/orgs/acme/projects/1", Field: "countersign"}
-	if ProjectKey(a) != ProjectKey(b) || ItemKey(a.Project, "acme/w", 3) != ItemKey(b.Project, "acme/w", 3) || UnreachableKey(a.Project) != UnreachableKey(b.Project) {
+	if ProjectKey(a) != ProjectKey(b) || ItemKey(a.Project, "acme/w", 3) != ItemKey(b.Project, "acme/w", 3) || UnreachableKey(7, a.Project) != UnreachableKey(7, b.Project) {
 		t.Errorf("keys of one board differ: %q %q", ProjectKey(a), ProjectKey(b))
+	}
+}
+
+// An installation that cannot reach a project (another organization's, named
+// in its own repository's configuration) marks it unreachable for itself
+// only: the organization's own installation keeps its board.
+func TestUnreachableIsAnInstallationsOwn(t *testing.T) {
+	url := "https://github.com/orgs/acme/projects/1"
+	if UnreachableKey(1, url) == UnreachableKey(2, url) {
+		t.Errorf("installations 1 and 2 share the unreachable mark of %s: %q", url, UnreachableKey(1, url))
 	}
 }

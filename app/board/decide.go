@@ -227,12 +227,12 @@ func (b *Board) DecideReconcile(ctx context.Context, d *store.Delivery, configs 
 	w := store.Commit{Records: map[string][]byte{}}
 	if _, err := b.readProject(ctx, p.Installation, cfg.Board, webHost); errors.Is(err, ErrUnreachable) {
 		log.Warn("board not reconciled: its project cannot be reached", "repo", p.Repo, "project", cfg.Board.Project, "why", err)
-		w.Records[UnreachableKey(cfg.Board.Project)] = []byte(err.Error())
+		w.Records[UnreachableKey(p.Installation, cfg.Board.Project)] = []byte(err.Error())
 		return w, nil
 	} else if err != nil {
 		return store.Commit{}, err
 	}
-	w.Records[UnreachableKey(cfg.Board.Project)] = nil
+	w.Records[UnreachableKey(p.Installation, cfg.Board.Project)] = nil
 	proj, err := b.project(ctx, p.Installation, cfg.Board)
 	if err != nil {
 		return store.Commit{}, err

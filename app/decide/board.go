@@ -62,17 +62,17 @@ func (p *Decider) boardReach(ctx context.Context, inst int64, d *store.Delivery,
 	}
 	repo := check.Repo
 	err := p.board.Reach(ctx, inst, b, p.gh.WebHost())
-	w.Records = map[string][]byte{board.UnreachableKey(b.Project): nil}
+	w.Records = map[string][]byte{board.UnreachableKey(inst, b.Project): nil}
 	switch {
 	case errors.Is(err, board.ErrUnreachable):
 		check.Problem = fmt.Sprintf("board.project: countersign cannot reach the board: %v. The rest of the configuration applies; "+
 			"the board is not kept until this is fixed.", err)
-		w.Records[board.UnreachableKey(b.Project)] = []byte(err.Error())
+		w.Records[board.UnreachableKey(inst, b.Project)] = []byte(err.Error())
 		return w, nil
 	case err != nil:
 		return w, err
 	}
-	_, wasUnreachable := p.store.Get(ctx, board.UnreachableKey(b.Project))
+	_, wasUnreachable := p.store.Get(ctx, board.UnreachableKey(inst, b.Project))
 	if prev == nil || prev.Config.Board != b || wasUnreachable == nil {
 		w.Enqueue = append(w.Enqueue, board.NewReconcile(d.ID+"/board", board.ReconcilePayload{Installation: inst, Repo: repo, Why: "configuration"}))
 	}

@@ -1,6 +1,7 @@
 package githubtest
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -350,24 +351,34 @@ func (s *Server) byID(id int64) (*repoState, *issueState) {
 	return nil, nil
 }
 
-func (s *Server) addBlockedByAPI(c *apiCall) {
+func (s *Server) addBlockedByAPI(c *apiCall) { s.addLinkAPI(c, "issue_id", s.addBlockedBy) }
+
+func (s *Server) addSubIssueAPI(c *apiCall) { s.addLinkAPI(c, "sub_issue_id", s.addSubIssue) }
+
+// addLinkAPI adds a link from the call's issue to the issue whose id the
+// body names in field (a blocker, a sub-issue), as add does: 404 when that
+// issue is unknown, 422 with add's message when GitHub refuses the link.
+func (s *Server) addLinkAPI(c *apiCall, field string, add func(rp *repoState, is *issueState, orp *repoState, ois *issueState, actor string) string) {
 	is := c.issue()
 	if is == nil {
 		return
 	}
-	var body struct {
-		IssueID int64 `json:"issue_id"`
-	}
+	var body map[string]json.RawMessage
 	if !c.decode(&body) {
 		return
 	}
-	brp, bis := s.byID(body.IssueID)
-	if bis == nil {
+	var id int64
+	if err := json.Unmarshal(body[field], &id); err != nil {
+		c.invalid("Issue", field, "invalid", field+" must be an integer")
+		return
+	}
+	orp, ois := s.byID(id)
+	if ois == nil {
 		c.notFound()
 		return
 	}
-	if msg := s.addBlockedBy(c.repo, is, brp, bis, c.bot()); msg != "" {
-		c.invalid("Issue", "issue_id", "invalid", msg)
+	if msg := add(c.repo, is, orp, ois, c.bot()); msg != "" {
+		c.invalid("Issue", field, "invalid", msg)
 		return
 	}
 	c.json(http.StatusCreated, s.ghIssueFull(c.repo, is))
@@ -385,29 +396,6 @@ func (s *Server) removeBlockedByAPI(c *apiCall) {
 		return
 	}
 	c.json(http.StatusOK, s.ghIssueFull(c.repo, is))
-}
-
-func (s *Server) addSubIssueAPI(c *apiCall) {
-	is := c.issue()
-	if is == nil {
-		return
-	}
-	var body struct {
-		SubIssueID int64 `json:"sub_issue_id"`
-	}
-	if !c.decode(&body) {
-		return
-	}
-	srp, sis := s.byID(body.SubIssueID)
-	if sis == nil {
-		c.notFound()
-		return
-	}
-	if msg := s.addSubIssue(c.repo, is, srp, sis, c.bot()); msg != "" {
-		c.invalid("Issue", "sub_issue_id", "invalid", msg)
-		return
-	}
-	c.json(http.StatusCreated, s.ghIssueFull(c.repo, is))
 }
 
 func (s *Server) removeSubIssueAPI(c *apiCall) {

@@ -38,3 +38,32 @@ func TestReview2WholeCISameJobNameInTwoWorkflowsHidesAFailure(t *testing.T) {
 		t.Fatalf("the gate passed while the workflow run E2E failed; card:\n%s", card(t, h, n))
 	}
 }
+
+// GitHub Actions does not run the workflows of a pull request from a fork
+// by a first-time contributor (or any outside collaborator, as the
+// repository sets it) until a maintainer approves them: each workflow run
+// is completed with conclusion action_required and has no job, and its
+// check suite is completed, action_required, with no check run. The whole
+// CI takes a completed suite with no run as concluded and not failing, so
+// the check run of another App (a DCO or licence bot, which runs without
+// approval) is all that counts: the gate passes on CI that never ran.
+// (Same shape on the task's own pull request here: what countersign sees
+// of the suite is the same.)
+func TestReview2WholeCIWorkflowAwaitingApprovalIsNoPass(t *testing.T) {
+	knownGap(t, "known gap: a workflow run awaiting approval (suite completed, action_required, no runs) counts as concluded and passing in whole CI (rules.wholeCIResult)")
+	h := newHarness(t)
+	team(h)
+	n, pr, sha := taskWithPR(h, "Login form", githubtest.PROptions{Title: "Login", Files: []string{"internal/login/login.go"}})
+	h.gh.AwaitApproval(testRepo, pr, "CI", githubtest.Job{Name: "build"}, githubtest.Job{Name: "test", Needs: []string{"build"}})
+	h.gh.CheckRun(testRepo, sha, "DCO", "", "success", "dco")
+	h.gh.Review(testRepo, pr, "carol", "APPROVED", "")
+	h.settle()
+	h.gh.Comment(testRepo, n, "bob", "/verify")
+	h.settle()
+	if s := stateOf(h, n); s == "verified" {
+		t.Fatalf("#%d verified while its workflow run CI awaits approval and never ran; card:\n%s", n, card(t, h, n))
+	}
+	if r, ok := verification(h, sha); ok && r.Status == "completed" && r.Conclusion == "success" {
+		t.Fatalf("the gate passed while the workflow run CI never ran; card:\n%s", card(t, h, n))
+	}
+}

@@ -884,3 +884,33 @@ func (s *Server) DenyActions(repo string) {
 		rp.noActions = true
 	}
 }
+
+// AwaitApproval is GitHub Actions holding a workflow run named workflow
+// for pull request pr (event pull_request) until a maintainer approves it,
+// as it does for a pull request from a fork by a first-time contributor or
+// an outside collaborator (the repository's "Approval for running fork
+// pull request workflows"): the run is completed with conclusion
+// action_required and no job; its check suite is completed,
+// action_required, with no check run (check_suite.completed is sent). It
+// returns the suite's id.
+func (s *Server) AwaitApproval(repo string, pr int, workflow string, jobs ...Job) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.actRepo("AwaitApproval", repo)
+	if rp == nil {
+		return 0
+	}
+	is := rp.issues[pr]
+	if is == nil || is.pr == nil || is.state != "open" {
+		s.misuse("AwaitApproval: no open pull request #%d in %s", pr, repo)
+		return 0
+	}
+	st := s.newWorkflowRun("AwaitApproval", rp, is.pr.headSHA, workflow, jobs, is.pr)
+	if st == nil {
+		return 0
+	}
+	st.waiting = map[string]bool{}
+	st.status, st.conclusion, st.updatedAt = "completed", "action_required", now()
+	s.emit(rp, "check_suite", "completed", st.appSlug+"[bot]", s.suiteEvent(rp, st))
+	return st.id
+}

@@ -67,3 +67,33 @@ func TestReview2WholeCIWorkflowAwaitingApprovalIsNoPass(t *testing.T) {
 		t.Fatalf("the gate passed while the workflow run CI never ran; card:\n%s", card(t, h, n))
 	}
 }
+
+// Whoever pushed the commits a pull request carries is a builder (DESIGN
+// §1). bob writes the work on branch "login" of his fork, under alice's git
+// identity (any email can be an author's), and alice, the task's assignee,
+// opens the pull request from bob's fork (GitHub lets anyone open a pull
+// request from any fork's branch). The fork's pushes send no webhook to the
+// repository and its activity is not the installation's to read, so
+// countersign takes the pull request's author as the fork's only pusher:
+// bob, the fork's owner, who pushed every commit, is no builder and his
+// /verify is accepted. The fork's owner (head.repo.owner) pushed to it.
+func TestReview2ForkOwnerWhoIsNotTheAuthorIsBuilder(t *testing.T) {
+	knownGap(t, "known gap: a fork's owner is not a builder of a pull request someone else opened from the fork (app/decide/pushers.go: headPushers, forkUnreadable)")
+	h := newHarness(t)
+	team(h)
+	n := h.gh.OpenIssue(testRepo, "carol", "Login form", "")
+	h.gh.Assign(testRepo, n, "carol", "alice")
+	h.settle()
+	pr, sha := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Login", HeadRef: "login", ForkOf: "bob",
+		Body: "Fixes #1", Commits: []githubtest.Commit{{Author: "alice", Message: "the login form"}}})
+	ciPasses(h, sha)
+	h.settle()
+	h.gh.Review(testRepo, pr, "carol", "APPROVED", "")
+	h.settle()
+	wantState(t, h, n, "completed")
+	h.gh.Comment(testRepo, n, "bob", "/verify")
+	h.settle()
+	if s := stateOf(h, n); s == "verified" {
+		t.Fatalf("#%d verified by bob, whose fork holds the branch and who pushed every commit; card:\n%s", n, card(t, h, n))
+	}
+}

@@ -55,6 +55,12 @@ type PROptions struct {
 	// Assignees of the PR when it is opened (a coding agent assigns its PR to
 	// the person who set it to work).
 	Assignees []string
+	// ForkOf: the head branch is in this user's fork of the repository
+	// (made on first use), pushed there by its owner, who need not be the
+	// pull request's author: anyone may open a pull request from any fork's
+	// branch ("compare across forks"). The push is the fork's: no activity
+	// or push webhook in the repository.
+	ForkOf string
 }
 
 func (s *Server) actRepo(what, repo string) *repoState {
@@ -451,8 +457,13 @@ func (s *Server) openPR(rp *repoState, user, base, baseSHA string, o PROptions) 
 	if len(commits) == 0 {
 		commits = []Commit{{Author: user, Message: title}}
 	}
+	if o.ForkOf != "" {
+		pr.headFork = s.forkOf(rp, o.ForkOf)
+	}
 	s.addPRCommits(rp, is, commits)
-	s.recordActivity(rp, pr.headRef, "branch_creation", user, "", pr.headSHA) // the author pushed the branch
+	if pr.headFork == nil {
+		s.recordActivity(rp, pr.headRef, "branch_creation", user, "", pr.headSHA) // the author pushed the branch
+	}
 	if base != rp.defaultBranch {                                             // built on another branch: what it merges there is its own commits' changes
 		for i, f := range pr.files {
 			pr.files[i].patch = filePatch(pr.headSHA, f.filename)

@@ -464,7 +464,7 @@ func (s *Server) openPR(rp *repoState, user, base, baseSHA string, o PROptions) 
 	if pr.headFork == nil {
 		s.recordActivity(rp, pr.headRef, "branch_creation", user, "", pr.headSHA) // the author pushed the branch
 	}
-	if base != rp.defaultBranch {                                             // built on another branch: what it merges there is its own commits' changes
+	if base != rp.defaultBranch { // built on another branch: what it merges there is its own commits' changes
 		for i, f := range pr.files {
 			pr.files[i].patch = filePatch(pr.headSHA, f.filename)
 		}

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/countersign/countersign/internal/githubtest"
+	"github.com/countersign/countersign/rules"
 )
 
 // Attacks of the second issue-27 review. Each plays GitHub as it really
@@ -95,5 +96,37 @@ func TestReview2ForkOwnerWhoIsNotTheAuthorIsBuilder(t *testing.T) {
 	h.settle()
 	if s := stateOf(h, n); s == "verified" {
 		t.Fatalf("#%d verified by bob, whose fork holds the branch and who pushed every commit; card:\n%s", n, card(t, h, n))
+	}
+}
+
+// Anyone who can push a branch can have GitHub Actions create check runs:
+// a workflow with `permissions: checks: write` calls POST
+// /repos/{owner}/{repo}/check-runs with its GITHUB_TOKEN, and the run is
+// created by the App github-actions, on any commit of the repository, with
+// any name and conclusion (GitHub attaches it to a github-actions suite on
+// that commit). alice pushes such a workflow to a branch of her own, not in
+// her pull request, so no reviewer sees it; her job `test` fails, and her
+// workflow creates a `test` that succeeds on her head. contracts.apps pins
+// `test` to github-actions, the only pin there is: the later `test` counts,
+// as a re-run would, and /verify is accepted on a failing test.
+func TestReview2CheckRunMadeByABuildersWorkflowTokenPassesANamedCriterion(t *testing.T) {
+	knownGap(t, "known gap: a check run created through the Checks API with a workflow's GITHUB_TOKEN is github-actions' like a job's, and the latest of a name counts (rules.CountedRuns, Distrust)")
+	h := newHarness(t)
+	team(h)
+	h.gh.SetFile(testRepo, rules.ConfigPath, "contracts:\n  checks: {typecheck: [build], lint: [build], unit-test: [test]}\n  apps: {build: github-actions, test: github-actions}\n")
+	n, pr, sha := taskWithPR(h, "Login form", githubtest.PROptions{Title: "Login", Files: []string{"internal/login/login.go"}})
+	run := ciWorkflow(h, sha)
+	h.gh.FinishJob(testRepo, run, "build", "success")
+	h.gh.QueueJobs(testRepo, run)
+	h.gh.FinishJob(testRepo, run, "test", "failure")
+	h.gh.Review(testRepo, pr, "carol", "APPROVED", "")
+	h.settle()
+	// alice's workflow on her branch "tools" (on: push) creates the run.
+	h.gh.CheckRun(testRepo, sha, "test", "", "success", "github-actions")
+	h.settle()
+	h.gh.Comment(testRepo, n, "bob", "/verify")
+	h.settle()
+	if s := stateOf(h, n); s == "verified" {
+		t.Fatalf("#%d verified while its job `test` failed; card:\n%s", n, card(t, h, n))
 	}
 }

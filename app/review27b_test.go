@@ -130,3 +130,27 @@ func TestReview2CheckRunMadeByABuildersWorkflowTokenPassesANamedCriterion(t *tes
 		t.Fatalf("#%d verified while its job `test` failed; card:\n%s", n, card(t, h, n))
 	}
 }
+
+// The same with a commit status: a workflow's GITHUB_TOKEN (statuses:
+// write) posts statuses as github-actions[bot], who is no builder. The CI
+// service's `ci/build` fails on alice's head; her workflow on another branch
+// posts `ci/build` = success on it. The latest status of a context counts,
+// whoever posted it (no contracts.status_creators set): the failure is gone
+// and /verify is accepted. A status github-actions[bot] posted was posted by
+// whoever's workflow ran: it tells no builder apart.
+func TestReview2StatusMadeByABuildersWorkflowTokenHidesAFailure(t *testing.T) {
+	knownGap(t, "known gap: a status posted with a workflow's GITHUB_TOKEN is github-actions[bot]'s, never a builder's, and replaces the context's failure (rules.Distrust, MergeRun)")
+	h := newHarness(t)
+	team(h)
+	n, pr, sha := taskWithPR(h, "Login form", githubtest.PROptions{Title: "Login", Files: []string{"internal/login/login.go"}})
+	h.gh.SetStatus(testRepo, sha, "ci/build", "failure", "")
+	h.gh.Review(testRepo, pr, "carol", "APPROVED", "")
+	h.settle()
+	h.gh.SetStatusBy(testRepo, sha, "github-actions[bot]", "ci/build", "success", "")
+	h.settle()
+	h.gh.Comment(testRepo, n, "bob", "/verify")
+	h.settle()
+	if s := stateOf(h, n); s == "verified" {
+		t.Fatalf("#%d verified while the CI service's ci/build failed; card:\n%s", n, card(t, h, n))
+	}
+}

@@ -18,7 +18,6 @@ import (
 // recorded writes.
 func TestCheckGoesWithItsLabel(t *testing.T) {
 	t.Run("the gate opens", func(t *testing.T) {
-		knownGap(t, "open gap (issue 30): a decision's check run is decided in a delivery of its own (the pull request's, then its head's), after the task's label; it must go in the label's group of turns, check first when the gate opens")
 		h := newHarness(t)
 		team(h)
 		n, _, _, _ := approvedPR(t, h, "Login form", "carol", githubtest.PROptions{})
@@ -45,6 +44,52 @@ func TestCheckGoesWithItsLabel(t *testing.T) {
 			t.Errorf("the label was written (write %d) after the check (write %d), want before\n%s", label, check, describe(h.gh.Requests()))
 		}
 	})
+}
+
+// Two tracked pull requests share a head, each closing its own task: the
+// check there passes only when both tasks are verified (DESIGN §2). The
+// /verify of the first leaves it in progress; that of the second writes it
+// green before the second task shows verified; a /reopen of the first turns
+// the first task's label before the check, which no longer passes. The order
+// is that of the fake GitHub's recorded writes, the check as GitHub shows it
+// after each step.
+func TestCheckGoesWithItsLabelOnASharedHead(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	one, pr, sha, _ := approvedPR(t, h, "Login form", "carol", githubtest.PROptions{Title: "Login form"})
+	two := h.gh.OpenIssue(testRepo, "carol", "Backport login form", "")
+	h.gh.Assign(testRepo, two, "carol", "alice")
+	back := h.gh.OpenPRAt(testRepo, "alice", sha, githubtest.SharedPROptions{Base: "release-1", Title: "Backport", Body: fmt.Sprintf("Fixes #%d", two)})
+	h.settle()
+	h.gh.EditPR(testRepo, pr, "alice", "", fmt.Sprintf("Fixes #%d\n\nThe login form.", one))
+	h.gh.Review(testRepo, back, "carol", "APPROVED", "")
+	h.settle()
+	wantState(t, h, one, "completed")
+	wantState(t, h, two, "completed")
+	wantCheck(t, h, sha, "in_progress")
+
+	h.gh.Comment(testRepo, one, "bob", "/verify works")
+	h.settle()
+	wantState(t, h, one, "verified")
+	wantCheck(t, h, sha, "in_progress")
+
+	h.gh.ResetRequests()
+	h.gh.Comment(testRepo, two, "bob", "/verify works too")
+	h.settle()
+	wantState(t, h, two, "verified")
+	wantCheck(t, h, sha, "success")
+	if label, check := labelAndCheck(t, h.gh.Requests(), two); check > label {
+		t.Errorf("the shared check was written (write %d) after #%d's verified label (write %d), want before\n%s", check, two, label, describe(h.gh.Requests()))
+	}
+
+	h.gh.ResetRequests()
+	h.gh.Comment(testRepo, one, "carol", "/reopen the form lost its validation")
+	h.settle()
+	wantState(t, h, one, "in-progress")
+	wantCheck(t, h, sha, "in_progress")
+	if label, check := labelAndCheck(t, h.gh.Requests(), one); label > check {
+		t.Errorf("#%d's label was written (write %d) after the shared check (write %d), want before\n%s", one, label, check, describe(h.gh.Requests()))
+	}
 }
 
 // labelAndCheck are the positions, among reqs' writes, of the label added to

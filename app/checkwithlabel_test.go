@@ -92,6 +92,68 @@ func TestCheckGoesWithItsLabelOnASharedHead(t *testing.T) {
 	}
 }
 
+// GitHub fails the decision's first write until the retries inside a
+// request give up: the effect stays in the outbox and the key tries again
+// later (its leftover effects first). The order holds across the failure (no
+// label before the check when the gate opens, no check before the label
+// when it closes), and nothing is lost or written twice: one successful
+// check write and one label addition.
+func TestCheckGoesWithItsLabelAcrossAFailure(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		fail  func(n int) func(method, path string) bool
+		steps func(h *harness, n int)
+		first string // "check" or "label"
+	}{
+		{"the gate opens, the check write fails", func(int) func(string, string) bool {
+			return func(method, path string) bool { return method == "PATCH" && strings.Contains(path, "/check-runs/") }
+		}, func(h *harness, n int) { h.gh.Comment(testRepo, n, "bob", "/verify works") }, "check"},
+		{"the gate closes, the label write fails", func(n int) func(string, string) bool {
+			return func(method, path string) bool {
+				return method == "POST" && path == fmt.Sprintf("/repos/%s/issues/%d/labels", testRepo, n)
+			}
+		}, func(h *harness, n int) { h.gh.Comment(testRepo, n, "carol", "/reopen the form lost its validation") }, "label"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			team(h)
+			n, _, _, _ := approvedPR(t, h, "Login form", "carol", githubtest.PROptions{})
+			if tc.first == "label" {
+				h.gh.Comment(testRepo, n, "bob", "/verify works")
+				h.settle()
+				wantState(t, h, n, "verified")
+			}
+			h.gh.ResetRequests()
+			h.gh.FailNextFor(5, 502, nil, tc.fail(n))
+			tc.steps(h, n)
+			h.settle()
+			reqs := h.gh.Requests()
+			failed, checks, labels := 0, 0, 0
+			for _, r := range reqs {
+				switch {
+				case !isWrite(r):
+				case r.Status >= 500:
+					failed++
+				case strings.HasPrefix(r.Path, "/repos/"+testRepo+"/check-runs"):
+					checks++
+				case r.Method == "POST" && r.Path == fmt.Sprintf("/repos/%s/issues/%d/labels", testRepo, n):
+					labels++
+				}
+			}
+			if failed < 5 {
+				t.Fatalf("GitHub failed %d writes, want 5 (the fault was not hit)\n%s", failed, describe(reqs))
+			}
+			if checks != 1 || labels != 1 {
+				t.Errorf("%d check writes and %d label additions succeeded, want one each\n%s", checks, labels, describe(reqs))
+			}
+			label, check := labelAndCheck(t, reqs, n)
+			if (tc.first == "check") != (check < label) {
+				t.Errorf("the %s went first? label at write %d, check at write %d\n%s", tc.first, label, check, describe(reqs))
+			}
+		})
+	}
+}
+
 // labelAndCheck are the positions, among reqs' writes, of the label added to
 // issue n and of the last check run written.
 func labelAndCheck(t *testing.T, reqs []githubtest.Request, n int) (label, check int) {

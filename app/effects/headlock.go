@@ -70,12 +70,17 @@ func (l *checkLocks) slot(i uint32) chan struct{} {
 	return l.slots[i]
 }
 
+// stripeOf is the stripe of the check on repo's commit sha.
+func stripeOf(repo, sha string) uint32 {
+	h := fnv.New32a()
+	h.Write([]byte(repo + "@" + sha))
+	return h.Sum32() % checkStripes
+}
+
 // lockCheck takes the write lock of the check on repo's commit sha, and
 // returns its release.
 func (x *Executor) lockCheck(ctx context.Context, repo, sha string) (func(), error) {
-	h := fnv.New32a()
-	h.Write([]byte(repo + "@" + sha))
-	i := h.Sum32() % checkStripes
+	i := stripeOf(repo, sha)
 	slot := x.checkLocks.slot(i)
 	select {
 	case slot <- struct{}{}:
@@ -108,9 +113,32 @@ func (x *Executor) lockCheck(ctx context.Context, repo, sha string) (func(), err
 			return nil, fmt.Errorf("wait for the check's write lease: %w", ctx.Err())
 		}
 	}
+	// Kept while the write lasts (it may wait for GitHub), ended at once
+	// after it.
+	bg := context.WithoutCancel(ctx)
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(checkLeaseTTL / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				ctx, cancel := context.WithTimeout(bg, checkLeaseTTL/3)
+				if ok, err := x.store.Lease(ctx, name, *owner, checkLeaseTTL); err != nil || !ok {
+					x.log.Warn("check write lease not kept", "lease", name, "held", ok, "error", err)
+				}
+				cancel()
+			}
+		}
+	}()
 	return func() {
+		close(stop)
+		<-stopped
 		// Shortened to at once: the lease's end is its release.
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		ctx, cancel := context.WithTimeout(bg, 5*time.Second)
 		defer cancel()
 		if _, err := x.store.Lease(ctx, name, *owner, time.Nanosecond); err != nil {
 			x.log.Warn("check write lease not released; it expires by itself", "lease", name, "error", err)

@@ -10,19 +10,21 @@ import (
 	"github.com/countersign/countersign/rules"
 )
 
-// A check run on a commit has more than one writer: the head's own key
-// (decideHead, in the order its decisions were made) and the groups of
-// writes of the tasks whose decision changes it (rules.Effect.Latest: the
-// check goes with the task's label). So that the check GitHub shows is never
+// A check run on a commit has more than one writer: the groups of writes of
+// the tasks whose decision changes it (the check goes with the task's label)
+// and the commit's own key (decideHead: a pull request's old or shared head,
+// a repair, a configuration change). So that the check GitHub shows is never
 // older than the records, every write of a verification check holds the
 // commit's write lock (one per stripe of commits, in this process and, by a
-// store lease, across the replicas sharing the store), and a task's check is
-// worked out under it, from the records as they are then. What the run's
-// record remembers (checkrun/..., its digest) then always is what GitHub
-// shows: two writers never interleave their write and their record. Whichever
-// write comes last read the records after every decision before it, and any
-// decision after it queues its head's check again (decideCheck), so the last
-// check written answers for the records as they last changed.
+// store lease, across the replicas sharing the store), and the check is
+// worked out under it from the records as they are then (rules.Effect.Latest;
+// a check an older version decided is written as it was decided). What the
+// run's record remembers (checkrun/..., its digest) then always is what
+// GitHub shows: two writers never interleave their write and their record.
+// Each write read the records after every write before it, and a decision
+// that changes a check carries or queues a write of it, which starts after
+// its commit: the last check written answers for the records as they last
+// changed.
 
 // HeadChecker works out the check on a commit from the records as they are
 // now (nil: none to write); app/decide's Decider.HeadCheck.

@@ -16,7 +16,7 @@ import (
 // task's label changes before the check turns back, so nobody merges on a
 // green check a task no longer has. The order is that of the fake GitHub's
 // recorded writes.
-func TestCheckGoesWithItsLabel(t *testing.T) {
+func TestCheckWithLabel(t *testing.T) {
 	t.Run("the gate opens", func(t *testing.T) {
 		h := newHarness(t)
 		team(h)
@@ -53,7 +53,7 @@ func TestCheckGoesWithItsLabel(t *testing.T) {
 // the first task's label before the check, which no longer passes. The order
 // is that of the fake GitHub's recorded writes, the check as GitHub shows it
 // after each step.
-func TestCheckGoesWithItsLabelOnASharedHead(t *testing.T) {
+func TestCheckWithLabelOnASharedHead(t *testing.T) {
 	h := newHarness(t)
 	team(h)
 	one, pr, sha, _ := approvedPR(t, h, "Login form", "carol", githubtest.PROptions{Title: "Login form"})
@@ -98,7 +98,7 @@ func TestCheckGoesWithItsLabelOnASharedHead(t *testing.T) {
 // label before the check when the gate opens, no check before the label
 // when it closes), and nothing is lost or written twice: one successful
 // check write and one label addition.
-func TestCheckGoesWithItsLabelAcrossAFailure(t *testing.T) {
+func TestCheckWithLabelAcrossAFailure(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		fail  func(n int) func(method, path string) bool

@@ -33,8 +33,11 @@ func (x *Executor) verificationCheck(ctx context.Context, c Client, inst int64, 
 	defer unlock()
 	if e.Latest {
 		now, err := x.heads.HeadCheck(ctx, inst, e.Repo, e.SHA, e.Number)
-		if err != nil || now == nil {
-			return err // none: the pull request closed since, say
+		if err != nil {
+			return fmt.Errorf("work out the check on %s@%.12s: %w", e.Repo, e.SHA, err)
+		}
+		if now == nil {
+			return nil // none to write: the pull request closed since, say
 		}
 		e = *now
 	}

@@ -54,6 +54,7 @@ type Server struct {
 	gh       *gh.GitHub
 	metrics  *metrics.Metrics
 	worker   *worker.Worker
+	exec     *effects.Executor // takes the checks' write leases as owner
 	healer   *heal.Healer
 	owner    string
 	intake   *intake.Intake
@@ -138,9 +139,11 @@ func New(st Settings, s store.Store, log *slog.Logger) (*Server, error) {
 	}, log)
 	exec.Board(bd)
 	dd.Board(bd)
+	srv.owner = instanceName(st) // takeOver (in Run) confirms it
+	exec.Heads(dd, srv.owner)
+	srv.exec = exec
 	proc := process.New(s, dd, exec)
 	proc.Pace(g, srv.metrics.WritesDeferred.Inc)
-	srv.owner = instanceName(st) // takeOver (in Run) confirms it
 	g.OnBack(s.Wake)
 	srv.worker = worker.New(s, proc, log, srv.metrics, srv.owner, st.MaxAttempts, st.GitHubWaitMax)
 	srv.worker.WaitFor(g.Health())
@@ -259,6 +262,7 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 		}
 		s.owner = owner
 		s.worker.SetOwner(owner)
+		s.exec.SetOwner(owner)
 		if nonce != "" {
 			wg.Add(1)
 			go func() {

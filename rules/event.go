@@ -220,7 +220,8 @@ const (
 	// EffectAssign adds Users to the issue's assignees.
 	EffectAssign EffectKind = "assign"
 	// EffectCheck makes the countersign/verification check run on SHA, the
-	// head of pull request Number, say Check.
+	// head of pull request Number, say Check (or, Latest, what the records
+	// say when it is applied).
 	EffectCheck EffectKind = "check"
 	// EffectConfigCheck reports whether the repository configuration of commit
 	// SHA is valid (Problem, at Line, when not) as the countersign/config check run.
@@ -267,6 +268,11 @@ type Effect struct {
 	Field   string `json:"field,omitempty"`
 	Value   string `json:"value,omitempty"`
 	Goal    bool   `json:"goal,omitempty"`
+	// Latest: a check whose content is worked out when it is applied, from
+	// the records as they are then (the check on head SHA answering for
+	// pull request Number, as its head's own decision would): a task's
+	// decision puts it in its own group of writes, next to its label.
+	Latest bool `json:"latest,omitempty"`
 }
 
 // NoticeKind names a comment that needs someone's attention.

@@ -47,8 +47,12 @@ func (p *Decider) decideCheck(ctx context.Context, cd deliveries.CheckPayload, d
 		}
 	}
 	// The check on its head answers for every pull request whose head it is
-	// (head.go): it is decided under the head's own key.
-	w := store.Commit{Records: recs, Enqueue: []store.Delivery{headCheck(d, "check", cd.Installation, cd.Repo, pr.Head, pr.Number, cd.Interactive)}}
+	// (head.go): it is decided under the head's own key, unless it goes with
+	// the label of the task that asks (withChecks).
+	w := store.Commit{Records: recs}
+	if !cd.Grouped || recs != nil {
+		w.Enqueue = []store.Delivery{headCheck(d, "check", cd.Installation, cd.Repo, pr.Head, pr.Number, cd.Interactive)}
+	}
 	// The checks of its merge-queue groups follow its tasks
 	// (app/mergequeue/decide): with no group tracked (and none to find
 	// again after a store loss) there is none to answer.

@@ -34,25 +34,42 @@ func headCheck(d *store.Delivery, tag string, inst int64, repo, sha string, n in
 // When none is open, a merged pull request that asks still gets its own, as
 // its tasks change after the merge.
 func (p *Decider) decideHead(ctx context.Context, hp deliveries.HeadPayload, d *store.Delivery) (store.Commit, error) {
-	var known []int
-	if _, err := records.Load(ctx, p.store, records.HeadKey(hp.Repo, hp.SHA), &known); err != nil {
+	e, err := p.HeadCheck(ctx, hp.Installation, hp.Repo, hp.SHA, hp.Number)
+	if err != nil || e == nil {
 		return store.Commit{}, err
+	}
+	// Worked out again when applied, under the commit's write lock: a task's
+	// decision may write the check meanwhile, in its own group of writes
+	// (withChecks), and this one, decided before it, must not undo it.
+	e.Latest = true
+	return records.CommitFor(hp.Installation, d, nil, []rules.Effect{*e})
+}
+
+// HeadCheck is the check effect on commit sha of repo as the records say now
+// (nil: there is none to write), as decideHead decides it for pull request
+// number (0: none in particular). The executor applies a task's check
+// (rules.Effect.Latest) with it: the check is worked out when its turn
+// comes, from the records as they are then.
+func (p *Decider) HeadCheck(ctx context.Context, inst int64, repo, sha string, number int) (*rules.Effect, error) {
+	var known []int
+	if _, err := records.Load(ctx, p.store, records.HeadKey(repo, sha), &known); err != nil {
+		return nil, err
 	}
 	var prs []*rules.PullRequest
 	var merged *rules.PullRequest
-	for _, n := range union([]int{hp.Number}, known) {
+	for _, n := range union([]int{number}, known) {
 		if n == 0 {
 			continue
 		}
-		pr, err := records.LoadPR(ctx, p.store, hp.Repo, n)
+		pr, err := records.LoadPR(ctx, p.store, repo, n)
 		if err != nil {
-			return store.Commit{}, err
+			return nil, err
 		}
 		switch {
-		case pr == nil || pr.Head != hp.SHA:
+		case pr == nil || pr.Head != sha:
 		case pr.Open:
 			prs = append(prs, pr)
-		case pr.Merged && n == hp.Number:
+		case pr.Merged && n == number:
 			merged = pr
 		}
 	}
@@ -61,9 +78,9 @@ func (p *Decider) decideHead(ctx context.Context, hp deliveries.HeadPayload, d *
 	}
 	var answers []rules.HeadAnswer
 	for _, pr := range prs {
-		a, ok, err := p.headAnswer(ctx, hp.Installation, pr)
+		a, ok, err := p.headAnswer(ctx, inst, pr)
 		if err != nil {
-			return store.Commit{}, err
+			return nil, err
 		}
 		if ok {
 			answers = append(answers, a)
@@ -71,13 +88,13 @@ func (p *Decider) decideHead(ctx context.Context, hp deliveries.HeadPayload, d *
 	}
 	check, n := rules.HeadCheck(answers)
 	if n == 0 {
-		return store.Commit{}, nil
+		return nil, nil
 	}
 	if len(answers) > 1 {
-		p.log.Info("check on a head shared by pull requests", "sha", hp.SHA, "answers", len(answers), "for", n,
+		p.log.Info("check on a head shared by pull requests", "sha", sha, "answers", len(answers), "for", n,
 			"status", check.Status, "conclusion", check.Conclusion)
 	}
-	return records.CommitFor(hp.Installation, d, nil, []rules.Effect{{Kind: rules.EffectCheck, Repo: hp.Repo, Number: n, SHA: hp.SHA, Check: &check}})
+	return &rules.Effect{Kind: rules.EffectCheck, Repo: repo, Number: n, SHA: sha, Check: &check}, nil
 }
 
 // headAnswer is pull request pr's own answer: CheckFor over the tasks it

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/google/go-github/v60/github"
 	"log/slog"
+	"slices"
 
 	"github.com/countersign/countersign/app/card"
 	"github.com/countersign/countersign/app/deliveries"
@@ -105,6 +106,12 @@ func (p *Decider) decideTaskWith(ctx context.Context, inst int64, d *store.Deliv
 	if rebuilt {
 		card.KeepInStep(&dec, task, ev)
 	}
+	var grouped map[int]bool
+	if dec.Task != nil && len(dec.Refresh) > 0 {
+		if dec.Effects, grouped, err = p.withChecks(ctx, repo, dec); err != nil {
+			return store.Commit{}, err
+		}
+	}
 	if dec.Task != nil {
 		log.Debug("task decided", "task", dec.Task.Key(), "state", dec.Task.State, "effects", len(dec.Effects))
 	}
@@ -156,7 +163,7 @@ func (p *Decider) decideTaskWith(ctx context.Context, inst int64, d *store.Deliv
 	}
 	for _, pr := range dec.Refresh {
 		w.Enqueue = append(w.Enqueue, deliveries.Derived(fmt.Sprintf("%s/check/%d", d.ID, pr), deliveries.Check, rules.TaskKey(repo, pr),
-			deliveries.CheckPayload{Installation: inst, Repo: repo, Number: pr, Interactive: !deliveries.Background(d)}))
+			deliveries.CheckPayload{Installation: inst, Repo: repo, Number: pr, Interactive: !deliveries.Background(d), Grouped: grouped[pr]}))
 	}
 	return w, nil
 }
@@ -192,4 +199,51 @@ func (p *Decider) untracked(ctx context.Context, c Client, ev *rules.Event, gone
 		}
 	}
 	return nil, false, nil
+}
+
+// withChecks is dec's effects with the check on the head of each pull
+// request whose check the decision changes (dec.Refresh), in the same group
+// of writes as the task's label (docs/cost.md, One decision's writes go
+// together): before the label when the task is now verified (the gate
+// opens: nobody sees a verified task whose pull request is still blocked),
+// right after it otherwise (the gate closes or stays shut: the task's label
+// says so before the check turns back). Each is worked out when it is
+// applied (rules.Effect.Latest), from the records as they are then, under
+// its commit's write lock (app/effects/headlock.go), so one applied late
+// never says less than the records. grouped are the pull requests whose
+// head's check is among them: their check delivery leaves the head out (it
+// would write it in a group of its own, before the label when the gate
+// closes). A pull request with no record is left to its check delivery,
+// which reads it again.
+func (p *Decider) withChecks(ctx context.Context, repo string, dec rules.Decision) ([]rules.Effect, map[int]bool, error) {
+	var checks []rules.Effect
+	grouped := map[int]bool{}
+	heads := map[string]bool{}
+	for _, n := range dec.Refresh {
+		pr, err := records.LoadPR(ctx, p.store, repo, n)
+		if err != nil {
+			return nil, nil, err
+		}
+		if pr == nil || pr.Head == "" || !(pr.Open || pr.Merged) {
+			continue
+		}
+		grouped[n] = true
+		if !heads[pr.Head] { // the check on a head answers for each pull request there
+			heads[pr.Head] = true
+			checks = append(checks, rules.Effect{Kind: rules.EffectCheck, Repo: repo, Number: n, SHA: pr.Head, Latest: true})
+		}
+	}
+	if len(checks) == 0 {
+		return dec.Effects, nil, nil
+	}
+	at := 0 // the gate opens: the check goes first
+	if dec.Task.State != rules.Verified || dec.Task.Failing {
+		for i, e := range dec.Effects {
+			if e.Kind == rules.EffectSyncLabels && e.Repo == dec.Task.Repo && e.Number == dec.Task.Number {
+				at = i + 1
+				break
+			}
+		}
+	}
+	return slices.Concat(dec.Effects[:at:at], checks, dec.Effects[at:]), grouped, nil
 }

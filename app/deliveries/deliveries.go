@@ -71,6 +71,10 @@ type CheckPayload struct {
 	Number       int    `json:"number"`
 	// Interactive: the refresh follows a person's action (see Background).
 	Interactive bool `json:"interactive,omitempty"`
+	// Grouped: the check on the pull request's head goes with the task's
+	// label, in the task's own group of writes (rules.Effect.Latest): the
+	// refresh leaves it out, and answers only for its merge-queue groups.
+	Grouped bool `json:"grouped,omitempty"`
 }
 
 // HeadPayload is the payload of a Head delivery.

@@ -16,8 +16,36 @@ import (
 	"github.com/google/go-github/v60/github"
 )
 
-// verificationCheck makes the countersign/verification check run on e.SHA say e.Check.
-func (x *Executor) verificationCheck(ctx context.Context, c Client, owner, name string, e rules.Effect, leftover bool) error {
+// verificationCheck makes the countersign/verification check run on e.SHA say
+// e.Check, or, for a task's check (e.Latest), what the records say now. It
+// holds the commit's write lock (headlock.go).
+func (x *Executor) verificationCheck(ctx context.Context, c Client, inst int64, owner, name string, e rules.Effect, leftover bool) error {
+	if e.SHA == "" {
+		return fault.Permanent(fmt.Errorf("check effect without a commit"))
+	}
+	if e.Latest && x.heads == nil {
+		return fault.Permanent(fmt.Errorf("a check to work out when applied, but no head checker is wired"))
+	}
+	unlock, err := x.lockCheck(ctx, e.Repo, e.SHA)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if e.Latest {
+		now, err := x.heads.HeadCheck(ctx, inst, e.Repo, e.SHA, e.Number)
+		if err != nil {
+			return fmt.Errorf("work out the check on %s@%.12s: %w", e.Repo, e.SHA, err)
+		}
+		if now == nil {
+			return nil // none to write: the pull request closed since, say
+		}
+		e = *now
+	}
+	return x.writeVerificationCheck(ctx, c, owner, name, e, leftover)
+}
+
+// writeVerificationCheck makes the countersign/verification check run on e.SHA say e.Check.
+func (x *Executor) writeVerificationCheck(ctx context.Context, c Client, owner, name string, e rules.Effect, leftover bool) error {
 	if e.Check == nil || e.SHA == "" {
 		return fault.Permanent(fmt.Errorf("check effect without a check"))
 	}

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/countersign/countersign/app/board"
@@ -64,6 +65,13 @@ type Executor struct {
 	coalesce time.Duration
 
 	board *board.Board // applies board effects (nil: none are applied)
+
+	// heads works out a task's check when it is applied (nil: a Latest
+	// check is not written; its head's own decision writes it); the checks'
+	// writes hold checkLocks and, under owner, a store lease (headlock.go).
+	heads      HeadChecker
+	owner      atomic.Pointer[string]
+	checkLocks checkLocks
 }
 
 // Board makes x apply board effects with b.
@@ -118,7 +126,7 @@ func (x *Executor) apply(ctx context.Context, oe records.OutboxEffect, leftover 
 	case rules.EffectAssign:
 		_, _, applyErr = c.AddAssignees(ctx, owner, name, e.Number, e.Users)
 	case rules.EffectCheck:
-		applyErr = x.verificationCheck(ctx, c, owner, name, e, leftover)
+		applyErr = x.verificationCheck(ctx, c, oe.Installation, owner, name, e, leftover)
 	case rules.EffectConfigCheck:
 		applyErr = x.configCheck(ctx, c, owner, name, e, leftover)
 	case rules.EffectRenameLabel:

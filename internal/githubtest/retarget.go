@@ -111,12 +111,15 @@ func setFile(files []prFile, f prFile) []prFile {
 }
 
 // branch is branch ref of rp: one made with CreateBranch, or the head branch
-// of a pull request (its commits and files); nil if there is none.
+// of a pull request (its commits and files: of the first pull request opened
+// from it, what a pull request stacked on it was built on); nil if there is
+// none.
 func (s *Server) branch(rp *repoState, ref string) *stackBranch {
 	if b := s.stacks.branches[rp.fullName()+":"+ref]; b != nil {
 		return b
 	}
-	for _, is := range rp.issues {
+	for _, n := range sortedIssueNumbers(rp) {
+		is := rp.issues[n]
 		if is.pr != nil && is.pr.headRef == ref {
 			b := &stackBranch{sha: is.pr.headSHA, commits: is.pr.commits}
 			for _, f := range is.pr.files {

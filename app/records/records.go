@@ -228,7 +228,9 @@ func DependentPrefix(repo string, n int) string { return "dependent/" + rules.Ta
 // has changes excused because base held them (rules.PullRequest.Excused): a
 // push to base reads again whether it still does. Written only under the
 // pull request's key.
-func ExcusedKey(repo, base string, pr int) string { return ExcusedPrefix(repo, base) + strconv.Itoa(pr) }
+func ExcusedKey(repo, base string, pr int) string {
+	return ExcusedPrefix(repo, base) + strconv.Itoa(pr)
+}
 
 // ExcusedPrefix is the prefix of the ExcusedKey records of branch base of
 // repo.

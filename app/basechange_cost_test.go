@@ -49,6 +49,7 @@ func TestCostReportBaseChange(t *testing.T) {
 	t.Run("nothing new", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t)
+		noJitter(h, "counts each step's requests: the merge's push decided after the retarget costs one more comparison")
 		baseTeam(h)
 		h.gh.CreateBranch(testRepo, "carol", "release")
 		_, pr, _ := verifiedOn(t, h, "Login form", "main", githubtest.PROptions{Title: "Login form", Files: []string{"login.go"}})
@@ -60,6 +61,7 @@ func TestCostReportBaseChange(t *testing.T) {
 	t.Run("stack, lower squash-merged", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t)
+		noJitter(h, "counts each step's requests: the merge's push decided after the retarget costs one more comparison")
 		baseTeam(h)
 		_, pr, _, lower := stack(t, h, []string{"api.go"}, []string{"ui.go"})
 		rows, _ := runCosts(t, h, "a stack's lower pull request squash-merged, the upper one retargeted by GitHub", []costStep{
@@ -70,6 +72,7 @@ func TestCostReportBaseChange(t *testing.T) {
 	t.Run("stack, then pushes to main", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t)
+		noJitter(h, "counts each step's requests: the merge's push decided after the retarget costs one more comparison")
 		baseTeam(h)
 		_, pr, _, lower := stack(t, h, []string{"api.go"}, []string{"ui.go"})
 		var squash string
@@ -91,6 +94,7 @@ func TestCostReportBaseChange(t *testing.T) {
 	t.Run("stack, lower merged past the gate", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t)
+		noJitter(h, "counts each step's requests: the merge's push decided after the retarget costs one more comparison")
 		baseTeam(h)
 		lower, lsha := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "API", HeadRef: "lower", Files: []string{"api.go"}})
 		ciPasses(h, lsha)
@@ -103,6 +107,7 @@ func TestCostReportBaseChange(t *testing.T) {
 	t.Run("stack, lower merged with a merge commit", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t)
+		noJitter(h, "counts each step's requests: the merge's push decided after the retarget costs one more comparison")
 		baseTeam(h)
 		_, pr, _, lower := stack(t, h, []string{"api.go"}, []string{"ui.go"})
 		rows, _ := runCosts(t, h, "a stack's lower pull request merged with a merge commit, the upper one retargeted by GitHub", []costStep{
@@ -113,6 +118,7 @@ func TestCostReportBaseChange(t *testing.T) {
 	t.Run("brings X", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t)
+		noJitter(h, "counts each step's requests: the merge's push decided after the retarget costs one more comparison")
 		baseTeam(h)
 		h.gh.CreateBranch(testRepo, "alice", "alice-base", githubtest.Commit{Message: "X", Files: []string{"backdoor.go"}})
 		_, pr, _ := verifiedOn(t, h, "Login form", "alice-base", githubtest.PROptions{Title: "Login form", Files: []string{"login.go"}})

@@ -208,6 +208,27 @@ func TestReviewStackedRetargetThenRevertIsStale(t *testing.T) {
 	wantCheck(t, h, sha, "success")
 }
 
+// The upper pull request is closed while main reverts the lower one, then
+// reopened with the same head: no push was read for it while it was closed,
+// so reopening reads again whether main still holds what excused it.
+func TestStackedRetargetClosedWhileRevertedIsStaleWhenReopened(t *testing.T) {
+	h := newHarness(t)
+	baseTeam(h)
+	n, pr, sha, lower := stack(t, h, []string{"api.go"}, []string{"ui.go"})
+
+	squash := h.gh.MergeStacked(testRepo, lower, "carol", "squash")
+	h.settle()
+	wantState(t, h, n, "verified")
+	h.gh.ClosePR(testRepo, pr, "alice")
+	h.settle()
+	h.gh.RevertDefault(testRepo, "carol", squash)
+	h.settle()
+	h.gh.ReopenPR(testRepo, pr, "alice")
+	h.settle()
+	wantState(t, h, n, "review")
+	wantCheck(t, h, sha, "in_progress")
+}
+
 // After the retarget that kept it verified, other pushes to main that leave
 // the lower pull request's change in place keep it verified.
 func TestStackedRetargetThenUnrelatedPushKeepsVerification(t *testing.T) {

@@ -140,11 +140,12 @@ func (p *Decider) pullEvent(ctx context.Context, inst int64, repo string, d *sto
 	if err != nil {
 		return w, err
 	}
-	if ev.Retarget != nil && cur.Open && len(cur.Excused) > 0 {
-		// Changes excused because the new base holds them: read again, after
+	if cur.Open && len(cur.Excused) > 0 && (ev.Retarget != nil || old == nil || !old.Open) {
+		// Changes excused because the base holds them: read again, after
 		// this decision is recorded, whether it still does. A push to the
-		// base decided meanwhile may not have seen them excused yet.
-		w.Enqueue = append(w.Enqueue, baseMoved(d, "retarget", inst, repo, cur.Number, cur.Base, rules.User{}))
+		// base decided meanwhile may not have seen them excused yet (a base
+		// change), and none was read for it while it was closed (reopened).
+		w.Enqueue = append(w.Enqueue, baseMoved(d, "excused", inst, repo, cur.Number, cur.Base, rules.User{}))
 	}
 	for i, next := range then {
 		dd := *d

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -248,5 +249,107 @@ func TestApprovalOnAnotherBaseNotCounted(t *testing.T) {
 	}
 	if n := noticeOf(d, NoticeIgnored); n == nil || !strings.Contains(n.Reason, "approve it again") {
 		t.Fatalf("notice %+v", n)
+	}
+}
+
+// Which excused changes a base no longer holds: those changed on it since the
+// merged commit, or all of them when the commit left the branch or the
+// comparison cannot tell.
+func TestUndone(t *testing.T) {
+	e := Excuse{PR: 3, Merge: "abc", Files: []string{"b.go", "a.go"}}
+	cases := []struct {
+		name  string
+		since Since
+		want  []string
+	}{
+		{"nothing pushed since", Since{Status: "identical"}, nil},
+		{"other files pushed since", Since{Status: "ahead", Files: []string{"README.md"}}, nil},
+		{"one reverted", Since{Status: "ahead", Files: []string{"README.md", "a.go"}}, []string{"a.go"}},
+		{"both reverted", Since{Status: "ahead", Files: []string{"b.go", "a.go"}}, []string{"a.go", "b.go"}},
+		{"the commit left the branch (force push)", Since{Status: "diverged", Files: []string{"README.md"}}, []string{"a.go", "b.go"}},
+		{"the branch went back before it", Since{Status: "behind"}, []string{"a.go", "b.go"}},
+		{"unknown status", Since{}, []string{"a.go", "b.go"}},
+		{"too many files to tell", Since{Status: "ahead", Files: []string{"README.md"}, Truncated: true}, []string{"a.go", "b.go"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := Undone(e, c.since); strings.Join(got, ",") != strings.Join(c.want, ",") {
+				t.Fatalf("undone %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+// What approvals of a pull request cover: its changes less the excused ones.
+func TestApproved(t *testing.T) {
+	changes := map[string]string{"a.go": "1", "b.go": "2", "c.go": "3"}
+	cases := []struct {
+		name    string
+		excused []Excuse
+		want    string
+	}{
+		{"none excused", nil, "a.go,b.go,c.go"},
+		{"one excused", []Excuse{{PR: 3, Files: []string{"b.go"}}}, "a.go,c.go"},
+		{"two pull requests' changes excused", []Excuse{{PR: 3, Files: []string{"b.go"}}, {PR: 4, Files: []string{"a.go", "z.go"}}}, "c.go"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := Approved(changes, c.excused)
+			keys := make([]string, 0, len(got))
+			for f := range got {
+				keys = append(keys, f)
+			}
+			slices.Sort(keys)
+			if strings.Join(keys, ",") != c.want {
+				t.Fatalf("approved %v, want %s", keys, c.want)
+			}
+		})
+	}
+	if len(changes) != 3 {
+		t.Fatal("Approved changed its argument")
+	}
+}
+
+// The base did not change but no longer holds what excused the pull
+// request's changes (a revert pushed to it): as for a base change that
+// brings changes, approvals and verification are stale, and the history
+// says why.
+func TestBaseUndone(t *testing.T) {
+	undone := func(m string, changes int) Event {
+		ev := fxRetarget(m, changes)
+		ev.Retarget = &Retarget{From: "main", To: "main", Changes: changes, Undone: 9}
+		return ev
+	}
+	cases := []struct {
+		name    string
+		state   State
+		ev      Event
+		want    State
+		changed bool
+		why     string
+	}{
+		{"verified, a revert brings a change back", Verified, undone("m2", 1), Review, true,
+			"#12's base main no longer holds what #9 merged into it, so #12 brings 1 change no one approved: approvals and verification are stale"},
+		{"completed, two changes", Completed, undone("m2", 2), Review, true, "so #12 brings 2 changes no one approved"},
+		{"verified, merges what was approved", Verified, undone("m1", 0), Verified, false, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			task := withMerges(fxTask(c.state, true), "m1")
+			d := decide(t, task, c.ev, fxFacts("dave"))
+			if (d.Task != nil) != c.changed {
+				t.Fatalf("record changed = %v, want %v", d.Task != nil, c.changed)
+			}
+			got := task
+			if d.Task != nil {
+				got = d.Task
+			}
+			if got.State != c.want {
+				t.Fatalf("state %s, want %s\n%s", got.State, c.want, fmtHistory(got.History))
+			}
+			if c.why != "" && !strings.Contains(got.History[len(got.History)-1].Why, c.why) {
+				t.Fatalf("history says %q, want %q", got.History[len(got.History)-1].Why, c.why)
+			}
+		})
 	}
 }

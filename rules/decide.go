@@ -631,7 +631,7 @@ func (d *decider) pullRequest() {
 }
 
 // retargeted says why pull request n's approvals are stale after its base
-// changed.
+// changed, or after its base stopped holding what excused its changes.
 func (d *decider) retargeted(n int) string {
 	rt := d.ev.Retarget
 	if rt == nil || rt.From == "" || rt.To == "" {
@@ -640,6 +640,13 @@ func (d *decider) retargeted(n int) string {
 	changes := "changes"
 	if rt.Changes == 1 {
 		changes = "change"
+	}
+	if rt.Undone > 0 {
+		what := fmt.Sprintf("%d %s", rt.Changes, changes)
+		if rt.Changes <= 0 {
+			what = changes
+		}
+		return fmt.Sprintf("#%d's base %s no longer holds what #%d merged into it, so #%d brings %s no one approved", n, rt.To, rt.Undone, n, what)
 	}
 	if rt.Changes <= 0 {
 		return fmt.Sprintf("#%d's base changed from %s to %s, bringing changes no one approved", n, rt.From, rt.To)

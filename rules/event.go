@@ -79,11 +79,16 @@ type Event struct {
 
 // Retarget is a change of a pull request's base branch, From to To, and how
 // many of the changes it merges now (files, each with its patch) no one
-// approved: 0 when it merges what it merged before.
+// approved: 0 when it merges what it merged before. With Undone, the base
+// (From and To) moved under it instead.
 type Retarget struct {
 	From    string `json:"from"`
 	To      string `json:"to"`
 	Changes int    `json:"changes,omitempty"`
+	// Undone: the base did not change, but it no longer holds what pull
+	// request Undone merged into it, which the pull request's changes were
+	// excused by (PullRequest.Excused): it merges those again.
+	Undone int `json:"undone,omitempty"`
 }
 
 // Contradiction is a phrase that contradicts a claim of completion, with the

@@ -63,3 +63,67 @@ func NewChanges(was, now map[string]string, accounted func(file, entry string) b
 	slices.Sort(out)
 	return out
 }
+
+// Excuse is a change a pull request merges that no approval of it covers,
+// excused because its base already holds it (DESIGN §2: a retarget that
+// brings nothing new keeps what was approved): pull request PR, from the old
+// base branch, passed countersign's gate (its record) and was merged into
+// the base as commit Merge, putting there the same changes of Files. They
+// stay excused only while the base still holds them (Undone).
+type Excuse struct {
+	PR    int      `json:"pr"`
+	Merge string   `json:"merge"`
+	Files []string `json:"files"`
+}
+
+// Since is what a base branch did after a merged pull request's commit
+// landed on it: GitHub's comparison of that commit with the branch's head.
+type Since struct {
+	// Status is GitHub's: identical, ahead (the commit is still on the
+	// branch), behind or diverged (it is not: a force push); "" unknown.
+	Status string
+	// Files are the files changed on the branch since the commit.
+	Files []string
+	// Truncated: GitHub lists only part of the files changed.
+	Truncated bool
+}
+
+// Undone are the files of e whose change the base may no longer hold,
+// sorted: every one when the merged commit is no longer on the base, or when
+// the comparison cannot tell (truncated, or unknown); else those changed on
+// the base since (a revert, or any later change of the file: whether the
+// file still holds the merged change cannot be told from a file list, so it
+// is no longer excused).
+func Undone(e Excuse, s Since) []string {
+	var out []string
+	changed := map[string]bool{}
+	for _, f := range s.Files {
+		changed[f] = true
+	}
+	all := s.Truncated || (s.Status != "identical" && s.Status != "ahead")
+	for _, f := range e.Files {
+		if all || changed[f] {
+			out = append(out, f)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// Approved are the changes that approvals of a pull request cover: its
+// changes as read (PullRequest.Changes), less the files excused, which no
+// approval of it covers. A base change compares what it merges now with
+// these: an excused change counts as new again unless the new base holds it
+// too.
+func Approved(changes map[string]string, excused []Excuse) map[string]string {
+	if len(excused) == 0 || changes == nil {
+		return changes
+	}
+	out := maps.Clone(changes)
+	for _, e := range excused {
+		for _, f := range e.Files {
+			delete(out, f)
+		}
+	}
+	return out
+}

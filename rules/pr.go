@@ -35,6 +35,11 @@ type PullRequest struct {
 	// on a base change it stays unless the changes differ in a way a merged
 	// pull request into the new base does not account for.
 	Changes map[string]string `json:"changes,omitempty"`
+	// Excused are the changes of Changes that no approval of it covers but
+	// that its base held when its base last changed (a stack's lower pull
+	// request, squash-merged): PRFacts.Merges left them out. A push to Base
+	// that undoes one makes what it merges read as new (rules.Undone).
+	Excused []Excuse `json:"excused,omitempty"`
 	// UpdatedAt is when GitHub last changed the pull request, as the event
 	// the record was made from said: an older snapshot (a delivery healed or
 	// retried late) never restates it.

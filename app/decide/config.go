@@ -20,16 +20,26 @@ import (
 	"github.com/google/go-github/v60/github"
 )
 
-// onPush records who pushed which commits (pushes.go), and re-reads the
-// configuration when a push to the default branch changes it.
+// onPush records who pushed which commits (pushes.go), reads again whether a
+// pushed branch still holds what excused the changes of the pull requests on
+// it (retarget.go), and re-reads the configuration when a push to the
+// default branch changes it.
 func (p *Decider) onPush(ctx context.Context, d *store.Delivery, e *github.PushEvent, log *slog.Logger) (store.Commit, error) {
 	recs, err := p.recordPush(ctx, d, e, log)
 	if err != nil {
 		return store.Commit{}, err
 	}
+	moved, err := p.basePushed(ctx, d, e)
+	if err != nil {
+		return store.Commit{}, err
+	}
 	w, err := p.configPush(ctx, d, e, log)
-	if err != nil || len(recs) == 0 {
+	if err != nil {
 		return w, err
+	}
+	w.Enqueue = append(w.Enqueue, moved...)
+	if len(recs) == 0 {
+		return w, nil
 	}
 	if w.Records == nil {
 		w.Records = map[string][]byte{}

@@ -50,6 +50,7 @@ type Client interface {
 	ListPullRequestReviews(ctx context.Context, owner string, repo string, number int, opts *github.ListOptions) ([]*github.PullRequestReview, *github.Response, error)
 	ListInstallationRepos(ctx context.Context, opts *github.ListOptions) (*github.ListRepositories, *github.Response, error)
 	ListMatchingRefs(ctx context.Context, owner, repo string, opts *github.ReferenceListOptions) ([]*github.Reference, *github.Response, error)
+	CompareCommits(ctx context.Context, owner, repo, base, head string, opts *github.ListOptions) (*github.CommitsComparison, *github.Response, error)
 	ListRepositoryActivity(ctx context.Context, owner, repo string, opts gh.ActivityOptions) ([]*gh.Activity, *github.Response, error)
 	ListIssueLinks(ctx context.Context, owner, repo string, n int, kind string, max int) ([]*github.Issue, error)
 }
@@ -164,6 +165,12 @@ func (p *Decider) Decide(ctx context.Context, d *store.Delivery, log *slog.Logge
 		return p.decideCI(ctx, cd, d, log)
 	case deliveries.Resync, deliveries.Repair:
 		return p.recon.Decide(ctx, d, log)
+	case deliveries.BaseMoved:
+		var bp deliveries.BaseMovedPayload
+		if err := json.Unmarshal(d.Payload, &bp); err != nil {
+			return store.Commit{}, fault.Permanent(fmt.Errorf("parse %s: %w", d.Event, err))
+		}
+		return p.decideBaseMoved(ctx, bp, d, log)
 	case deliveries.Regate:
 		var rd deliveries.RegatePayload
 		if err := json.Unmarshal(d.Payload, &rd); err != nil {

@@ -140,6 +140,13 @@ func (p *Decider) pullEvent(ctx context.Context, inst int64, repo string, d *sto
 	if err != nil {
 		return w, err
 	}
+	if cur.Open && len(cur.Excused) > 0 && (ev.Retarget != nil || old == nil || !old.Open) {
+		// Changes excused because the base holds them: read again, after
+		// this decision is recorded, whether it still does. A push to the
+		// base decided meanwhile may not have seen them excused yet (a base
+		// change), and none was read for it while it was closed (reopened).
+		w.Enqueue = append(w.Enqueue, baseMoved(d, "excused", inst, repo, cur.Number, cur.Base, rules.User{}))
+	}
 	for i, next := range then {
 		dd := *d
 		dd.ID = fmt.Sprintf("%s/then/%d", d.ID, i)
@@ -222,7 +229,7 @@ func (p *Decider) pullRecord(ctx context.Context, c Client, inst int64, repo str
 	}
 	if old != nil && (old.CommittersHead == cur.Head || !reads) {
 		cur.Committers, cur.Files, cur.CommittersHead = old.Committers, old.Files, old.CommittersHead
-		cur.Changes, cur.Merges = old.Changes, old.Merges
+		cur.Changes, cur.Merges, cur.Excused = old.Changes, old.Merges, old.Excused
 		cur.Unresolved, cur.PushersUnread = old.Unresolved, old.PushersUnread
 		if old.Head == cur.Head {
 			cur.Runs, cur.Suites = old.Runs, old.Suites
@@ -356,6 +363,7 @@ func (p *Decider) fanout(ctx context.Context, inst int64, d *store.Delivery, old
 	if err := p.indexHead(ctx, &w, old, cur); err != nil {
 		return w, err
 	}
+	indexExcused(&w, old, cur)
 	fan := rules.Fanout(old, cur, ev.Kind)
 	if ev.Kind == rules.Commented && len(fan) == 0 {
 		// Commands on a pull request that closes no task: say so rather than

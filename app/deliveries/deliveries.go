@@ -39,6 +39,10 @@ const (
 	// Regate makes a pull request's key decide again which tasks it links
 	// (its author was assigned to one it was refused).
 	Regate = "countersign.regate"
+	// BaseMoved makes a pull request's key read again whether its base
+	// still holds the changes its own were excused by (rules.Excuse): its
+	// base branch was pushed to, or its base just changed.
+	BaseMoved = "countersign.base-moved"
 	// Dashboard writes a goal's dashboard once its coalescing window has
 	// passed.
 	Dashboard = "countersign.dashboard"
@@ -127,6 +131,16 @@ type RegatePayload struct {
 	Number       int    `json:"number"` // the pull request
 }
 
+// BaseMovedPayload is the payload of a BaseMoved delivery.
+type BaseMovedPayload struct {
+	Installation int64  `json:"installation"`
+	Repo         string `json:"repo"`
+	Number       int    `json:"number"` // the pull request
+	Base         string `json:"base"`   // its base branch, as the asker saw it
+	// Actor is who moved the base (the push's sender), zero when none.
+	Actor rules.User `json:"actor,omitzero"`
+}
+
 // MergeGroupPayload is the payload of a MergeGroup delivery.
 type MergeGroupPayload struct {
 	Installation int64  `json:"installation"`
@@ -206,7 +220,7 @@ var handled = []struct {
 }
 
 // internal are the internal events; none has an action.
-var internal = []string{Task, Check, Goal, CI, Regate, Dashboard, MergeGroup, Card, Resync, Repair, Head, Board}
+var internal = []string{Task, Check, Goal, CI, Regate, BaseMoved, Dashboard, MergeGroup, Card, Resync, Repair, Head, Board}
 
 var (
 	webhookEvents  = map[string]bool{}

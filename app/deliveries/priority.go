@@ -47,6 +47,10 @@ func Background(d *store.Delivery) bool {
 		// The check on a commit, decided again for a pull request's change.
 		var hd HeadPayload
 		return json.Unmarshal(d.Payload, &hd) != nil || !hd.Interactive
+	case BaseMoved:
+		// A push to a base branch read again for the pull requests on it:
+		// no one waits for it.
+		return true
 	case Regate, CI:
 		// A task's assignment re-gating its pull requests, and CI results:
 		// someone who pushed waits for the gate.

@@ -197,6 +197,12 @@ func (c *Client) GetUser(ctx context.Context, user string) (*github.User, *githu
 	return c.c.Users.Get(ctx, user)
 }
 
+// CompareCommits is Repositories.CompareCommits: how head relates to base,
+// and the files changed from their merge base to head.
+func (c *Client) CompareCommits(ctx context.Context, owner, repo, base, head string, opts *github.ListOptions) (*github.CommitsComparison, *github.Response, error) {
+	return c.c.Repositories.CompareCommits(ctx, owner, repo, base, head, opts)
+}
+
 // ListMatchingRefs lists the git references whose names start with opts.Ref.
 func (c *Client) ListMatchingRefs(ctx context.Context, owner, repo string, opts *github.ReferenceListOptions) ([]*github.Reference, *github.Response, error) {
 	return c.c.Git.ListMatchingRefs(ctx, owner, repo, opts)

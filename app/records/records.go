@@ -224,6 +224,18 @@ func DependentKey(repo string, n int, dep string) string { return DependentPrefi
 // DependentPrefix is the prefix of the DependentKey records of issue n of repo.
 func DependentPrefix(repo string, n int) string { return "dependent/" + rules.TaskKey(repo, n) + "/" }
 
+// ExcusedKey records that open pull request pr, whose base is branch base,
+// has changes excused because base held them (rules.PullRequest.Excused): a
+// push to base reads again whether it still does. Written only under the
+// pull request's key.
+func ExcusedKey(repo, base string, pr int) string {
+	return ExcusedPrefix(repo, base) + strconv.Itoa(pr)
+}
+
+// ExcusedPrefix is the prefix of the ExcusedKey records of branch base of
+// repo.
+func ExcusedPrefix(repo, base string) string { return "excused/" + repo + ":" + base + "/" }
+
 // RefusedPrefix is the prefix of the refused-link records of task.
 func RefusedPrefix(repo string, task int) string {
 	return "refused/" + rules.TaskKey(repo, task) + "/"

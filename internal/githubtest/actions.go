@@ -36,6 +36,9 @@ type Commit struct {
 	// PR's changed files, and the contents API serves them at this commit and
 	// its descendants on the PR.
 	Contents map[string]string
+	// Removed are paths the commit deletes (a commit pushed to the default
+	// branch with PushBranch, such as a revert: RevertDefault).
+	Removed []string
 }
 
 // PROptions describes a pull request for OpenPR.

@@ -18,6 +18,7 @@ func (s *Server) repoRoutes(h routeFunc) {
 	h("GET", "/repos/{owner}/{repo}/contents", authRepo, s.getContents)
 	h("GET", "/repos/{owner}/{repo}/contents/{path:.*}", authRepo, s.getContents)
 	h("GET", "/repos/{owner}/{repo}/git/matching-refs/{ref:.*}", authRepo, s.listMatchingRefs)
+	h("GET", "/repos/{owner}/{repo}/compare/{basehead:.*}", authRepo, s.compareCommits)
 	h("GET", "/orgs/{org}/teams/{slug}", authOrg, s.getTeam)
 	h("GET", "/orgs/{org}/teams/{slug}/members", authOrg, s.listTeamMembers)
 	h("GET", "/orgs/{org}/teams/{slug}/memberships/{user}", authOrg, s.getTeamMembership)

@@ -2,6 +2,7 @@ package githubtest
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -54,8 +55,8 @@ func (s *Server) recordActivity(rp *repoState, ref, kind, actor, before, after s
 // push in the repository activity (branch_creation or push) and sends a push
 // webhook whose sender and pusher are pusher. Pushed to the head branch of an
 // open pull request, it is a push to that pull request too
-// (pull_request.synchronize, sent by pusher). It returns the branch's new
-// head.
+// (pull_request.synchronize, sent by pusher). Pushed to the default branch,
+// the commits land on it (pushToDefault). It returns the branch's new head.
 func (s *Server) PushBranch(repo, ref, pusher string, commits ...Commit) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -64,12 +65,15 @@ func (s *Server) PushBranch(repo, ref, pusher string, commits ...Commit) string 
 		return ""
 	}
 	ref = strings.TrimPrefix(ref, "refs/heads/")
-	if ref == "" || ref == rp.defaultBranch {
-		s.misuse("PushBranch: %q is not a topic branch of %s", ref, repo)
+	if ref == "" {
+		s.misuse("PushBranch: no branch named for %s", repo)
 		return ""
 	}
 	if len(commits) == 0 {
 		commits = []Commit{{}}
+	}
+	if ref == rp.defaultBranch {
+		return s.pushToDefault(rp, pusher, commits)
 	}
 	for _, is := range rp.issues {
 		if is.pr != nil && is.state == "open" && is.pr.headRef == ref {
@@ -168,7 +172,7 @@ func (s *Server) emitRefPush(rp *repoState, ref, pusher, before, after string, c
 			ID: ptr(c.sha), TreeID: ptr(blobSHA("tree:" + c.sha)), Distinct: ptr(distinct), Message: ptr(c.message),
 			Timestamp: ts(c.time), URL: ptr(s.webURL(rp.fullName() + "/commit/" + c.sha)),
 			Author: author, Committer: committer,
-			Added: append([]string{}, c.added...), Removed: []string{}, Modified: []string{},
+			Added: append([]string{}, c.added...), Removed: append([]string{}, c.removed...), Modified: append([]string{}, c.changed...),
 		}
 	}
 	list := []*github.HeadCommit{}
@@ -347,4 +351,101 @@ func (s *Server) ForcePushBranch(repo, ref, pusher, sha string) string {
 	s.recordActivity(rp, ref, "force_push", pusher, before, br.head)
 	s.emitRefPush(rp, ref, pusher, before, br.head, nil, at, false, true)
 	return br.head
+}
+
+// pushToDefault is PushBranch to the default branch: each commit goes on top
+// of it, adding or modifying its Files and deleting its Removed ones; GitHub
+// records a push in the repository activity and sends a push webhook (each
+// commit's added, modified and removed files) sent by pusher. The files open
+// pull requests list do not change (they are compared with the merge base of
+// their head and base, which this push does not move). It returns the
+// branch's new head. Call with s.mu held.
+func (s *Server) pushToDefault(rp *repoState, pusher string, commits []Commit) string {
+	before := rp.headSHA
+	var added []*commitState
+	for _, c := range commits {
+		author, msg := c.Author, c.Message
+		if author == "" {
+			author = pusher
+		}
+		if msg == "" {
+			msg = "Update " + rp.defaultBranch
+		}
+		cm := s.newCommit(rp, author, msg, rp.headSHA)
+		cm.email, cm.committer, cm.committerMail = c.AuthorEmail, c.Committer, c.CommitterEmail
+		for _, f := range c.Removed {
+			f = strings.Trim(f, "/")
+			delete(rp.files, f)
+			cm.removed = append(cm.removed, f)
+		}
+		for _, f := range append(append([]string(nil), c.Files...), slices.Sorted(maps.Keys(c.Contents))...) {
+			f = strings.Trim(f, "/")
+			if _, ok := rp.files[f]; ok || s.onDefault(rp, f) {
+				cm.changed = append(cm.changed, f)
+			} else {
+				cm.added = append(cm.added, f)
+			}
+			if content, ok := c.Contents[f]; ok {
+				rp.files[f] = content
+			}
+		}
+		slices.Sort(cm.added)
+		slices.Sort(cm.changed)
+		slices.Sort(cm.removed)
+		rp.headSHA = cm.sha
+		added = append(added, cm)
+	}
+	s.recordActivity(rp, rp.defaultBranch, "push", pusher, before, rp.headSHA)
+	s.emitRefPush(rp, rp.defaultBranch, pusher, before, rp.headSHA, added, added[len(added)-1], false, false)
+	return rp.headSHA
+}
+
+// onDefault reports whether a commit on the default branch added or changed
+// file f after it was last removed there (merged pull requests' files
+// included, which the repository's contents do not hold).
+func (s *Server) onDefault(rp *repoState, f string) bool {
+	for sha := rp.headSHA; sha != ""; {
+		cm := rp.commits[sha]
+		if cm == nil {
+			return false
+		}
+		if slices.Contains(cm.removed, f) {
+			return false
+		}
+		if slices.Contains(cm.added, f) || slices.Contains(cm.changed, f) {
+			return true
+		}
+		if len(cm.parents) == 0 {
+			return false
+		}
+		sha = cm.parents[0]
+	}
+	return false
+}
+
+// RevertDefault is user's `git revert SHA` pushed to the default branch
+// (PushBranch): one commit that undoes commit sha of the default branch (a
+// merged pull request's merge or squash commit), deleting the files it added,
+// bringing back those it removed and changing again those it modified. It
+// returns the default branch's new head.
+func (s *Server) RevertDefault(repo, user, sha string) string {
+	s.mu.Lock()
+	rp := s.actRepo("RevertDefault", repo)
+	var cm *commitState
+	if rp != nil {
+		cm = rp.commits[sha]
+	}
+	if cm == nil {
+		if rp != nil {
+			s.misuse("RevertDefault: %s has no commit %s", repo, sha)
+		}
+		s.mu.Unlock()
+		return ""
+	}
+	subject, _, _ := strings.Cut(cm.message, "\n")
+	c := Commit{Author: user, Message: fmt.Sprintf("Revert %q\n\nThis reverts commit %s.", subject, sha),
+		Removed: append([]string(nil), cm.added...), Files: append(append([]string(nil), cm.changed...), cm.removed...)}
+	branch := rp.defaultBranch
+	s.mu.Unlock()
+	return s.PushBranch(repo, branch, user, c)
 }

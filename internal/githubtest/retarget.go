@@ -111,12 +111,15 @@ func setFile(files []prFile, f prFile) []prFile {
 }
 
 // branch is branch ref of rp: one made with CreateBranch, or the head branch
-// of a pull request (its commits and files); nil if there is none.
+// of a pull request (its commits and files: of the first pull request opened
+// from it, what a pull request stacked on it was built on); nil if there is
+// none.
 func (s *Server) branch(rp *repoState, ref string) *stackBranch {
 	if b := s.stacks.branches[rp.fullName()+":"+ref]; b != nil {
 		return b
 	}
-	for _, is := range rp.issues {
+	for _, n := range sortedIssueNumbers(rp) {
+		is := rp.issues[n]
 		if is.pr != nil && is.pr.headRef == ref {
 			b := &stackBranch{sha: is.pr.headSHA, commits: is.pr.commits}
 			for _, f := range is.pr.files {
@@ -230,18 +233,40 @@ func (s *Server) retarget(rp *repoState, is *issueState, user, newBase string) {
 
 // MergeStacked merges open pull request n by method "merge" (a merge commit:
 // its commits become the default branch's) or "squash" (one new commit with
-// the same content), as MergePR, then deletes its head branch; like GitHub,
-// every open pull request whose base was that branch has its base changed to
-// the default branch (pull_request.edited with changes.base, sent as user).
-// It returns the new commit's sha.
+// the same content), as MergeMethod, then deletes its head branch as
+// DeleteMergedBranch does: like GitHub, every open pull request whose base
+// was that branch has its base changed to the default branch. It returns the
+// new commit's sha.
 func (s *Server) MergeStacked(repo string, n int, user, method string) string {
+	sha := s.MergeMethod(repo, n, user, method)
+	if sha == "" {
+		return ""
+	}
+	s.mu.Lock()
+	_, is := s.actPR("MergeStacked", repo, n)
+	ref := ""
+	if is != nil {
+		ref = is.pr.headRef
+	}
+	s.mu.Unlock()
+	if ref != "" {
+		s.DeleteMergedBranch(repo, user, ref)
+	}
+	return sha
+}
+
+// MergeMethod merges open pull request n by method "merge" (a merge commit:
+// its commits become the default branch's) or "squash" (one new commit with
+// the same content), as MergePR, and keeps its head branch. It returns the
+// new commit's sha.
+func (s *Server) MergeMethod(repo string, n int, user, method string) string {
 	sha := s.MergePR(repo, n, user)
 	if sha == "" {
 		return ""
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rp, is := s.actPR("MergeStacked", repo, n)
+	rp, is := s.actPR("MergeMethod", repo, n)
 	if is == nil {
 		return ""
 	}
@@ -256,9 +281,24 @@ func (s *Server) MergeStacked(repo string, n int, user, method string) string {
 	case "merge":
 		s.stacks.landed[rp.fullName()+":"+ref] = "merge"
 	default:
-		s.misuse("MergeStacked: unknown method %q", method)
-		return sha
+		s.misuse("MergeMethod: unknown method %q", method)
 	}
+	return sha
+}
+
+// DeleteMergedBranch is user's deletion of branch ref, the head branch of a
+// merged pull request: like GitHub, every open pull request whose base was
+// that branch has its base changed to the default branch
+// (pull_request.edited with changes.base, sent as user), in the order of
+// their numbers.
+func (s *Server) DeleteMergedBranch(repo, user, ref string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.actRepo("DeleteMergedBranch", repo)
+	if rp == nil {
+		return
+	}
+	s.stacks.init()
 	var upper []*issueState
 	for _, o := range rp.issues {
 		if o.pr != nil && o.state == "open" && o.pr.baseRef == ref {
@@ -269,5 +309,4 @@ func (s *Server) MergeStacked(repo string, n int, user, method string) string {
 	for _, o := range upper {
 		s.retarget(rp, o, user, rp.defaultBranch)
 	}
-	return sha
 }

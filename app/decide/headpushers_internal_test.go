@@ -230,7 +230,7 @@ func TestHeadPushersForkOwner(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			src := &activityPages{repo: c.readable, status: http.StatusNotFound, entries: c.entries, per: 100}
 			pr := &rules.PullRequest{Repo: "acme/app", HeadRef: "login", HeadRepo: c.headRepo, HeadOwner: c.owner, HeadOwnerOrg: c.org,
-					PRFacts: rules.PRFacts{Number: 7, Author: rules.User{ID: 1, Login: "alice"}, Pushers: c.had}}
+				PRFacts: rules.PRFacts{Number: 7, Author: rules.User{ID: 1, Login: "alice"}, Pushers: c.had}}
 			if err := p.headPushers(ctx, src, pr, nil); err != nil {
 				t.Fatal(err)
 			}

@@ -247,6 +247,10 @@ type Ahead struct {
 	SHA        string
 	Branch     string
 	BranchHead string
+	// Lost: countersign does not know base_sha. A group found again from
+	// GitHub's queue branches after a store loss (Find) has none: the
+	// payload that said it is gone.
+	Lost bool
 }
 
 // Known is what countersign knows of the commit a group is built on

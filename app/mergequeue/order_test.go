@@ -1,6 +1,7 @@
 package mergequeue
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -33,7 +34,10 @@ func TestResolve(t *testing.T) {
 		onBranch, need bool
 	}{
 		{"seen on the branch before: not read again", onBranch, Known{}, nil, true, false},
-		{"found after a store loss, no base known", found, Known{}, nil, true, false},
+		{"found after a store loss, no base known: not the branch, it waits", found, Known{},
+			&Ahead{Lost: true, Branch: "main"}, false, false},
+		{"found after a store loss, whatever else is known", found, Known{Read: true, BranchHead: headOf(0)},
+			&Ahead{Lost: true, Branch: "main"}, false, false},
 		{"a tracked group that passes", g, Known{Group: passing, GroupPR: 7},
 			&Ahead{PR: 7, Status: "completed", Conclusion: "success"}, false, false},
 		{"a tracked group with no answer yet", g, Known{Group: pending, GroupPR: 7},
@@ -86,6 +90,8 @@ func TestDecideCarriesTheGroupAhead(t *testing.T) {
 		{"ahead unknown", true, &Ahead{Unseen: true, SHA: headOf(0), Branch: "main", BranchHead: branchSHA}, "in_progress", "",
 			"neither the head of `main` (000000000000) nor a merge group countersign has been asked about", 0, headOf(0)},
 		{"ahead left the queue", true, &Ahead{PR: 7, Left: Dequeued}, "completed", "failure", "left the queue without being merged (dequeued)", 7, ""},
+		{"what it is built on is not known (found again after a store loss)", true, &Ahead{Lost: true, Branch: "main"}, "in_progress", "",
+			"countersign does not know what this group is built on", 0, ""},
 		{"its own task unverified comes first", false, &Ahead{PR: 7, Unseen: true, SHA: headOf(0)}, "completed", "failure", "#101 is `review`", 0, ""},
 	} {
 		c := Decide(groupInput(1, tc.verified, tc.ahead))
@@ -438,5 +444,26 @@ func TestDeliveryOrders(t *testing.T) {
 			states := explore(t, w, wantFinal, tc.merge)
 			t.Logf("%d states", states)
 		})
+	}
+}
+
+// A group found again from GitHub's queue branches after a store loss has
+// no base_sha: the payload that said it is gone. Its pull request's tasks
+// verified, it still must not pass as if built on the base branch: it may be
+// built on an unverified group ahead, which GitHub (with "Only merge
+// non-failing pull requests" unselected) merges with it. It waits.
+func TestFoundGroupWaitsForItsBase(t *testing.T) {
+	gh := fakeGitHub{RefPrefix + "main/pr-11-" + headOf(0): headOf(1)}
+	found, err := Find(context.Background(), gh, "acme/widgets", 11)
+	if err != nil || len(found) != 1 {
+		t.Fatalf("Find = %+v, %v", found, err)
+	}
+	a, onBranch, need := Resolve(found[0], Known{})
+	if onBranch || need || a == nil {
+		t.Fatalf("Resolve = %+v, on the branch %v, read %v; want the group waiting, nothing to read", a, onBranch, need)
+	}
+	c := Decide(groupInput(1, true, a))
+	if c.Status != "in_progress" || c.Conclusion != "" {
+		t.Errorf("found group with its task verified: %s/%s %q; want in_progress", c.Status, c.Conclusion, c.Note)
 	}
 }

@@ -276,13 +276,16 @@ type Known struct {
 // base_sha: nil and true when it is the head of the base branch (as seen
 // now, or before: g.OnBranch), or the head of a group GitHub merged (its
 // changes are on the branch); otherwise the group ahead, and false. need
-// says k lacks the GitHub read (k.Read) that would decide it.
+// says k lacks the GitHub read (k.Read) that would decide it. A group with
+// no base_sha (found again from GitHub's queue branches after a store loss,
+// whose payload is gone) may be built on any group ahead: it is Lost, and
+// waits.
 func Resolve(g Group, k Known) (a *Ahead, onBranch, need bool) {
 	switch {
-	case g.OnBranch || g.BaseSHA == "":
-		// BaseSHA is empty only for a group found again from GitHub's queue
-		// branches after a store loss, whose payload is gone.
+	case g.OnBranch:
 		return nil, true, false
+	case g.BaseSHA == "":
+		return &Ahead{Lost: true, Branch: g.Base}, false, false
 	case k.Group != nil:
 		return &Ahead{PR: k.GroupPR, Status: k.Group.Status, Conclusion: k.Group.Conclusion}, false, false
 	case k.Gone == Merged:
@@ -318,7 +321,7 @@ func carry(c rules.Check, n int, a *Ahead) rules.Check {
 	if a == nil || (c.Status == "completed" && c.Conclusion != "success") {
 		return c
 	}
-	if a.Left == "" && !a.Unseen && a.Status == "completed" && a.Conclusion == "success" {
+	if a.Left == "" && !a.Unseen && !a.Lost && a.Status == "completed" && a.Conclusion == "success" {
 		return c
 	}
 	if c.Queue != nil {
@@ -330,6 +333,11 @@ func carry(c rules.Check, n int, a *Ahead) rules.Check {
 		c.Queue = &q
 	}
 	switch {
+	case a.Lost:
+		c.Status, c.Conclusion = "in_progress", ""
+		c.Note = fmt.Sprintf("countersign does not know what this group is built on: its records were lost, and it found the group again from GitHub's merge-queue branches, which do not say. "+
+			"It may carry the changes of a group ahead of it, so it waits: when GitHub builds it again (a change in the queue) or asks again, it is decided then; "+
+			"if nothing comes, GitHub times it out and takes #%d out of the queue, to be queued again.", n)
 	case a.Left != "":
 		c.Status, c.Conclusion = "completed", "failure"
 		c.Note = fmt.Sprintf("This group is built on the group of #%d, which left the queue without being merged (%s): it carries #%d's changes, so GitHub never merges it, and builds #%d's group again without them.",

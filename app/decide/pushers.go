@@ -191,8 +191,7 @@ func (p *Decider) forkUnreadable(cur *rules.PullRequest, repo string, err error)
 	}
 	if !strings.EqualFold(repo, cur.Repo) && (fault.IsStatus(err, 403) || fault.IsStatus(err, 404)) {
 		if cur.HeadOwnerOrg {
-			cur.PushersUnread = fmt.Sprintf("its branch %s is in %s, a fork that belongs to an organization, and countersign cannot read who pushed there",
-				cur.HeadRef, repo)
+			cur.PushersUnread = fmt.Sprintf("its head branch is in %s, a fork that belongs to an organization, and countersign cannot read who pushed there", repo)
 		}
 		if p.log != nil {
 			p.log.Info("the fork's activity is not readable: its owner, the pull request's author and the senders of its events are its pushers",
@@ -227,7 +226,9 @@ func (p *Decider) branchPushers(ctx context.Context, c activityReader, cur *rule
 	opt := gh.ActivityOptions{Ref: "refs/heads/" + cur.HeadRef, PerPage: 100}
 	for page := 0; ; page++ {
 		if page == maxActivityPages {
-			cur.PushersUnread = fmt.Sprintf("branch %s has more than %d pushes and branch changes; the older ones were not read", cur.HeadRef, maxActivityPages*100)
+			// The branch's name is anyone's text, and this is said in a reply
+			// as written: it is not repeated.
+			cur.PushersUnread = fmt.Sprintf("its head branch has more than %d pushes and branch changes; the older ones were not read", maxActivityPages*100)
 			if p.log != nil {
 				p.log.Warn("head branch activity longer than read: older pushers unknown, only a lead may verify",
 					"repo", cur.Repo, "number", cur.Number, "ref", cur.HeadRef, "read", maxActivityPages*100)

@@ -444,6 +444,9 @@ type GitHub interface {
 	// QueueBranches are the branches under gh-readonly-queue/ and their
 	// commits (full ref -> sha).
 	QueueBranches(ctx context.Context, repo string) (map[string]string, error)
+	// FirstParent is the first parent of commit sha ("" when it has none,
+	// or there is no such commit any more).
+	FirstParent(ctx context.Context, repo, sha string) (string, error)
 }
 
 // ErrGone says a pull request does not exist.
@@ -451,6 +454,14 @@ var ErrGone = errors.New("no such pull request")
 
 // Find lists the groups GitHub holds for pull request n, from its queue
 // branches: how countersign tracks them again when its records are lost.
+// What each group is built on (its base_sha, which the lost payload said) is
+// read as the first parent of the group's commit: GitHub builds a group's
+// commit on it (a merge whose first parent it is, or a squashed commit on
+// it). A group whose commit is something else (a rebased pull request's
+// last commit, whose first parent is another of its commits) names a base
+// that is neither the branch's head nor a group's, and waits (Resolve); a
+// group whose commit cannot be read has no BaseSHA, and waits too. One
+// request per group found.
 func Find(ctx context.Context, gh GitHub, repo string, n int) ([]Group, error) {
 	branches, err := gh.QueueBranches(ctx, repo)
 	if err != nil {
@@ -462,7 +473,14 @@ func Find(ctx context.Context, gh GitHub, repo string, n int) ([]Group, error) {
 		if err != nil || r.PR != n || !IsSHA(branches[ref]) {
 			continue
 		}
-		out = append(out, Group{HeadSHA: branches[ref], Ref: strings.TrimPrefix(ref, "refs/heads/"), Base: r.Base})
+		base, err := gh.FirstParent(ctx, repo, branches[ref])
+		if err != nil {
+			return nil, err
+		}
+		if !IsSHA(base) {
+			base = ""
+		}
+		out = append(out, Group{HeadSHA: branches[ref], BaseSHA: base, Ref: strings.TrimPrefix(ref, "refs/heads/"), Base: r.Base})
 	}
 	return out, nil
 }

@@ -447,23 +447,45 @@ func TestDeliveryOrders(t *testing.T) {
 	}
 }
 
-// A group found again from GitHub's queue branches after a store loss has
-// no base_sha: the payload that said it is gone. Its pull request's tasks
-// verified, it still must not pass as if built on the base branch: it may be
-// built on an unverified group ahead, which GitHub (with "Only merge
-// non-failing pull requests" unselected) merges with it. It waits.
-func TestFoundGroupWaitsForItsBase(t *testing.T) {
-	gh := fakeGitHub{RefPrefix + "main/pr-11-" + headOf(0): headOf(1)}
-	found, err := Find(context.Background(), gh, "acme/widgets", 11)
-	if err != nil || len(found) != 1 {
-		t.Fatalf("Find = %+v, %v", found, err)
-	}
-	a, onBranch, need := Resolve(found[0], Known{})
-	if onBranch || need || a == nil {
-		t.Fatalf("Resolve = %+v, on the branch %v, read %v; want the group waiting, nothing to read", a, onBranch, need)
-	}
-	c := Decide(groupInput(1, true, a))
-	if c.Status != "in_progress" || c.Conclusion != "" {
-		t.Errorf("found group with its task verified: %s/%s %q; want in_progress", c.Status, c.Conclusion, c.Note)
+// A group found again from GitHub's queue branches after a store loss: the
+// payload that said its base_sha is gone, and it is read again as the first
+// parent of the group's commit. Its pull request's tasks verified, it passes
+// only when that is the head of the base branch or of a group that passes:
+// built on an unverified group ahead (which GitHub, with "Only merge
+// non-failing pull requests" unselected, merges with it), it fails; on a
+// commit it cannot name, or when its commit could not be read, it waits.
+func TestFoundGroupIsBuiltOnItsFirstParent(t *testing.T) {
+	ref := RefPrefix + "main/pr-11-" + headOf(0)
+	failing := &Group{HeadSHA: headOf(0), Status: "completed", Conclusion: "failure"}
+	passing := &Group{HeadSHA: headOf(0), Status: "completed", Conclusion: "success"}
+	for _, tc := range []struct {
+		name               string
+		parent             string // the first parent of the group's commit ("": unreadable)
+		k                  Known  // what countersign knows of it once read
+		status, conclusion string
+	}{
+		{"built on an unverified group ahead", headOf(0), Known{Group: failing, GroupPR: 10}, "completed", "failure"},
+		{"built on a group ahead that passes", headOf(0), Known{Group: passing, GroupPR: 10}, "completed", "success"},
+		{"built on the head of the base branch", headOf(0), Known{Read: true, BranchHead: headOf(0)}, "completed", "success"},
+		{"built on a commit it cannot name", headOf(0), Known{Read: true, BranchHead: branchSHA}, "in_progress", ""},
+		{"its commit could not be read", "", Known{Read: true, BranchHead: headOf(0)}, "in_progress", ""},
+	} {
+		gh := &fakeGitHub{refs: map[string]string{ref: headOf(1)}, parents: map[string]string{headOf(1): tc.parent}}
+		found, err := Find(context.Background(), gh, "acme/widgets", 11)
+		if err != nil || len(found) != 1 {
+			t.Fatalf("%s: Find = %+v, %v", tc.name, found, err)
+		}
+		a, onBranch, need := Resolve(found[0], tc.k)
+		if need {
+			t.Fatalf("%s: Resolve asks for a read it was given", tc.name)
+		}
+		in := groupInput(1, true, a)
+		if onBranch {
+			in.Ahead = nil
+		}
+		c := Decide(in)
+		if c.Status != tc.status || c.Conclusion != tc.conclusion {
+			t.Errorf("%s: %s/%s %q; want %s/%s", tc.name, c.Status, c.Conclusion, c.Note, tc.status, tc.conclusion)
+		}
 	}
 }

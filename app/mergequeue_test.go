@@ -275,4 +275,8 @@ func TestMergeQueueAfterStoreLoss(t *testing.T) {
 	if !strings.Contains(trackedGroups(t, h, pr), group) {
 		t.Fatalf("the group is not tracked again: %q", trackedGroups(t, h, pr))
 	}
+	// What it is built on is read again: its commit's first parent.
+	if q := h.gh.MergeQueue(testRepo); len(q) != 1 || !strings.Contains(trackedGroups(t, h, pr), `"base_sha":"`+q[0].BaseSHA+`"`) {
+		t.Fatalf("the group found again does not know its base %+v: %q", q, trackedGroups(t, h, pr))
+	}
 }

@@ -74,12 +74,10 @@ func TestReview2WholeCIWorkflowAwaitingApprovalIsNoPass(t *testing.T) {
 // identity (any email can be an author's), and alice, the task's assignee,
 // opens the pull request from bob's fork (GitHub lets anyone open a pull
 // request from any fork's branch). The fork's pushes send no webhook to the
-// repository and its activity is not the installation's to read, so
-// countersign takes the pull request's author as the fork's only pusher:
-// bob, the fork's owner, who pushed every commit, is no builder and his
-// /verify is accepted. The fork's owner (head.repo.owner) pushed to it.
+// repository and its activity is not the installation's to read. The
+// fork's owner (head.repo.owner, by id) can push to it and is a builder
+// whoever opened the pull request: bob's /verify is refused.
 func TestReview2ForkOwnerWhoIsNotTheAuthorIsBuilder(t *testing.T) {
-	knownGap(t, "known gap: a fork's owner is not a builder of a pull request someone else opened from the fork (app/decide/pushers.go: headPushers, forkUnreadable)")
 	h := newHarness(t)
 	team(h)
 	n := h.gh.OpenIssue(testRepo, "carol", "Login form", "")
@@ -97,6 +95,44 @@ func TestReview2ForkOwnerWhoIsNotTheAuthorIsBuilder(t *testing.T) {
 	if s := stateOf(h, n); s == "verified" {
 		t.Fatalf("#%d verified by bob, whose fork holds the branch and who pushed every commit; card:\n%s", n, card(t, h, n))
 	}
+	wantState(t, h, n, "completed")
+	h.gh.SetPermission(testRepo, "dave", "write")
+	h.gh.Comment(testRepo, n, "dave", "/verify")
+	h.settle()
+	wantState(t, h, n, "verified")
+}
+
+// The same from a fork that belongs to an organization: it has no one owner
+// (its members push to it), and its activity cannot be read, so who pushed
+// its commits is not known. Only a lead may verify, and the refusal says
+// why; carol, a lead, may.
+func TestReview2ForkOfAnOrganizationOnlyALeadMayVerify(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	h.gh.SetPermission(testRepo, "dave", "write")
+	h.gh.AddTeam("forks-inc", "devs", "bob")
+	n := h.gh.OpenIssue(testRepo, "carol", "Login form", "")
+	h.gh.Assign(testRepo, n, "carol", "alice")
+	h.settle()
+	pr, sha := h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Login", HeadRef: "login", ForkOf: "forks-inc",
+		Body: "Fixes #1", Commits: []githubtest.Commit{{Author: "alice", Message: "the login form"}}})
+	ciPasses(h, sha)
+	h.settle()
+	h.gh.Review(testRepo, pr, "dave", "APPROVED", "")
+	h.settle()
+	wantState(t, h, n, "completed")
+	h.gh.Comment(testRepo, n, "bob", "/verify")
+	h.settle()
+	wantState(t, h, n, "completed")
+	r := replies(h, n)
+	if len(r) == 0 {
+		t.Fatalf("bob's /verify refused with no reply; card:\n%s", card(t, h, n))
+	}
+	wantContains(t, "the refusal", r[len(r)-1], "not everyone who pushed to #2 is known", "forks-inc/widgets", "belongs to an organization", "only a lead may /verify")
+	wantContains(t, "the card", card(t, h, n), "who pushed to #2", "forks-inc/widgets", "Only a lead may `/verify` this attempt")
+	h.gh.Comment(testRepo, n, "carol", "/verify")
+	h.settle()
+	wantState(t, h, n, "verified")
 }
 
 // Anyone who can push a branch can have GitHub Actions create check runs:

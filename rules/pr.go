@@ -19,6 +19,11 @@ type PullRequest struct {
 	// for a pull request from a fork).
 	HeadRef  string `json:"head_ref,omitempty"`
 	HeadRepo string `json:"head_repo,omitempty"`
+	// HeadOwner is the owner of HeadRepo, and HeadOwnerOrg whether it is an
+	// organization. Anyone may open a pull request from any fork's branch:
+	// the fork's owner, who can push to it, need not be its author.
+	HeadOwner    User `json:"head_owner,omitzero"`
+	HeadOwnerOrg bool `json:"head_owner_org,omitempty"`
 	// TooMany is how many issues its description names when that is more
 	// than tasks.max_per_pr: it then links none of them (Links is empty).
 	TooMany int `json:"too_many,omitempty"`

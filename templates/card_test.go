@@ -48,3 +48,31 @@ func TestCardShowsUnresolvedIdentitiesAndMissingApprovals(t *testing.T) {
 		t.Errorf("a completed task's card waits for an approval:\n%s", body)
 	}
 }
+
+// The card says when not everyone who pushed to an open pull request is
+// known (a fork of an organization's that cannot be read, a branch with more
+// activity than read), and that only a lead may verify then: the reason as
+// written, with no markup or mention (a branch name is anyone's text).
+func TestCardShowsPushersUnread(t *testing.T) {
+	task := &rules.Task{Repo: "acme/app", Number: 4, Title: "Login", State: rules.Completed, Attempt: 1,
+		PRs: []rules.LinkedPR{
+			{Number: 7, Head: "0123456789abcdef", Open: true, PushersUnread: "its branch **x**@team is in forks-inc/app, a fork that belongs to an organization"},
+			{Number: 9, Head: "aaaaaaaaaaaaaaaa", PushersUnread: "closed one"},
+		},
+		History: []rules.Transition{{To: rules.Pending, Actor: "carol", At: at(0)}},
+	}
+	body, err := Render("card", struct {
+		Marker string
+		Task   *rules.Task
+	}{"", task})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "| who pushed to #7 | not all known: its branch \\*\\*x\\*\\*@\u200bteam is in forks-inc/app, a fork that belongs to an organization. Only a lead may `/verify` this attempt. |"
+	if !strings.Contains(body, want) {
+		t.Errorf("the card does not contain %q:\n%s", want, body)
+	}
+	if strings.Contains(body, "closed one") {
+		t.Errorf("the card shows a closed pull request's unread pushers:\n%s", body)
+	}
+}

@@ -187,11 +187,13 @@ func (p *Decider) exemptBuilders(ctx context.Context, c Client, cd deliveries.Ch
 		return pr, err
 	}
 	rec.HeadRef, rec.HeadRepo = gpr.GetHead().GetRef(), gpr.GetHead().GetRepo().GetFullName()
+	rec.HeadOwner, rec.HeadOwnerOrg = headOwner(gpr)
 	if err := p.readHead(ctx, c, cd.Installation, rec); err != nil {
 		return nil, err
 	}
 	out := *pr
 	out.Committers, out.Unresolved, out.Pushers, out.PushersUnread = rec.Committers, rec.Unresolved, rec.Pushers, rec.PushersUnread
+	out.HeadOwner, out.HeadOwnerOrg = rec.HeadOwner, rec.HeadOwnerOrg
 	out.HeadRef, out.HeadRepo, out.Files, out.Runs, out.Suites, out.CommittersHead = rec.HeadRef, rec.HeadRepo, rec.Files, rec.Runs, rec.Suites, rec.CommittersHead
 	b, err := json.Marshal(rec)
 	if err != nil {

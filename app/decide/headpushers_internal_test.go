@@ -187,3 +187,59 @@ func TestHeadPushersOfOtherRefs(t *testing.T) {
 		t.Errorf("pushers %s, want dave only", got)
 	}
 }
+
+// Anyone may open a pull request from any fork's branch, and pushes to a
+// fork send the repository no webhook: the fork's owner, who can push to
+// it, is a pusher whoever opened the pull request (by id), whether or not
+// the fork's activity can be read. A fork that belongs to an organization
+// has no one owner: when its activity cannot be read, who pushed to it is
+// not known (PushersUnread: only a lead may verify). A branch of the
+// repository itself makes its owner no pusher.
+func TestHeadPushersForkOwner(t *testing.T) {
+	ctx := context.Background()
+	p := &Decider{store: tempStore(t)}
+	bob := rules.User{ID: 2, Login: "bob"}
+	org := rules.User{ID: 50, Login: "forks-inc"}
+	acme := rules.User{ID: 60, Login: "acme"}
+	for _, c := range []struct {
+		name     string
+		headRepo string
+		owner    rules.User
+		org      bool
+		readable string // the repository whose activity can be read
+		had      []rules.User
+		entries  []*gh.Activity
+		want     []rules.User
+		unread   bool
+	}{
+		{name: "user's fork, unreadable", headRepo: "bob/app", owner: bob, readable: "acme/app", want: []rules.User{bob}},
+		{name: "user's fork, readable, someone else pushed", headRepo: "bob/app", owner: bob, readable: "bob/app",
+			entries: []*gh.Activity{act("push", "dave", 4)}, want: []rules.User{bob, {ID: 4, Login: "dave"}}},
+		{name: "user's fork, owner renamed since: by id, once", headRepo: "bob/app", owner: rules.User{ID: 2, Login: "robert"}, readable: "acme/app",
+			had: []rules.User{bob}, want: []rules.User{bob}},
+		{name: "user's fork, another account under a pusher's old login", headRepo: "bob/app", owner: rules.User{ID: 9, Login: "bob"}, readable: "acme/app",
+			had: []rules.User{bob}, want: []rules.User{bob, {ID: 9, Login: "bob"}}},
+		{name: "organization's fork, unreadable", headRepo: "forks-inc/app", owner: org, org: true, readable: "acme/app", unread: true},
+		{name: "organization's fork, readable", headRepo: "forks-inc/app", owner: org, org: true, readable: "forks-inc/app",
+			entries: []*gh.Activity{act("push", "dave", 4)}, want: []rules.User{{ID: 4, Login: "dave"}}},
+		{name: "the repository's own branch", headRepo: "acme/app", owner: acme, org: true, readable: "acme/app",
+			entries: []*gh.Activity{act("push", "dave", 4)}, want: []rules.User{{ID: 4, Login: "dave"}}},
+		{name: "the repository's own branch, a user's repository", headRepo: "acme/app", owner: acme, readable: "acme/app",
+			entries: []*gh.Activity{act("push", "dave", 4)}, want: []rules.User{{ID: 4, Login: "dave"}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := &activityPages{repo: c.readable, status: http.StatusNotFound, entries: c.entries, per: 100}
+			pr := &rules.PullRequest{Repo: "acme/app", HeadRef: "login", HeadRepo: c.headRepo, HeadOwner: c.owner, HeadOwnerOrg: c.org,
+				PRFacts: rules.PRFacts{Number: 7, Author: rules.User{ID: 1, Login: "alice"}, Pushers: c.had}}
+			if err := p.headPushers(ctx, src, pr, nil); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := fmt.Sprint(pr.Pushers), fmt.Sprint(c.want); got != want {
+				t.Errorf("pushers %s, want %s", got, want)
+			}
+			if (pr.PushersUnread != "") != c.unread {
+				t.Errorf("unread %q, want unread %v", pr.PushersUnread, c.unread)
+			}
+		})
+	}
+}

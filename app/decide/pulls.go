@@ -213,10 +213,14 @@ func (p *Decider) pullRecord(ctx context.Context, c Client, inst int64, repo str
 		Draft: pr.GetDraft(), Open: pr.GetState() == "open", Merged: pr.GetMerged() || pr.MergedAt != nil, // reviews' copies carry merged_at only
 		Body: pr.GetBody()}, UpdatedAt: pr.GetUpdatedAt().Time, Base: pr.GetBase().GetRef(),
 		HeadRef: pr.GetHead().GetRef(), HeadRepo: pr.GetHead().GetRepo().GetFullName()}
+	cur.HeadOwner, cur.HeadOwnerOrg = headOwner(pr)
 	if old != nil {
 		cur.Pushers = old.Pushers
 		if cur.HeadRef == "" { // a review's short copy
 			cur.HeadRef, cur.HeadRepo = old.HeadRef, old.HeadRepo
+		}
+		if cur.HeadOwner.IsZero() && strings.EqualFold(cur.HeadRepo, old.HeadRepo) {
+			cur.HeadOwner, cur.HeadOwnerOrg = old.HeadOwner, old.HeadOwnerOrg
 		}
 	}
 	reads := cur.Open && len(cur.Links) > 0
@@ -240,6 +244,13 @@ func (p *Decider) pullRecord(ctx context.Context, c Client, inst int64, repo str
 		return cur, nil
 	}
 	return cur, p.readHead(ctx, c, inst, cur)
+}
+
+// headOwner is the owner of pull request pr's head repository (by id), and
+// whether it is an organization.
+func headOwner(pr *github.PullRequest) (rules.User, bool) {
+	o := pr.GetHead().GetRepo().GetOwner()
+	return gh.User(o), o.GetType() == "Organization"
 }
 
 // readHead reads from GitHub who built cur's head (its commits' people and

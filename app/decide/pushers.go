@@ -134,21 +134,31 @@ type activityReader interface {
 // On the head branch, every push, force push, branch creation and merge
 // counts, since the branch's first activity: a push whose commits are no
 // longer carried makes its pusher a builder needlessly, which only makes
-// verification stricter. A pull request from a fork has its branch there:
-// its activity is read there, or when GitHub does not let the installation
-// read it, only the fork's owner (its author) and the senders of its pushes
-// count. One request per head in the common case.
+// verification stricter.
+//
+// A pull request from a fork has its branch there, and pushes to a fork
+// send the repository no webhook. Anyone may open a pull request from any
+// fork's branch, so the fork's owner (by id) is a pusher whoever opened it:
+// the owner can push to the fork, and is the one who most likely did. The
+// fork's activity is read too; when GitHub does not let the installation
+// read it, the fork's owner, the pull request's author and the senders of
+// its events count, and when the fork belongs to an organization (no one
+// owner; its members push), who pushed is not known (PushersUnread: only a
+// lead may verify). One request per head in the common case.
 func (p *Decider) headPushers(ctx context.Context, c activityReader, cur *rules.PullRequest, shas map[string]bool) error {
 	cur.PushersUnread = ""
 	if err := p.recordedPushers(ctx, cur, shas); err != nil {
 		return err
 	}
-	if cur.HeadRef == "" {
-		return nil
-	}
 	repo := cur.HeadRepo
 	if repo == "" {
 		repo = cur.Repo
+	}
+	if !strings.EqualFold(repo, cur.Repo) && !cur.HeadOwnerOrg {
+		addPusher(cur, cur.HeadOwner)
+	}
+	if cur.HeadRef == "" {
+		return nil
 	}
 	ref := "refs/heads/" + cur.HeadRef
 	acts, resp, err := c.ListRepositoryActivity(ctx, gh.OwnerOf(repo), gh.NameOf(repo), gh.ActivityOptions{PerPage: 100})
@@ -172,15 +182,20 @@ func (p *Decider) headPushers(ctx context.Context, c activityReader, cur *rules.
 }
 
 // forkUnreadable reports whether err is GitHub refusing to show the activity
-// of a fork (done, with no error), or wraps err.
+// of a fork (done, with no error), or wraps err. The fork's owner is a
+// pusher already (headPushers); an organization's fork has no one owner, so
+// who pushed to it is not known then (PushersUnread).
 func (p *Decider) forkUnreadable(cur *rules.PullRequest, repo string, err error) (bool, error) {
 	if err == nil {
 		return false, nil
 	}
 	if !strings.EqualFold(repo, cur.Repo) && (fault.IsStatus(err, 403) || fault.IsStatus(err, 404)) {
+		if cur.HeadOwnerOrg {
+			cur.PushersUnread = fmt.Sprintf("its head branch is in %s, a fork that belongs to an organization, and countersign cannot read who pushed there", repo)
+		}
 		if p.log != nil {
-			p.log.Info("the fork's activity is not readable: its author and the senders of its pushes are its pushers",
-				"repo", cur.Repo, "number", cur.Number, "fork", repo)
+			p.log.Info("the fork's activity is not readable: its owner, the pull request's author and the senders of its events are its pushers",
+				"repo", cur.Repo, "number", cur.Number, "fork", repo, "organization", cur.HeadOwnerOrg)
 		}
 		return true, nil
 	}
@@ -211,7 +226,9 @@ func (p *Decider) branchPushers(ctx context.Context, c activityReader, cur *rule
 	opt := gh.ActivityOptions{Ref: "refs/heads/" + cur.HeadRef, PerPage: 100}
 	for page := 0; ; page++ {
 		if page == maxActivityPages {
-			cur.PushersUnread = fmt.Sprintf("branch %s has more than %d pushes and branch changes; the older ones were not read", cur.HeadRef, maxActivityPages*100)
+			// The branch's name is anyone's text, and this is said in a reply
+			// as written: it is not repeated.
+			cur.PushersUnread = fmt.Sprintf("its head branch has more than %d pushes and branch changes; the older ones were not read", maxActivityPages*100)
 			if p.log != nil {
 				p.log.Warn("head branch activity longer than read: older pushers unknown, only a lead may verify",
 					"repo", cur.Repo, "number", cur.Number, "ref", cur.HeadRef, "read", maxActivityPages*100)

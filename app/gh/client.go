@@ -203,6 +203,12 @@ func (c *Client) CompareCommits(ctx context.Context, owner, repo, base, head str
 	return c.c.Repositories.CompareCommits(ctx, owner, repo, base, head, opts)
 }
 
+// GetCommit is Repositories.GetCommit: the commit sha names, with its
+// parents.
+func (c *Client) GetCommit(ctx context.Context, owner, repo, sha string, opts *github.ListOptions) (*github.RepositoryCommit, *github.Response, error) {
+	return c.c.Repositories.GetCommit(ctx, owner, repo, sha, opts)
+}
+
 // ListMatchingRefs lists the git references whose names start with opts.Ref.
 func (c *Client) ListMatchingRefs(ctx context.Context, owner, repo string, opts *github.ReferenceListOptions) ([]*github.Reference, *github.Response, error) {
 	return c.c.Git.ListMatchingRefs(ctx, owner, repo, opts)

@@ -247,6 +247,10 @@ type Ahead struct {
 	SHA        string
 	Branch     string
 	BranchHead string
+	// Lost: countersign does not know base_sha. A group found again from
+	// GitHub's queue branches after a store loss (Find) has none: the
+	// payload that said it is gone.
+	Lost bool
 }
 
 // Known is what countersign knows of the commit a group is built on
@@ -272,13 +276,16 @@ type Known struct {
 // base_sha: nil and true when it is the head of the base branch (as seen
 // now, or before: g.OnBranch), or the head of a group GitHub merged (its
 // changes are on the branch); otherwise the group ahead, and false. need
-// says k lacks the GitHub read (k.Read) that would decide it.
+// says k lacks the GitHub read (k.Read) that would decide it. A group with
+// no base_sha (found again from GitHub's queue branches after a store loss,
+// whose payload is gone) may be built on any group ahead: it is Lost, and
+// waits.
 func Resolve(g Group, k Known) (a *Ahead, onBranch, need bool) {
 	switch {
-	case g.OnBranch || g.BaseSHA == "":
-		// BaseSHA is empty only for a group found again from GitHub's queue
-		// branches after a store loss, whose payload is gone.
+	case g.OnBranch:
 		return nil, true, false
+	case g.BaseSHA == "":
+		return &Ahead{Lost: true, Branch: g.Base}, false, false
 	case k.Group != nil:
 		return &Ahead{PR: k.GroupPR, Status: k.Group.Status, Conclusion: k.Group.Conclusion}, false, false
 	case k.Gone == Merged:
@@ -314,7 +321,7 @@ func carry(c rules.Check, n int, a *Ahead) rules.Check {
 	if a == nil || (c.Status == "completed" && c.Conclusion != "success") {
 		return c
 	}
-	if a.Left == "" && !a.Unseen && a.Status == "completed" && a.Conclusion == "success" {
+	if a.Left == "" && !a.Unseen && !a.Lost && a.Status == "completed" && a.Conclusion == "success" {
 		return c
 	}
 	if c.Queue != nil {
@@ -326,6 +333,11 @@ func carry(c rules.Check, n int, a *Ahead) rules.Check {
 		c.Queue = &q
 	}
 	switch {
+	case a.Lost:
+		c.Status, c.Conclusion = "in_progress", ""
+		c.Note = fmt.Sprintf("countersign does not know what this group is built on: its records were lost, and it found the group again from GitHub's merge-queue branches, which do not say. "+
+			"It may carry the changes of a group ahead of it, so it waits: when GitHub builds it again (a change in the queue) or asks again, it is decided then; "+
+			"if nothing comes, GitHub times it out and takes #%d out of the queue, to be queued again.", n)
 	case a.Left != "":
 		c.Status, c.Conclusion = "completed", "failure"
 		c.Note = fmt.Sprintf("This group is built on the group of #%d, which left the queue without being merged (%s): it carries #%d's changes, so GitHub never merges it, and builds #%d's group again without them.",
@@ -432,6 +444,9 @@ type GitHub interface {
 	// QueueBranches are the branches under gh-readonly-queue/ and their
 	// commits (full ref -> sha).
 	QueueBranches(ctx context.Context, repo string) (map[string]string, error)
+	// FirstParent is the first parent of commit sha ("" when it has none,
+	// or there is no such commit any more).
+	FirstParent(ctx context.Context, repo, sha string) (string, error)
 }
 
 // ErrGone says a pull request does not exist.
@@ -439,6 +454,14 @@ var ErrGone = errors.New("no such pull request")
 
 // Find lists the groups GitHub holds for pull request n, from its queue
 // branches: how countersign tracks them again when its records are lost.
+// What each group is built on (its base_sha, which the lost payload said) is
+// read as the first parent of the group's commit: GitHub builds a group's
+// commit on it (a merge whose first parent it is, or a squashed commit on
+// it). A group whose commit is something else (a rebased pull request's
+// last commit, whose first parent is another of its commits) names a base
+// that is neither the branch's head nor a group's, and waits (Resolve); a
+// group whose commit cannot be read has no BaseSHA, and waits too. One
+// request per group found.
 func Find(ctx context.Context, gh GitHub, repo string, n int) ([]Group, error) {
 	branches, err := gh.QueueBranches(ctx, repo)
 	if err != nil {
@@ -450,7 +473,14 @@ func Find(ctx context.Context, gh GitHub, repo string, n int) ([]Group, error) {
 		if err != nil || r.PR != n || !IsSHA(branches[ref]) {
 			continue
 		}
-		out = append(out, Group{HeadSHA: branches[ref], Ref: strings.TrimPrefix(ref, "refs/heads/"), Base: r.Base})
+		base, err := gh.FirstParent(ctx, repo, branches[ref])
+		if err != nil {
+			return nil, err
+		}
+		if !IsSHA(base) {
+			base = ""
+		}
+		out = append(out, Group{HeadSHA: branches[ref], BaseSHA: base, Ref: strings.TrimPrefix(ref, "refs/heads/"), Base: r.Base})
 	}
 	return out, nil
 }

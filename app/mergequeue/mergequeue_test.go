@@ -175,24 +175,43 @@ func TestDecide(t *testing.T) {
 	}
 }
 
-type fakeGitHub map[string]string
+// fakeGitHub holds queue branches (full ref -> sha) and commits' first
+// parents (sha -> parent); reads counts FirstParent's calls.
+type fakeGitHub struct {
+	refs, parents map[string]string
+	reads         int
+}
 
-func (f fakeGitHub) PullHead(context.Context, string, int) (string, bool, error) {
+func (f *fakeGitHub) PullHead(context.Context, string, int) (string, bool, error) {
 	return "", false, ErrGone
 }
-func (f fakeGitHub) QueueBranches(context.Context, string) (map[string]string, error) {
-	return f, nil
+func (f *fakeGitHub) QueueBranches(context.Context, string) (map[string]string, error) {
+	return f.refs, nil
+}
+func (f *fakeGitHub) FirstParent(_ context.Context, _, sha string) (string, error) {
+	f.reads++
+	return f.parents[sha], nil
 }
 
+// A group found again from the queue branches is built on its commit's
+// first parent (the lost payload's base_sha); none known, none (it waits:
+// Resolve).
 func TestFind(t *testing.T) {
-	gh := fakeGitHub{
+	gh := &fakeGitHub{refs: map[string]string{
 		RefPrefix + "main/pr-12-" + shaA:    shaB,
 		RefPrefix + "main/pr-13-" + shaB:    shaA,
 		RefPrefix + "main/pr-12-nonsense":   shaA,
 		RefPrefix + "release/pr-12-" + shaB: "not-a-sha",
-	}
+	}, parents: map[string]string{shaB: shaA}}
 	got, err := Find(context.Background(), gh, "acme/widgets", 12)
-	if err != nil || len(got) != 1 || got[0].HeadSHA != shaB || got[0].Ref != "gh-readonly-queue/main/pr-12-"+shaA || got[0].Base != "main" {
+	if err != nil || len(got) != 1 || got[0].HeadSHA != shaB || got[0].BaseSHA != shaA || got[0].Ref != "gh-readonly-queue/main/pr-12-"+shaA || got[0].Base != "main" {
 		t.Fatalf("Find = %+v, %v", got, err)
+	}
+	if gh.reads != 1 {
+		t.Errorf("%d commits read, want 1 (one per group found)", gh.reads)
+	}
+	gh.parents = nil
+	if got, err = Find(context.Background(), gh, "acme/widgets", 12); err != nil || len(got) != 1 || got[0].BaseSHA != "" {
+		t.Fatalf("a group whose commit cannot be read: Find = %+v, %v", got, err)
 	}
 }

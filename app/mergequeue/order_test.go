@@ -1,6 +1,7 @@
 package mergequeue
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -33,7 +34,10 @@ func TestResolve(t *testing.T) {
 		onBranch, need bool
 	}{
 		{"seen on the branch before: not read again", onBranch, Known{}, nil, true, false},
-		{"found after a store loss, no base known", found, Known{}, nil, true, false},
+		{"found after a store loss, no base known: not the branch, it waits", found, Known{},
+			&Ahead{Lost: true, Branch: "main"}, false, false},
+		{"found after a store loss, whatever else is known", found, Known{Read: true, BranchHead: headOf(0)},
+			&Ahead{Lost: true, Branch: "main"}, false, false},
 		{"a tracked group that passes", g, Known{Group: passing, GroupPR: 7},
 			&Ahead{PR: 7, Status: "completed", Conclusion: "success"}, false, false},
 		{"a tracked group with no answer yet", g, Known{Group: pending, GroupPR: 7},
@@ -86,6 +90,8 @@ func TestDecideCarriesTheGroupAhead(t *testing.T) {
 		{"ahead unknown", true, &Ahead{Unseen: true, SHA: headOf(0), Branch: "main", BranchHead: branchSHA}, "in_progress", "",
 			"neither the head of `main` (000000000000) nor a merge group countersign has been asked about", 0, headOf(0)},
 		{"ahead left the queue", true, &Ahead{PR: 7, Left: Dequeued}, "completed", "failure", "left the queue without being merged (dequeued)", 7, ""},
+		{"what it is built on is not known (found again after a store loss)", true, &Ahead{Lost: true, Branch: "main"}, "in_progress", "",
+			"countersign does not know what this group is built on", 0, ""},
 		{"its own task unverified comes first", false, &Ahead{PR: 7, Unseen: true, SHA: headOf(0)}, "completed", "failure", "#101 is `review`", 0, ""},
 	} {
 		c := Decide(groupInput(1, tc.verified, tc.ahead))
@@ -438,5 +444,48 @@ func TestDeliveryOrders(t *testing.T) {
 			states := explore(t, w, wantFinal, tc.merge)
 			t.Logf("%d states", states)
 		})
+	}
+}
+
+// A group found again from GitHub's queue branches after a store loss: the
+// payload that said its base_sha is gone, and it is read again as the first
+// parent of the group's commit. Its pull request's tasks verified, it passes
+// only when that is the head of the base branch or of a group that passes:
+// built on an unverified group ahead (which GitHub, with "Only merge
+// non-failing pull requests" unselected, merges with it), it fails; on a
+// commit it cannot name, or when its commit could not be read, it waits.
+func TestFoundGroupIsBuiltOnItsFirstParent(t *testing.T) {
+	ref := RefPrefix + "main/pr-11-" + headOf(0)
+	failing := &Group{HeadSHA: headOf(0), Status: "completed", Conclusion: "failure"}
+	passing := &Group{HeadSHA: headOf(0), Status: "completed", Conclusion: "success"}
+	for _, tc := range []struct {
+		name               string
+		parent             string // the first parent of the group's commit ("": unreadable)
+		k                  Known  // what countersign knows of it once read
+		status, conclusion string
+	}{
+		{"built on an unverified group ahead", headOf(0), Known{Group: failing, GroupPR: 10}, "completed", "failure"},
+		{"built on a group ahead that passes", headOf(0), Known{Group: passing, GroupPR: 10}, "completed", "success"},
+		{"built on the head of the base branch", headOf(0), Known{Read: true, BranchHead: headOf(0)}, "completed", "success"},
+		{"built on a commit it cannot name", headOf(0), Known{Read: true, BranchHead: branchSHA}, "in_progress", ""},
+		{"its commit could not be read", "", Known{Read: true, BranchHead: headOf(0)}, "in_progress", ""},
+	} {
+		gh := &fakeGitHub{refs: map[string]string{ref: headOf(1)}, parents: map[string]string{headOf(1): tc.parent}}
+		found, err := Find(context.Background(), gh, "acme/widgets", 11)
+		if err != nil || len(found) != 1 {
+			t.Fatalf("%s: Find = %+v, %v", tc.name, found, err)
+		}
+		a, onBranch, need := Resolve(found[0], tc.k)
+		if need {
+			t.Fatalf("%s: Resolve asks for a read it was given", tc.name)
+		}
+		in := groupInput(1, true, a)
+		if onBranch {
+			in.Ahead = nil
+		}
+		c := Decide(in)
+		if c.Status != tc.status || c.Conclusion != tc.conclusion {
+			t.Errorf("%s: %s/%s %q; want %s/%s", tc.name, c.Status, c.Conclusion, c.Note, tc.status, tc.conclusion)
+		}
 	}
 }

@@ -23,6 +23,46 @@ func (s *Server) checkRoutes(h routeFunc) {
 	h("GET", r+"/statuses/{ref:.+}", authRepo, s.listStatuses)
 	h("POST", r+"/statuses/{sha}", authRepo, s.createStatusAPI)
 	s.suiteRoutes(h)
+	// After every commits/{ref}/... route: {ref:.+} would take their tails.
+	h("GET", r+"/commits/{ref:.+}", authRepo, s.getCommit)
+}
+
+// getCommit is GET /repos/{owner}/{repo}/commits/{ref}: the commit a sha,
+// branch or HEAD names, with its parents (a merge group's commit: first the
+// commit the group is built on, then the queued pull request's head) and
+// the files it adds or changes; 422 when no commit is found, as GitHub says.
+func (s *Server) getCommit(c *apiCall) {
+	sha, ok := s.resolveRef(c.repo, c.vars["ref"])
+	cm := c.repo.commits[sha]
+	if !ok || cm == nil {
+		c.unprocessable("No commit found for SHA: " + c.vars["ref"])
+		return
+	}
+	out := s.ghRepoCommit(c.repo, cm)
+	full := c.repo.fullName()
+	for _, f := range cm.added {
+		out.Files = append(out.Files, s.commitFile(full, sha, f, "added", 1, 0))
+	}
+	for _, f := range cm.changed {
+		out.Files = append(out.Files, s.commitFile(full, sha, f, "modified", 1, 1))
+	}
+	for _, f := range cm.removed {
+		out.Files = append(out.Files, s.commitFile(full, sha, f, "removed", 0, 1))
+	}
+	add, del := len(cm.added)+len(cm.changed), len(cm.changed)+len(cm.removed)
+	out.Stats = &github.CommitStats{Additions: ptr(add), Deletions: ptr(del), Total: ptr(add + del)}
+	c.json(http.StatusOK, out)
+}
+
+// commitFile is one file of a commit as GET a commit lists it.
+func (s *Server) commitFile(full, sha, name, status string, add, del int) *github.CommitFile {
+	return &github.CommitFile{
+		SHA: ptr(blobSHA(sha + name)), Filename: ptr(name), Status: ptr(status),
+		Additions: ptr(add), Deletions: ptr(del), Changes: ptr(add + del),
+		BlobURL:     ptr(s.webURL(full + "/blob/" + sha + "/" + name)),
+		RawURL:      ptr(s.webURL(full + "/raw/" + sha + "/" + name)),
+		ContentsURL: ptr(s.apiURL("repos/" + full + "/contents/" + name + "?ref=" + sha)),
+	}
 }
 
 const maxAnnotations = 50

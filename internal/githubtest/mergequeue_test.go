@@ -80,6 +80,20 @@ func TestMergeQueue(t *testing.T) {
 		t.Fatalf("matching refs %+v %v", refs, err)
 	}
 
+	// A group's commit, read as GitHub serves it (GET a commit): its first
+	// parent is the commit the group is built on, the second the queued
+	// pull request's head; a commit no one made is 422.
+	cm, _, err := e.client.Repositories.GetCommit(e.ctx, "acme", "widgets", groupB, nil)
+	if err != nil || len(cm.Parents) != 2 || cm.Parents[0].GetSHA() != groupA || cm.GetSHA() != groupB || cm.Stats == nil {
+		t.Fatalf("group B's commit %+v, %v", cm, err)
+	}
+	if pr, _, err := e.client.PullRequests.Get(e.ctx, "acme", "widgets", b); err != nil || cm.Parents[1].GetSHA() != pr.GetHead().GetSHA() {
+		t.Fatalf("group B's second parent %s, pull request %v", cm.Parents[1].GetSHA(), err)
+	}
+	if _, resp, err := e.client.Repositories.GetCommit(e.ctx, "acme", "widgets", strings.Repeat("e", 40), nil); err == nil || resp.StatusCode != 422 {
+		t.Fatalf("an unknown commit: %v", err)
+	}
+
 	// Taking A out destroys its group and rebuilds B's on the branch.
 	e.wait() // the check run's own webhook first
 	start = e.hooks.count()

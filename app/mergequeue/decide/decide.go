@@ -34,6 +34,7 @@ type Client interface {
 	lookup.Client
 	GetPullRequest(ctx context.Context, owner string, repo string, number int) (*github.PullRequest, *github.Response, error)
 	ListMatchingRefs(ctx context.Context, owner, repo string, opts *github.ReferenceListOptions) ([]*github.Reference, *github.Response, error)
+	GetCommit(ctx context.Context, owner, repo, sha string, opts *github.ListOptions) (*github.RepositoryCommit, *github.Response, error)
 }
 
 // RebuildPR reads a pull request countersign has no record of from GitHub
@@ -281,15 +282,17 @@ func (p *Decider) regroup(ctx context.Context, ps *pass, md deliveries.MergeGrou
 	if err != nil {
 		return err
 	}
+	found := false
 	if md.Rebuilt && len(groups) == 0 {
-		found, err := mq.Find(ctx, queueGitHub{ps.c}, pr.Repo, pr.Number)
+		gs, err := mq.Find(ctx, queueGitHub{ps.c}, pr.Repo, pr.Number)
 		if err != nil {
 			return err
 		}
-		for _, g := range found {
+		for _, g := range gs {
 			g.Queued, g.At = pr.Head, ps.d.ReceivedAt
 			groups, _ = mq.Track(groups, g)
 		}
+		found = len(gs) > 0
 	}
 	if len(groups) == 0 {
 		return nil
@@ -312,6 +315,12 @@ func (p *Decider) regroup(ctx context.Context, ps *pass, md deliveries.MergeGrou
 		}
 		if onBranch && !g.OnBranch {
 			groups[i].OnBranch, wrote = true, true
+		}
+		if found && !onBranch && g.BaseSHA != "" {
+			// Found again, built on a group: decided again when that group's
+			// answer changes, as when its checks_requested came (requested).
+			b, _ := json.Marshal(behindGroup{PR: pr.Number, HeadSHA: g.HeadSHA}) // cannot fail
+			ps.w.Records[records.MergeGroupBehindKey(pr.Repo, g.BaseSHA, g.HeadSHA)] = b
 		}
 	}
 	if !wrote {
@@ -457,6 +466,20 @@ func (q queueGitHub) PullHead(ctx context.Context, repo string, n int) (string, 
 		return "", false, fmt.Errorf("read pull request #%d: %w", n, err)
 	}
 	return pr.GetHead().GetSHA(), pr.GetState() == "open", nil
+}
+
+func (q queueGitHub) FirstParent(ctx context.Context, repo, sha string) (string, error) {
+	cm, _, err := q.c.GetCommit(ctx, gh.OwnerOf(repo), gh.NameOf(repo), sha, &github.ListOptions{PerPage: 1})
+	if fault.IsStatus(err, 404) || fault.IsStatus(err, 422) {
+		return "", nil // gone: the group was destroyed since
+	}
+	if err != nil {
+		return "", fmt.Errorf("read merge group commit %s: %w", sha, err)
+	}
+	if len(cm.Parents) == 0 {
+		return "", nil
+	}
+	return cm.Parents[0].GetSHA(), nil
 }
 
 func (q queueGitHub) QueueBranches(ctx context.Context, repo string) (map[string]string, error) {

@@ -54,6 +54,11 @@ type CISuite struct {
 	// WorkflowStatus is that workflow run's status as read: queued,
 	// pending, waiting, requested, in_progress or completed.
 	WorkflowStatus string `json:"workflow_status,omitempty"`
+	// WorkflowID is that workflow run's workflow (its workflow_id: the
+	// workflow file), 0 while unknown. Only a later run of the same workflow
+	// supersedes a job's run (CountedRuns): GitHub Actions names a job's check
+	// run by the job alone, so two workflows can each have a job `test`.
+	WorkflowID int64 `json:"workflow_id,omitempty"`
 	// Head says whose a suite of github-actions is, once the workflow runs
 	// were read: SuiteOwn (the pull request's head's workflow run, or no
 	// workflow run), or SuiteOther, a workflow run for another head branch

@@ -270,6 +270,36 @@ type Head struct {
 	Repo, Ref string
 }
 
+// Whose says when CISuites reads the workflow runs on a commit to learn
+// whose each suite of github-actions is (and which workflow it runs).
+type Whose int
+
+const (
+	// WhoseNone reads them only to tell a waiting workflow run from an
+	// empty suite: a pull request that closes no task does not pay for more.
+	WhoseNone Whose = iota
+	// WhoseFailed reads them too when a suite not known
+	// (rules.CISuite.Known) completed without passing: a workflow run held
+	// for approval, or failed to start, blocks the whole CI only if it is
+	// the pull request's own.
+	WhoseFailed
+	// WhoseAll reads them when any suite is not known.
+	WhoseAll
+)
+
+// WhoseFor is what a decision reads of the workflow runs: all when
+// rules.CIReadDue says whose they are is due, and those of the suites that
+// failed when the pull request closes a task (tracked).
+func WhoseFor(due rules.CIRead, tracked bool) Whose {
+	switch {
+	case due.Whose:
+		return WhoseAll
+	case tracked:
+		return WhoseFailed
+	}
+	return WhoseNone
+}
+
 // CISuites reads the check suites on sha (but this App's own), paging
 // through them: for GitHub Actions, one per workflow run, in_progress until
 // its last job ends. What known (the suites last read for head) says of
@@ -277,15 +307,14 @@ type Head struct {
 // are read too (GET .../actions/runs?head_sha=, one request in all but rare
 // cases) when a suite of github-actions is queued with no run (github-actions'
 // empty suite on a push, or a workflow run waiting in its concurrency
-// group: only the workflow run tells them apart), or a suite of
-// github-actions not known to be head's or another's (rules.CISuite.Known)
-// completed without passing (a workflow run held for a maintainer's
-// approval blocks the whole CI only if it is head's), or, when whose is set,
-// any suite of github-actions is not known: each suite then learns its
+// group: only the workflow run tells them apart), or as whose says, a suite
+// of github-actions not known to be head's or another's
+// (rules.CISuite.Known) completed without passing (WhoseFailed) or is there
+// at all (WhoseAll): each suite then learns its
 // workflow run, that run's status and workflow, and whether it is for
 // another head than head (rules.OtherHead). Without the Actions
 // permission (403) they are not: each suite counts as it is listed.
-func (p *Lookup) CISuites(ctx context.Context, c Client, repo, sha string, head Head, known []rules.CISuite, whose bool) ([]rules.CISuite, error) {
+func (p *Lookup) CISuites(ctx context.Context, c Client, repo, sha string, head Head, known []rules.CISuite, whose Whose) ([]rules.CISuite, error) {
 	owner, name := gh.OwnerOf(repo), gh.NameOf(repo)
 	var out []rules.CISuite
 	opt := &github.ListOptions{PerPage: perSuitePage}
@@ -318,10 +347,7 @@ func (p *Lookup) CISuites(ctx context.Context, c Client, repo, sha string, head 
 		}
 		if j := slices.IndexFunc(known, func(k rules.CISuite) bool { return k.ID == s.ID && k.Known() }); j >= 0 {
 			s.Workflow, s.WorkflowStatus, s.WorkflowID, s.Head = known[j].Workflow, known[j].WorkflowStatus, known[j].WorkflowID, known[j].Head
-		} else if whose || (s.Status == "completed" && s.Failed()) {
-			// A workflow run that completed without passing (held for
-			// approval, failed to start) blocks the whole CI only if it is
-			// the pull request's own: whose it is is read at once.
+		} else if whose == WhoseAll || (whose == WhoseFailed && s.Status == "completed" && s.Failed()) {
 			read = true
 		}
 	}

@@ -71,6 +71,50 @@ func TestReview2WholeCIWorkflowAwaitingApprovalIsNoPass(t *testing.T) {
 	wantContains(t, "the card", shown, "⏳ **ci**", "workflow run", "awaiting approval")
 }
 
+// A fork pull request on the task's head whose workflow run is held for
+// approval is another head's (DESIGN §2: anyone else's pull request blocks
+// nothing): its suite, completed action_required with no run, is read for
+// whose it is and blocks nothing.
+func TestWholeCIForkWorkflowAwaitingApprovalOnTheHeadBlocksNothing(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	n, pr, sha := taskWithPR(h, "Login form", githubtest.PROptions{Title: "Login", Files: []string{"internal/login/login.go"}})
+	run := ciWorkflow(h, sha)
+	h.gh.FinishJob(testRepo, run, "build", "success")
+	h.gh.QueueJobs(testRepo, run)
+	h.gh.FinishJob(testRepo, run, "test", "success")
+	h.settle()
+	fork := h.gh.OpenPRAt(testRepo, "mallory", sha, githubtest.SharedPROptions{Fork: true, Title: "Same"})
+	h.settle()
+	h.gh.AwaitApproval(testRepo, fork, "CI", githubtest.Job{Name: "build"}, githubtest.Job{Name: "test", Needs: []string{"build"}})
+	h.gh.Review(testRepo, pr, "carol", "APPROVED", "")
+	h.settle()
+	h.gh.Comment(testRepo, n, "bob", "/verify")
+	h.settle()
+	if s := stateOf(h, n); s != "verified" {
+		t.Fatalf("#%d is %s: a fork's workflow run held for approval on its head blocked it; card:\n%s", n, s, card(t, h, n))
+	}
+}
+
+// The pull request's own workflow run held for approval, once the workflow
+// runs and passes (a run of the same workflow after it), no longer blocks.
+func TestWholeCIWorkflowApprovedAndRunPasses(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	n, pr, _ := taskWithPR(h, "Login form", githubtest.PROptions{Title: "Login", Files: []string{"internal/login/login.go"}})
+	h.gh.AwaitApproval(testRepo, pr, "CI", githubtest.Job{Name: "build"})
+	h.gh.Review(testRepo, pr, "carol", "APPROVED", "")
+	h.settle()
+	run := h.gh.StartPRWorkflow(testRepo, pr, "CI", githubtest.Job{Name: "build"})
+	h.gh.FinishJob(testRepo, run, "build", "success")
+	h.settle()
+	h.gh.Comment(testRepo, n, "bob", "/verify")
+	h.settle()
+	if s := stateOf(h, n); s != "verified" {
+		t.Fatalf("#%d is %s after its workflow ran and passed; card:\n%s", n, s, card(t, h, n))
+	}
+}
+
 // Whoever pushed the commits a pull request carries is a builder (DESIGN
 // §1). bob writes the work on branch "login" of his fork, under alice's git
 // identity (any email can be an author's), and alice, the task's assignee,

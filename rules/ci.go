@@ -244,6 +244,19 @@ func (s CISuite) Known() bool {
 	return s.Head != "" && (s.Workflow == 0 || s.WorkflowID != 0)
 }
 
+// WhoseFailed reports whether, among suites, a workflow run completed
+// without passing (held for a maintainer's approval, failed to start) while
+// a suite of github-actions is not known (Known): whose and of which
+// workflow each is must then be read, for the failed one blocks the whole CI
+// only if it is the pull request's own and its workflow has not run again
+// since (Superseded), which the suite not known may be.
+func WhoseFailed(suites []CISuite) bool {
+	failed := slices.ContainsFunc(suites, func(s CISuite) bool {
+		return s.App == ActionsApp && s.Status == "completed" && s.Failed() && !s.Other()
+	})
+	return failed && slices.ContainsFunc(suites, func(s CISuite) bool { return s.App == ActionsApp && !s.Known() && !s.Empty() })
+}
+
 // Superseded reports whether a later workflow run of s's workflow, for the
 // same head, is among suites: the workflow run again (on reopening, a push,
 // dispatched on the branch). s then counts for nothing of its own: the
@@ -278,9 +291,8 @@ type CIRead struct {
 //     of a name another suite also ran: it may be another head's (a fork
 //     pull request's on the same commit), which fails and hides nothing;
 //   - the suites and whose they are, when the whole CI counts and a
-//     workflow run whose head is not known yet completed without passing
-//     (held for a maintainer's approval, say): it may be another head's,
-//     which blocks nothing;
+//     workflow run completed without passing while a suite of
+//     github-actions is not known (WhoseFailed);
 //   - the suites, when the whole CI counts (WholeCI) and every trusted check
 //     run counted has concluded without failing: only the suites can then
 //     say whether a job has yet to come (a job behind `needs:` has no check
@@ -290,9 +302,7 @@ type CIRead struct {
 // workflow runs, made only by a decision that could pass, fail an attempt,
 // or let another head's run through.
 func CIReadDue(cfg ContractConfig, runs []CIRun, suites []CISuite) CIRead {
-	if cfg.WholeCI() && slices.ContainsFunc(suites, func(s CISuite) bool {
-		return s.App == ActionsApp && s.Status == "completed" && s.Failed() && !s.Known()
-	}) {
+	if cfg.WholeCI() && WhoseFailed(suites) {
 		return CIRead{Suites: true, Whose: true}
 	}
 	counted := RelevantRuns(cfg, CountedRuns(runs, suites))

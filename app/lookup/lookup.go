@@ -278,10 +278,10 @@ const (
 	// WhoseNone reads them only to tell a waiting workflow run from an
 	// empty suite: a pull request that closes no task does not pay for more.
 	WhoseNone Whose = iota
-	// WhoseFailed reads them too when a suite not known
-	// (rules.CISuite.Known) completed without passing: a workflow run held
-	// for approval, or failed to start, blocks the whole CI only if it is
-	// the pull request's own.
+	// WhoseFailed reads them too when a workflow run completed without
+	// passing while a suite is not known (rules.WhoseFailed): a workflow
+	// run held for approval, or failed to start, blocks the whole CI only if
+	// it is the pull request's own and its workflow has not run again since.
 	WhoseFailed
 	// WhoseAll reads them when any suite is not known.
 	WhoseAll
@@ -307,10 +307,10 @@ func WhoseFor(due rules.CIRead, tracked bool) Whose {
 // are read too (GET .../actions/runs?head_sha=, one request in all but rare
 // cases) when a suite of github-actions is queued with no run (github-actions'
 // empty suite on a push, or a workflow run waiting in its concurrency
-// group: only the workflow run tells them apart), or as whose says, a suite
-// of github-actions not known to be head's or another's
-// (rules.CISuite.Known) completed without passing (WhoseFailed) or is there
-// at all (WhoseAll): each suite then learns its
+// group: only the workflow run tells them apart), or as whose says when a
+// suite of github-actions is not known to be head's or another's
+// (rules.CISuite.Known): when a workflow run completed without passing
+// (WhoseFailed), or always (WhoseAll). Each suite then learns its
 // workflow run, that run's status and workflow, and whether it is for
 // another head than head (rules.OtherHead). Without the Actions
 // permission (403) they are not: each suite counts as it is listed.
@@ -347,9 +347,12 @@ func (p *Lookup) CISuites(ctx context.Context, c Client, repo, sha string, head 
 		}
 		if j := slices.IndexFunc(known, func(k rules.CISuite) bool { return k.ID == s.ID && k.Known() }); j >= 0 {
 			s.Workflow, s.WorkflowStatus, s.WorkflowID, s.Head = known[j].Workflow, known[j].WorkflowStatus, known[j].WorkflowID, known[j].Head
-		} else if whose == WhoseAll || (whose == WhoseFailed && s.Status == "completed" && s.Failed()) {
+		} else if whose == WhoseAll {
 			read = true
 		}
+	}
+	if whose == WhoseFailed && rules.WhoseFailed(out) {
+		read = true
 	}
 	if read {
 		if err := p.workflowRuns(ctx, c, repo, sha, head, out); err != nil {

@@ -259,9 +259,10 @@ func WhoseFailed(suites []CISuite) bool {
 
 // Superseded reports whether a later workflow run of s's workflow, for the
 // same head, is among suites: the workflow run again (on reopening, a push,
-// dispatched on the branch). s then counts for nothing of its own: the
-// later run's jobs supersede its jobs of their names (CountedRuns), and its
-// conclusion gives way to the later run's.
+// dispatched on the branch). Its conclusion then gives way to the later
+// run's; its jobs are superseded one by one, by the later run's jobs of their
+// names (CountedRuns), so a failed job the later run does not have still
+// counts.
 func (s CISuite) Superseded(suites []CISuite) bool {
 	return s.WorkflowID != 0 && !s.Other() && slices.ContainsFunc(suites, func(o CISuite) bool {
 		return o.WorkflowID == s.WorkflowID && o.ID > s.ID && !o.Other() && !o.Empty()

@@ -115,6 +115,29 @@ func TestWholeCIWorkflowApprovedAndRunPasses(t *testing.T) {
 	}
 }
 
+// A workflow file that does not parse gives a workflow run that fails to
+// start: completed startup_failure, no job, its suite completed with no
+// check run. The whole CI fails on it, though another App's check passed.
+func TestWholeCIWorkflowThatFailedToStartFails(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	n, pr, sha := taskWithPR(h, "Login form", githubtest.PROptions{Title: "Login", Files: []string{"internal/login/login.go"}})
+	h.gh.FailToStart(testRepo, sha, "CI", githubtest.Job{Name: "build"})
+	h.gh.CheckRun(testRepo, sha, "DCO", "", "success", "dco")
+	h.gh.Review(testRepo, pr, "carol", "APPROVED", "")
+	h.settle()
+	h.gh.Comment(testRepo, n, "bob", "/verify")
+	h.settle()
+	if s := stateOf(h, n); s == "verified" {
+		t.Fatalf("#%d verified while its workflow run failed to start; card:\n%s", n, card(t, h, n))
+	}
+	if r, ok := verification(h, sha); ok && r.Status == "completed" && r.Conclusion == "success" {
+		t.Fatalf("the gate passed while the workflow run failed to start; card:\n%s", card(t, h, n))
+	}
+	_, shown, _ := strings.Cut(card(t, h, n), "-->")
+	wantContains(t, "the card", shown, "❌ **ci**", "startup_failure")
+}
+
 // Whoever pushed the commits a pull request carries is a builder (DESIGN
 // §1). bob writes the work on branch "login" of his fork, under alice's git
 // identity (any email can be an author's), and alice, the task's assignee,

@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/countersign/countersign/internal/githubtest"
@@ -20,7 +21,6 @@ import (
 // conclusion failure, and nothing reads that. /verify must be refused and the
 // gate must not pass while a workflow run on the head has failed.
 func TestReview2WholeCISameJobNameInTwoWorkflowsHidesAFailure(t *testing.T) {
-	knownGap(t, "known gap: whole CI keeps the latest run of a job name across workflow runs, so a same-named job of another workflow hides a failure (rules.CountedRuns)")
 	h := newHarness(t)
 	team(h)
 	n, pr, sha := taskWithPR(h, "Login form", githubtest.PROptions{Title: "Login", Files: []string{"internal/login/login.go"}})
@@ -51,7 +51,6 @@ func TestReview2WholeCISameJobNameInTwoWorkflowsHidesAFailure(t *testing.T) {
 // (Same shape on the task's own pull request here: what countersign sees
 // of the suite is the same.)
 func TestReview2WholeCIWorkflowAwaitingApprovalIsNoPass(t *testing.T) {
-	knownGap(t, "known gap: a workflow run awaiting approval (suite completed, action_required, no runs) counts as concluded and passing in whole CI (rules.wholeCIResult)")
 	h := newHarness(t)
 	team(h)
 	n, pr, sha := taskWithPR(h, "Login form", githubtest.PROptions{Title: "Login", Files: []string{"internal/login/login.go"}})
@@ -67,6 +66,76 @@ func TestReview2WholeCIWorkflowAwaitingApprovalIsNoPass(t *testing.T) {
 	if r, ok := verification(h, sha); ok && r.Status == "completed" && r.Conclusion == "success" {
 		t.Fatalf("the gate passed while the workflow run CI never ran; card:\n%s", card(t, h, n))
 	}
+	// Held for approval is pending, not failed: the card says what it waits for.
+	_, shown, _ := strings.Cut(card(t, h, n), "-->") // what people read, not the record
+	wantContains(t, "the card", shown, "⏳ **ci**", "workflow run", "awaiting approval")
+}
+
+// A fork pull request on the task's head whose workflow run is held for
+// approval is another head's (DESIGN §2: anyone else's pull request blocks
+// nothing): its suite, completed action_required with no run, is read for
+// whose it is and blocks nothing.
+func TestWholeCIForkWorkflowAwaitingApprovalOnTheHeadBlocksNothing(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	n, pr, sha := taskWithPR(h, "Login form", githubtest.PROptions{Title: "Login", Files: []string{"internal/login/login.go"}})
+	run := ciWorkflow(h, sha)
+	h.gh.FinishJob(testRepo, run, "build", "success")
+	h.gh.QueueJobs(testRepo, run)
+	h.gh.FinishJob(testRepo, run, "test", "success")
+	h.settle()
+	fork := h.gh.OpenPRAt(testRepo, "mallory", sha, githubtest.SharedPROptions{Fork: true, Title: "Same"})
+	h.settle()
+	h.gh.AwaitApproval(testRepo, fork, "CI", githubtest.Job{Name: "build"}, githubtest.Job{Name: "test", Needs: []string{"build"}})
+	h.gh.Review(testRepo, pr, "carol", "APPROVED", "")
+	h.settle()
+	h.gh.Comment(testRepo, n, "bob", "/verify")
+	h.settle()
+	if s := stateOf(h, n); s != "verified" {
+		t.Fatalf("#%d is %s: a fork's workflow run held for approval on its head blocked it; card:\n%s", n, s, card(t, h, n))
+	}
+}
+
+// The pull request's own workflow run held for approval, once the workflow
+// runs and passes (a run of the same workflow after it), no longer blocks.
+func TestWholeCIWorkflowApprovedAndRunPasses(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	n, pr, _ := taskWithPR(h, "Login form", githubtest.PROptions{Title: "Login", Files: []string{"internal/login/login.go"}})
+	h.gh.AwaitApproval(testRepo, pr, "CI", githubtest.Job{Name: "build"})
+	h.gh.Review(testRepo, pr, "carol", "APPROVED", "")
+	h.settle()
+	run := h.gh.StartPRWorkflow(testRepo, pr, "CI", githubtest.Job{Name: "build"})
+	h.gh.FinishJob(testRepo, run, "build", "success")
+	h.settle()
+	h.gh.Comment(testRepo, n, "bob", "/verify")
+	h.settle()
+	if s := stateOf(h, n); s != "verified" {
+		t.Fatalf("#%d is %s after its workflow ran and passed; card:\n%s", n, s, card(t, h, n))
+	}
+}
+
+// A workflow file that does not parse gives a workflow run that fails to
+// start: completed startup_failure, no job, its suite completed with no
+// check run. The whole CI fails on it, though another App's check passed.
+func TestWholeCIWorkflowThatFailedToStartFails(t *testing.T) {
+	h := newHarness(t)
+	team(h)
+	n, pr, sha := taskWithPR(h, "Login form", githubtest.PROptions{Title: "Login", Files: []string{"internal/login/login.go"}})
+	h.gh.FailToStart(testRepo, sha, "CI", githubtest.Job{Name: "build"})
+	h.gh.CheckRun(testRepo, sha, "DCO", "", "success", "dco")
+	h.gh.Review(testRepo, pr, "carol", "APPROVED", "")
+	h.settle()
+	h.gh.Comment(testRepo, n, "bob", "/verify")
+	h.settle()
+	if s := stateOf(h, n); s == "verified" {
+		t.Fatalf("#%d verified while its workflow run failed to start; card:\n%s", n, card(t, h, n))
+	}
+	if r, ok := verification(h, sha); ok && r.Status == "completed" && r.Conclusion == "success" {
+		t.Fatalf("the gate passed while the workflow run failed to start; card:\n%s", card(t, h, n))
+	}
+	_, shown, _ := strings.Cut(card(t, h, n), "-->")
+	wantContains(t, "the card", shown, "❌ **ci**", "startup_failure")
 }
 
 // Whoever pushed the commits a pull request carries is a builder (DESIGN

@@ -85,6 +85,27 @@ func TestWorkflowSuitesCost(t *testing.T) {
 			t.Errorf("%d workflow run reads, want 1", runs)
 		}
 	})
+
+	// A workflow run held for a maintainer's approval (its suite completed
+	// action_required, no job): the suite's completion reads the suites, and
+	// the workflow runs once with them to learn whose the held run is; the
+	// DCO check run after it reads nothing more of them.
+	t.Run("a workflow run held for approval", func(t *testing.T) {
+		h := newHarness(t)
+		team(h)
+		_, pr, sha := taskWithPR(h, "Login form", githubtest.PROptions{Title: "Login", Files: []string{"internal/login/login.go"}})
+		h.settle()
+		h.gh.ResetRequests()
+		h.gh.AwaitApproval(testRepo, pr, "CI", githubtest.Job{Name: "build"})
+		h.settle()
+		h.gh.CheckRun(testRepo, sha, "DCO", "", "success", "dco")
+		h.settle()
+		suites, runs := suiteReads(h, sha), workflowRunReads(h)
+		t.Logf("a workflow run held for approval, then another App's run: %d suite reads, %d workflow run reads\n%s", suites, runs, describe(h.gh.Requests()))
+		if runs != 1 || suites > 2 {
+			t.Errorf("%d suite reads, %d workflow run reads: want at most 2 and 1", suites, runs)
+		}
+	})
 }
 
 // workflowRunReads counts the reads of workflow runs h's GitHub served.

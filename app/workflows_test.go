@@ -131,8 +131,10 @@ func TestWholeCIFailedJobRerunToPassIsAPass(t *testing.T) {
 }
 
 // A job skipped because the job it needs failed is no pass, even when a job
-// of the same name passed in another workflow run on the head: the latest
-// `build` passes, the latest `test` was skipped in a run that failed.
+// of the same name passed in another workflow run on the head: the `build`
+// of workflow "Package" passes, CI's `build` failed and its `test` was
+// skipped. Another workflow's `build` supersedes nothing of CI's: CI's
+// failed `build` still counts (rules.CountedRuns), and the card says so.
 func TestWholeCISkippedJobAfterAFailureIsNoPass(t *testing.T) {
 	h := newHarness(t)
 	team(h)
@@ -152,7 +154,7 @@ func TestWholeCISkippedJobAfterAFailureIsNoPass(t *testing.T) {
 	if r, ok := verification(h, sha); ok && r.Status == "completed" && r.Conclusion == "success" {
 		t.Fatalf("the gate passed with `test` skipped after a failure")
 	}
-	wantContains(t, "the card", card(t, h, n), "`test`", "skipped")
+	wantContains(t, "the card", card(t, h, n), "`build`: failure")
 }
 
 // The card names each workflow run that counts, and says which still run.

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -54,6 +55,11 @@ type CISuite struct {
 	// WorkflowStatus is that workflow run's status as read: queued,
 	// pending, waiting, requested, in_progress or completed.
 	WorkflowStatus string `json:"workflow_status,omitempty"`
+	// WorkflowID is that workflow run's workflow (its workflow_id: the
+	// workflow file), 0 while unknown. Only a later run of the same workflow
+	// supersedes a job's run (CountedRuns): GitHub Actions names a job's check
+	// run by the job alone, so two workflows can each have a job `test`.
+	WorkflowID int64 `json:"workflow_id,omitempty"`
 	// Head says whose a suite of github-actions is, once the workflow runs
 	// were read: SuiteOwn (the pull request's head's workflow run, or no
 	// workflow run), or SuiteOther, a workflow run for another head branch
@@ -82,8 +88,19 @@ func (s CISuite) Empty() bool {
 // workflow run waiting to start) or in progress.
 func (s CISuite) Running() bool { return s.Status != "completed" && !s.Empty() }
 
-// failed reports whether s concluded without passing.
-func (s CISuite) failed() bool {
+// accountedFor reports whether suite s, which concluded without passing,
+// holds a run among runs (those counted) that says why, or that it is no
+// longer so: a run that failed (one not trusted: a trusted one fails the
+// whole CI itself), or one not concluded (a re-run of a failed job: the
+// suite's conclusion as last read is outdated).
+func accountedFor(s CISuite, runs []CIRun) bool {
+	return slices.ContainsFunc(runs, func(r CIRun) bool {
+		return r.Suite == s.ID && !r.Status && r.blocks()
+	})
+}
+
+// Failed reports whether s concluded without passing.
+func (s CISuite) Failed() bool {
 	switch s.Conclusion {
 	case "failure", "timed_out", "cancelled", "action_required", "startup_failure":
 		return true
@@ -111,7 +128,7 @@ func OtherHead(headRepo, headRef, repo, branch string) bool {
 const maxSuites = 50
 
 // TrimSuites are suites as kept with a commit: the empty ones dropped (they
-// block nothing), by id, at most maxSuites: those still running kept first,
+// block nothing), by id, at most maxSuites: those still running or failed kept first,
 // then the completed ones, then other heads' (Other).
 func TrimSuites(suites []CISuite) []CISuite {
 	var out []CISuite
@@ -124,7 +141,7 @@ func TrimSuites(suites []CISuite) []CISuite {
 		switch {
 		case s.Other():
 			return 2
-		case s.Running():
+		case s.Running(), s.Failed():
 			return 0
 		}
 		return 1
@@ -174,16 +191,27 @@ func otherSuites(suites []CISuite) map[int64]bool {
 // CountedRuns are the runs of a pull request's head that count for it
 // (runs as MergeRun keeps them, suites as last read): not those of another
 // head's workflow runs (Other), and of each name (and App; of each context
-// for statuses) the latest only: a failed job re-run to pass, or a workflow
-// run again for the pull request (reopened), is a pass. The order of runs is
-// kept.
+// for statuses) the latest only, within its lineage: a GitHub Actions job's
+// workflow (a failed job re-run to pass, or the workflow run again for the
+// pull request, reopened or dispatched on its branch, is a pass), or its
+// workflow run while the workflow is not known. GitHub Actions names a job's
+// check run by the job alone, so two workflows can each run a `test`: each
+// one's latest counts, and a later pass in one never hides a failure in the
+// other. The order of runs is kept.
 func CountedRuns(runs []CIRun, suites []CISuite) []CIRun {
 	runs = OwnRuns(runs, suites)
+	type key struct {
+		name, app, lineage string
+		status             bool
+	}
 	var out []CIRun
+	at := map[key]int{}
 	for _, r := range runs {
-		i := slices.IndexFunc(out, func(o CIRun) bool { return o.Name == r.Name && o.Status == r.Status && o.App == r.App })
+		k := key{r.Name, r.App, lineage(r, suites), r.Status}
+		i, ok := at[k]
 		switch {
-		case i < 0:
+		case !ok:
+			at[k] = len(out)
 			out = append(out, r)
 		case r.newer(out[i]):
 			out[i] = r
@@ -192,12 +220,61 @@ func CountedRuns(runs []CIRun, suites []CISuite) []CIRun {
 	return out
 }
 
+// lineage is what the latest run of a name is taken within (CountedRuns):
+// a GitHub Actions job's workflow, as its suite was read (WorkflowID), or
+// its suite (its workflow run) while the workflow is not known, so that an
+// unknown workflow never hides another's failure; "" for another App's run
+// or a status (the latest of the name and App, or of the context).
+func lineage(r CIRun, suites []CISuite) string {
+	if r.Status || r.App != ActionsApp || r.Suite == 0 {
+		return ""
+	}
+	for _, s := range suites {
+		if s.ID == r.Suite && s.WorkflowID != 0 {
+			return "workflow " + strconv.FormatInt(s.WorkflowID, 10)
+		}
+	}
+	return "suite " + strconv.FormatInt(r.Suite, 10)
+}
+
+// Known reports whether s, a suite of github-actions, is read for whose it
+// is and which workflow it runs: its head read, and its workflow with it when
+// it is a workflow run.
+func (s CISuite) Known() bool {
+	return s.Head != "" && (s.Workflow == 0 || s.WorkflowID != 0)
+}
+
+// WhoseFailed reports whether, among suites, a workflow run completed
+// without passing (held for a maintainer's approval, failed to start) while
+// a suite of github-actions is not known (Known): whose and of which
+// workflow each is must then be read, for the failed one blocks the whole CI
+// only if it is the pull request's own and its workflow has not run again
+// since (Superseded), which the suite not known may be.
+func WhoseFailed(suites []CISuite) bool {
+	failed := slices.ContainsFunc(suites, func(s CISuite) bool {
+		return s.App == ActionsApp && s.Status == "completed" && s.Failed() && !s.Other()
+	})
+	return failed && slices.ContainsFunc(suites, func(s CISuite) bool { return s.App == ActionsApp && !s.Known() && !s.Empty() })
+}
+
+// Superseded reports whether a later workflow run of s's workflow, for the
+// same head, is among suites: the workflow run again (on reopening, a push,
+// dispatched on the branch). Its conclusion then gives way to the later
+// run's; its jobs are superseded one by one, by the later run's jobs of their
+// names (CountedRuns), so a failed job the later run does not have still
+// counts.
+func (s CISuite) Superseded(suites []CISuite) bool {
+	return s.WorkflowID != 0 && !s.Other() && slices.ContainsFunc(suites, func(o CISuite) bool {
+		return o.WorkflowID == s.WorkflowID && o.ID > s.ID && !o.Other() && !o.Empty()
+	})
+}
+
 // unread reports whether r is a GitHub Actions check run whose suite is not
 // known to be the pull request's own (suites as last read): whose workflow
-// run, and so whose head, is not known yet.
+// run, and so whose head, is not known yet, or which workflow it runs.
 func unread(r CIRun, suites []CISuite) bool {
 	return !r.Status && r.App == ActionsApp && r.Suite != 0 &&
-		!slices.ContainsFunc(suites, func(s CISuite) bool { return s.ID == r.Suite && s.Head != "" })
+		!slices.ContainsFunc(suites, func(s CISuite) bool { return s.ID == r.Suite && s.Known() })
 }
 
 // CIRead is what is to be read of a pull request's head before what its
@@ -214,6 +291,9 @@ type CIRead struct {
 //     workflow run whose head is not known yet has failed, or is the latest
 //     of a name another suite also ran: it may be another head's (a fork
 //     pull request's on the same commit), which fails and hides nothing;
+//   - the suites and whose they are, when the whole CI counts and a
+//     workflow run completed without passing while a suite of
+//     github-actions is not known (WhoseFailed);
 //   - the suites, when the whole CI counts (WholeCI) and every trusted check
 //     run counted has concluded without failing: only the suites can then
 //     say whether a job has yet to come (a job behind `needs:` has no check
@@ -223,6 +303,9 @@ type CIRead struct {
 // workflow runs, made only by a decision that could pass, fail an attempt,
 // or let another head's run through.
 func CIReadDue(cfg ContractConfig, runs []CIRun, suites []CISuite) CIRead {
+	if cfg.WholeCI() && WhoseFailed(suites) {
+		return CIRead{Suites: true, Whose: true}
+	}
 	counted := RelevantRuns(cfg, CountedRuns(runs, suites))
 	settled := true
 	for _, r := range counted {
@@ -558,13 +641,17 @@ func (r CIRun) neutral() bool {
 // wholeCIResult is what the runs and suites of one commit say when the
 // repository's CI counts as it is (WholeCI): it fails if any trusted run
 // fails, or was skipped in a suite that failed (a job skipped because the job
-// it needs failed is no pass); it is pending while a run or a suite (but an
-// App's empty one) has not concluded, for a job behind `needs:` has no run
-// until the jobs it needs end; it passes when every trusted run and suite has
-// concluded, none failed and at least one run passed (a skipped or neutral
-// run neither blocks nor passes). The detail names the runs that counted,
-// the suites (workflow runs) and whether each still runs, and the runs
-// ignored and why.
+// it needs failed is no pass), or if a suite (a workflow run) completed with
+// a failing conclusion no run of it accounts for (startup_failure: an invalid
+// workflow, no job) and its workflow has not run again since (Superseded);
+// it is pending while a run or a suite (but an App's empty one) has not
+// concluded, for a job behind `needs:` has no run until the jobs it needs
+// end, and while a workflow run awaits a maintainer's approval
+// (action_required, no job: a fork's pull request); it passes when every
+// trusted run and suite has concluded, none failed and at least one run
+// passed (a skipped or neutral run neither blocks nor passes). The detail
+// names the runs that counted, the suites (workflow runs) and whether each
+// still runs, and the runs ignored and why.
 func wholeCIResult(runs []CIRun, suites []CISuite, where string, distrust func(CIRun) string) (Result, string, string, time.Time) {
 	var (
 		pending, passed, neutral, ignored []string
@@ -589,7 +676,7 @@ func wholeCIResult(runs []CIRun, suites []CISuite, where string, distrust func(C
 		switch res := r.Result(); {
 		case res == ResultFail:
 			return ResultFail, fmt.Sprintf("`%s`: %s%s", r.Name, r.Outcome(), where), r.URL, r.At
-		case r.neutral() && r.Conclusion == "skipped" && suiteOf(r.Suite) != nil && suiteOf(r.Suite).Status == "completed" && suiteOf(r.Suite).failed():
+		case r.neutral() && r.Conclusion == "skipped" && suiteOf(r.Suite) != nil && suiteOf(r.Suite).Status == "completed" && suiteOf(r.Suite).Failed():
 			return ResultFail, fmt.Sprintf("`%s`: skipped after a failure in %s (%s)%s", r.Name, suiteName(*suiteOf(r.Suite), runs),
 				suiteOf(r.Suite).Conclusion, where), r.URL, r.At
 		case r.neutral():
@@ -604,7 +691,7 @@ func wholeCIResult(runs []CIRun, suites []CISuite, where string, distrust func(C
 		}
 	}
 	var states []string
-	running := false
+	running, awaiting := false, false
 	for _, s := range suites {
 		switch {
 		case s.Other():
@@ -613,6 +700,15 @@ func wholeCIResult(runs []CIRun, suites []CISuite, where string, distrust func(C
 		case s.Running():
 			running = true
 			states = append(states, suiteName(s, runs)+" still running")
+		case s.Superseded(suites):
+			states = append(states, suiteName(s, runs)+" run again since")
+		case s.Failed() && accountedFor(s, runs):
+			states = append(states, suiteName(s, runs)+" completed ("+s.Conclusion+")")
+		case s.Conclusion == "action_required":
+			awaiting = true
+			states = append(states, suiteName(s, runs)+" awaiting approval")
+		case s.Failed():
+			return ResultFail, fmt.Sprintf("%s: %s%s", suiteName(s, runs), s.Conclusion, where), "", time.Time{}
 		default:
 			states = append(states, suiteName(s, runs)+" completed")
 		}
@@ -634,6 +730,12 @@ func wholeCIResult(runs []CIRun, suites []CISuite, where string, distrust func(C
 		what := "waiting for CI to finish"
 		if len(passed) > 0 {
 			what = strings.Join(passed, ", ") + " passed, waiting for CI to finish"
+		}
+		return ResultPending, what + where + note, "", time.Time{}
+	case awaiting:
+		what := "waiting for a maintainer to approve a workflow run"
+		if len(passed) > 0 {
+			what = strings.Join(passed, ", ") + " passed, " + what
 		}
 		return ResultPending, what + where + note, "", time.Time{}
 	case len(passed) == 0 && len(neutral) > 0:

@@ -595,3 +595,177 @@ func TestCIResultSeveralPRs(t *testing.T) {
 		}
 	})
 }
+
+// wfSuite is the check suite of own workflow run run (suite id) of workflow
+// wf, as read with the workflow runs.
+func wfSuite(id, wf, run int64, status, conclusion string, runs int) CISuite {
+	return CISuite{ID: id, App: ActionsApp, Status: status, Conclusion: conclusion, Runs: runs, Workflow: run,
+		WorkflowStatus: status, WorkflowID: wf, Head: SuiteOwn}
+}
+
+// GitHub Actions names a job's check run by the job alone: two workflows can
+// each have a job `test`. Only a later run of the same workflow supersedes a
+// job's run (a re-run, or the workflow run again); another workflow's job of
+// the name stands beside it. A workflow run whose suite completed without
+// passing (held for approval, startup failure, a failure no run shows) keeps
+// the whole CI from passing, unless the workflow ran again since (issue 27,
+// second review).
+func TestWholeCIPerWorkflow(t *testing.T) {
+	const ci, e2e = 501, 502 // workflow ids
+	e2eFailed := inSuite(done("test", 10, "failure", 5), 1)
+	ciPassed := inSuite(done("test", 20, "success", 9), 2)
+	both := []CISuite{wfSuite(1, e2e, 71, "completed", "failure", 1), wfSuite(2, ci, 72, "completed", "success", 1)}
+	for _, tc := range []struct {
+		name    string
+		runs    []CIRun
+		suites  []CISuite
+		counted []CIRun // CountedRuns
+		want    Result  // the whole CI
+		detail  []string
+	}{
+		{"same job name in two workflows: E2E's failure is not hidden by CI's later pass",
+			[]CIRun{e2eFailed, ciPassed}, both, []CIRun{e2eFailed, ciPassed},
+			ResultFail, []string{"`test`: failure"}},
+		{"two workflows, both passed",
+			[]CIRun{inSuite(done("test", 10, "success", 5), 1), ciPassed},
+			[]CISuite{wfSuite(1, e2e, 71, "completed", "success", 1), wfSuite(2, ci, 72, "completed", "success", 1)},
+			[]CIRun{inSuite(done("test", 10, "success", 5), 1), ciPassed},
+			ResultPass, []string{"`test`, `test` passed"}},
+		{"a later run of the same workflow (run again, or dispatched on the branch) supersedes",
+			[]CIRun{e2eFailed, inSuite(done("test", 20, "success", 9), 2)},
+			[]CISuite{wfSuite(1, ci, 71, "completed", "failure", 1), wfSuite(2, ci, 72, "completed", "success", 1)},
+			[]CIRun{inSuite(done("test", 20, "success", 9), 2)},
+			ResultPass, []string{"`test` passed"}},
+		{"a later run of the same workflow still running: pending",
+			[]CIRun{e2eFailed, inSuite(checkRun("test", 20, "in_progress", "", 9), 2)},
+			[]CISuite{wfSuite(1, ci, 71, "completed", "failure", 1), wfSuite(2, ci, 72, "in_progress", "", 1)},
+			[]CIRun{inSuite(checkRun("test", 20, "in_progress", "", 9), 2)},
+			ResultPending, []string{"`test` in_progress"}},
+		{"the workflow unknown (not read, or no Actions permission): each workflow run apart, the failure stands",
+			[]CIRun{e2eFailed, ciPassed}, nil, []CIRun{e2eFailed, ciPassed},
+			ResultFail, []string{"`test`: failure"}},
+		{"a re-run in the same workflow run supersedes, the workflow unknown",
+			[]CIRun{inSuite(done("test", 11, "success", 7), 1)}, nil, []CIRun{inSuite(done("test", 11, "success", 7), 1)},
+			ResultPass, []string{"`test` passed"}},
+		{"a workflow run awaiting approval (no job) is pending, whatever else passed",
+			[]CIRun{otherApp(done("DCO", 30, "success", 9))},
+			[]CISuite{wfSuite(1, ci, 71, "completed", "action_required", 0)},
+			[]CIRun{otherApp(done("DCO", 30, "success", 9))},
+			ResultPending, []string{"workflow run 71 awaiting approval"}},
+		{"a workflow run that failed to start (invalid workflow) fails",
+			[]CIRun{otherApp(done("DCO", 30, "success", 9))},
+			[]CISuite{wfSuite(1, ci, 71, "completed", "startup_failure", 0)},
+			[]CIRun{otherApp(done("DCO", 30, "success", 9))},
+			ResultFail, []string{"workflow run 71", "startup_failure"}},
+		{"a workflow run that failed with no failing job known fails",
+			[]CIRun{inSuite(done("build", 10, "success", 5), 1)},
+			[]CISuite{wfSuite(1, ci, 71, "completed", "failure", 2)},
+			[]CIRun{inSuite(done("build", 10, "success", 5), 1)},
+			ResultFail, []string{"workflow run 71", "failure"}},
+		{"a cancelled workflow run fails",
+			[]CIRun{inSuite(done("build", 10, "success", 5), 1)},
+			[]CISuite{wfSuite(1, ci, 71, "completed", "cancelled", 1)},
+			[]CIRun{inSuite(done("build", 10, "success", 5), 1)},
+			ResultFail, []string{"workflow run 71", "cancelled"}},
+		{"a workflow run awaiting approval, then approved and run again to pass: a pass",
+			[]CIRun{inSuite(done("build", 10, "success", 5), 2)},
+			[]CISuite{wfSuite(1, ci, 71, "completed", "action_required", 0), wfSuite(2, ci, 72, "completed", "success", 1)},
+			[]CIRun{inSuite(done("build", 10, "success", 5), 2)},
+			ResultPass, []string{"`build` passed"}},
+		{"a failed workflow run whose failed job is re-run: the re-run's result decides (pending while it runs)",
+			[]CIRun{inSuite(checkRun("test", 11, "queued", "", 7), 1)},
+			[]CISuite{wfSuite(1, ci, 71, "completed", "failure", 1)},
+			[]CIRun{inSuite(checkRun("test", 11, "queued", "", 7), 1)},
+			ResultPending, []string{"`test` queued"}},
+		{"another head's workflow run awaiting approval blocks nothing",
+			[]CIRun{inSuite(done("build", 10, "success", 5), 2)},
+			[]CISuite{{ID: 1, App: ActionsApp, Status: "completed", Conclusion: "action_required", Workflow: 71, WorkflowID: ci, Head: SuiteOther},
+				wfSuite(2, ci, 72, "completed", "success", 1)},
+			[]CIRun{inSuite(done("build", 10, "success", 5), 2)},
+			ResultPass, []string{"`build` passed"}},
+		{"an earlier workflow run does not supersede a later one",
+			[]CIRun{inSuite(done("test", 20, "success", 9), 1), inSuite(done("test", 10, "failure", 5), 2)},
+			[]CISuite{wfSuite(1, ci, 71, "completed", "success", 1), wfSuite(2, ci, 72, "completed", "failure", 1)},
+			[]CIRun{inSuite(done("test", 20, "success", 9), 1)},
+			ResultFail, []string{"workflow run 72", "failure"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			counted := CountedRuns(tc.runs, tc.suites)
+			if !reflect.DeepEqual(counted, tc.counted) {
+				t.Errorf("CountedRuns = %+v\nwant %+v", counted, tc.counted)
+			}
+			got, detail, _, _ := wholeCIResult(counted, tc.suites, " on #2", nil)
+			if got != tc.want {
+				t.Fatalf("result %s, want %s (%s)", got, tc.want, detail)
+			}
+			for _, p := range tc.detail {
+				if !strings.Contains(detail, p) {
+					t.Errorf("detail %q lacks %q", detail, p)
+				}
+			}
+		})
+	}
+}
+
+// A named criterion (contracts.checks) whose name two workflows run counts
+// the latest run of it in each workflow: all must pass.
+func TestNamedCheckInTwoWorkflows(t *testing.T) {
+	const ci, e2e = 501, 502
+	suites := []CISuite{wfSuite(1, e2e, 71, "completed", "failure", 1), wfSuite(2, ci, 72, "completed", "success", 1)}
+	for _, tc := range []struct {
+		name string
+		runs []CIRun
+		want Result
+	}{
+		{"one workflow's `test` failed: fail", []CIRun{inSuite(done("test", 10, "failure", 5), 1), inSuite(done("test", 20, "success", 9), 2)}, ResultFail},
+		{"both passed", []CIRun{inSuite(done("test", 10, "success", 5), 1), inSuite(done("test", 20, "success", 9), 2)}, ResultPass},
+		{"one still running: pending", []CIRun{inSuite(checkRun("test", 10, "in_progress", "", 5), 1), inSuite(done("test", 20, "success", 9), 2)}, ResultPending},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, detail, _, _ := ciResult([]string{"test"}, CountedRuns(tc.runs, suites), " on #2", nil)
+			if got != tc.want {
+				t.Fatalf("result %s, want %s (%s)", got, tc.want, detail)
+			}
+		})
+	}
+}
+
+// Whose a workflow run is, and of which workflow, is read when it matters:
+// a completed own-looking suite that did not pass may be another head's (a
+// fork pull request's on the same commit, held for approval), and a suite
+// read before its workflow was known says nothing of which workflow it is.
+func TestCIReadDueWorkflows(t *testing.T) {
+	whole := DefaultConfig().Contracts
+	pass := []CIRun{inSuite(done("build", 1, "success", 1), 1)}
+	for _, tc := range []struct {
+		name   string
+		runs   []CIRun
+		suites []CISuite
+		want   CIRead
+	}{
+		{"a suite held for approval, whose unknown: whose is it?", pass,
+			[]CISuite{wfSuite(1, 501, 71, "completed", "success", 1), {ID: 2, App: ActionsApp, Status: "completed", Conclusion: "action_required"}},
+			CIRead{Suites: true, Whose: true}},
+		{"a suite held for approval, known to be the pull request's own: the green moment's read only", pass,
+			[]CISuite{wfSuite(1, 501, 71, "completed", "success", 1), wfSuite(2, 501, 72, "completed", "action_required", 0)},
+			CIRead{Suites: true}},
+		{"the own workflow run held for approval, a later suite not known: it may be the workflow run again", []CIRun{inSuite(done("build", 1, "success", 1), 2)},
+			[]CISuite{wfSuite(1, 501, 71, "completed", "action_required", 0), {ID: 2, App: ActionsApp, Status: "completed", Conclusion: "success", Runs: 1}},
+			CIRead{Suites: true, Whose: true}},
+		{"another head's workflow run held for approval, the rest known: the green moment's read only", pass,
+			[]CISuite{wfSuite(1, 501, 71, "completed", "success", 1), {ID: 2, App: ActionsApp, Status: "completed", Conclusion: "action_required", Workflow: 72, WorkflowID: 501, Head: SuiteOther}},
+			CIRead{Suites: true}},
+		{"another App's failed suite: no workflow run to read", pass,
+			[]CISuite{wfSuite(1, 501, 71, "completed", "success", 1), {ID: 2, App: "travis-ci", Status: "completed", Conclusion: "failure", Runs: 1}},
+			CIRead{Suites: true}},
+		{"a suite whose head was read but not its workflow: read again", []CIRun{inSuite(done("test", 1, "failure", 1), 1)},
+			[]CISuite{{ID: 1, App: ActionsApp, Status: "completed", Conclusion: "failure", Runs: 1, Workflow: 71, WorkflowStatus: "completed", Head: SuiteOwn}},
+			CIRead{Suites: true, Whose: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := CIReadDue(whole, tc.runs, tc.suites); got != tc.want {
+				t.Fatalf("CIReadDue = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}

@@ -73,15 +73,18 @@ func TestCountedRuns(t *testing.T) {
 	theirs := inSuite(done("test", 20, "success", 9), 2)
 	own := []CISuite{{ID: 1, App: ActionsApp, Status: "completed", Head: SuiteOwn}}
 	other := append(slices.Clone(own), CISuite{ID: 2, App: ActionsApp, Status: "completed", Head: SuiteOther})
+	again := []CISuite{{ID: 1, App: ActionsApp, Status: "completed", Head: SuiteOwn, Workflow: 71, WorkflowID: 500},
+		{ID: 2, App: ActionsApp, Status: "completed", Head: SuiteOwn, Workflow: 72, WorkflowID: 500}}
 	for _, tc := range []struct {
 		name   string
 		runs   []CIRun
 		suites []CISuite
 		want   []CIRun
 	}{
-		{"the latest of a name counts, across suites (a workflow run again, as on reopening)", []CIRun{mine, theirs}, own, []CIRun{theirs}},
+		{"the latest of a name counts, across suites of one workflow (a workflow run again, as on reopening)", []CIRun{mine, theirs}, again, []CIRun{theirs}},
+		{"a suite of unknown workflow supersedes nothing: both count", []CIRun{mine, theirs}, own, []CIRun{mine, theirs}},
 		{"another head's workflow run counts for nothing: the own failure stands", []CIRun{mine, theirs}, other, []CIRun{mine}},
-		{"unknown whose: it counts", []CIRun{mine, theirs}, nil, []CIRun{theirs}},
+		{"unknown whose: it counts, beside the other", []CIRun{mine, theirs}, nil, []CIRun{mine, theirs}},
 		{"another App's run of the name counts beside it", []CIRun{mine, otherApp(inSuite(done("test", 30, "success", 9), 3))}, own,
 			[]CIRun{mine, otherApp(inSuite(done("test", 30, "success", 9), 3))}},
 		{"a status of the name counts beside it", []CIRun{mine, commitStatus("test", 40, "success", 9)}, other,

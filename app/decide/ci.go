@@ -168,7 +168,7 @@ func (p *Decider) decideCI(ctx context.Context, cd deliveries.CIPayload, d *stor
 		due = rules.CIRead{}
 	}
 	if cd.Read || due.Suites {
-		if suites, err = p.look.CISuites(ctx, c, cd.Repo, cd.Head, headOf(pr), pr.Suites, due.Whose); err != nil {
+		if suites, err = p.look.CISuites(ctx, c, cd.Repo, cd.Head, headOf(pr), pr.Suites, lookup.WhoseFor(due, len(pr.Links) > 0)); err != nil {
 			return store.Commit{}, err
 		}
 		runs = rules.OwnRuns(runs, suites) // another head's workflow runs are not this pull request's

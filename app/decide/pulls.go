@@ -273,7 +273,7 @@ func (p *Decider) readHead(ctx context.Context, c Client, inst int64, cur *rules
 		return err
 	}
 	if due := rules.CIReadDue(rules.ContractConfig{}, cur.Runs, nil); due.Suites { // CI may be over, or hold another head's runs: only the suites can say (decideCI)
-		if cur.Suites, err = p.look.CISuites(ctx, c, cur.Repo, cur.Head, headOf(cur), nil, due.Whose); err != nil {
+		if cur.Suites, err = p.look.CISuites(ctx, c, cur.Repo, cur.Head, headOf(cur), nil, lookup.WhoseFor(due, len(cur.Links) > 0)); err != nil {
 			return err
 		}
 		cur.Runs = rules.OwnRuns(cur.Runs, cur.Suites)

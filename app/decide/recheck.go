@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/app/gh"
+	"github.com/countersign/countersign/app/lookup"
 	"github.com/countersign/countersign/app/records"
 	"github.com/countersign/countersign/rules"
 	"github.com/google/go-github/v60/github"
@@ -108,7 +109,7 @@ func (p *Decider) unseen(ctx context.Context, c Client, task *rules.Task, lp rul
 	// have: they are read once when every check run seen has finished.
 	suites := pr.Suites
 	if due := rules.CIReadDue(cfg.Contracts, merged, suites); due.Suites {
-		if suites, err = p.look.CISuites(ctx, c, task.Repo, lp.Head, headOf(pr), pr.Suites, due.Whose); err != nil {
+		if suites, err = p.look.CISuites(ctx, c, task.Repo, lp.Head, headOf(pr), pr.Suites, lookup.WhoseFor(due, true)); err != nil {
 			return nil, err
 		}
 		merged = rules.OwnRuns(merged, suites) // another head's workflow runs are not this pull request's

@@ -206,13 +206,17 @@ func (p *Lookup) pins(ctx context.Context, c Client, cfg rules.Config, prev map[
 	return out, nil
 }
 
-// CIRuns reads the CI results on sha: the latest check run of each name (but
-// this App's own) and the latest status of each context. A result named
+// CIRuns reads the CI results on sha: the latest check run of each name in
+// each check suite (but this App's own) and the latest status of each
+// context. Every check run is listed (filter=all) and the latest of each
+// name in each suite kept (rules.MergeRun): what filter=latest keeps of two
+// workflows' jobs of one name is not for countersign to guess, and which of
+// them counts is decided by workflow (rules.CountedRuns). A result named
 // countersign/verification that is not this App's is forged: no CI result.
 func (p *Lookup) CIRuns(ctx context.Context, c Client, repo, sha string) ([]rules.CIRun, error) {
 	owner, name := gh.OwnerOf(repo), gh.NameOf(repo)
 	var runs []rules.CIRun
-	opt := &github.ListCheckRunsOptions{Filter: github.String("latest"), ListOptions: github.ListOptions{PerPage: 100}}
+	opt := &github.ListCheckRunsOptions{Filter: github.String("all"), ListOptions: github.ListOptions{PerPage: 100}}
 	for page := 0; page < maxRunPages; page++ {
 		res, resp, err := c.ListCheckRunsForRef(ctx, owner, name, sha, opt)
 		if err != nil {
@@ -266,6 +270,36 @@ type Head struct {
 	Repo, Ref string
 }
 
+// Whose says when CISuites reads the workflow runs on a commit to learn
+// whose each suite of github-actions is (and which workflow it runs).
+type Whose int
+
+const (
+	// WhoseNone reads them only to tell a waiting workflow run from an
+	// empty suite: a pull request that closes no task does not pay for more.
+	WhoseNone Whose = iota
+	// WhoseFailed reads them too when a workflow run completed without
+	// passing while a suite is not known (rules.WhoseFailed): a workflow
+	// run held for approval, or failed to start, blocks the whole CI only if
+	// it is the pull request's own and its workflow has not run again since.
+	WhoseFailed
+	// WhoseAll reads them when any suite is not known.
+	WhoseAll
+)
+
+// WhoseFor is what a decision reads of the workflow runs: all when
+// rules.CIReadDue says whose they are is due, and those of the suites that
+// failed when the pull request closes a task (tracked).
+func WhoseFor(due rules.CIRead, tracked bool) Whose {
+	switch {
+	case due.Whose:
+		return WhoseAll
+	case tracked:
+		return WhoseFailed
+	}
+	return WhoseNone
+}
+
 // CISuites reads the check suites on sha (but this App's own), paging
 // through them: for GitHub Actions, one per workflow run, in_progress until
 // its last job ends. What known (the suites last read for head) says of
@@ -273,12 +307,14 @@ type Head struct {
 // are read too (GET .../actions/runs?head_sha=, one request in all but rare
 // cases) when a suite of github-actions is queued with no run (github-actions'
 // empty suite on a push, or a workflow run waiting in its concurrency
-// group: only the workflow run tells them apart), or, when whose is set, a
-// suite of github-actions is not known to be head's or another's: each
-// suite then learns its workflow run, that run's status, and whether it is
-// for another head than head (rules.OtherHead). Without the Actions
+// group: only the workflow run tells them apart), or as whose says when a
+// suite of github-actions is not known to be head's or another's
+// (rules.CISuite.Known): when a workflow run completed without passing
+// (WhoseFailed), or always (WhoseAll). Each suite then learns its
+// workflow run, that run's status and workflow, and whether it is for
+// another head than head (rules.OtherHead). Without the Actions
 // permission (403) they are not: each suite counts as it is listed.
-func (p *Lookup) CISuites(ctx context.Context, c Client, repo, sha string, head Head, known []rules.CISuite, whose bool) ([]rules.CISuite, error) {
+func (p *Lookup) CISuites(ctx context.Context, c Client, repo, sha string, head Head, known []rules.CISuite, whose Whose) ([]rules.CISuite, error) {
 	owner, name := gh.OwnerOf(repo), gh.NameOf(repo)
 	var out []rules.CISuite
 	opt := &github.ListOptions{PerPage: perSuitePage}
@@ -309,11 +345,14 @@ func (p *Lookup) CISuites(ctx context.Context, c Client, repo, sha string, head 
 			read = true
 			continue
 		}
-		if j := slices.IndexFunc(known, func(k rules.CISuite) bool { return k.ID == s.ID && k.Head != "" }); j >= 0 {
-			s.Workflow, s.WorkflowStatus, s.Head = known[j].Workflow, known[j].WorkflowStatus, known[j].Head
-		} else if whose {
+		if j := slices.IndexFunc(known, func(k rules.CISuite) bool { return k.ID == s.ID && k.Known() }); j >= 0 {
+			s.Workflow, s.WorkflowStatus, s.WorkflowID, s.Head = known[j].Workflow, known[j].WorkflowStatus, known[j].WorkflowID, known[j].Head
+		} else if whose == WhoseAll {
 			read = true
 		}
+	}
+	if whose == WhoseFailed && rules.WhoseFailed(out) {
+		read = true
 	}
 	if read {
 		if err := p.workflowRuns(ctx, c, repo, sha, head, out); err != nil {
@@ -353,12 +392,12 @@ func (p *Lookup) workflowRuns(ctx context.Context, c Client, repo, sha string, h
 		if s.App != rules.ActionsApp {
 			continue
 		}
-		s.Workflow, s.WorkflowStatus, s.Head = 0, "", rules.SuiteOwn
+		s.Workflow, s.WorkflowStatus, s.WorkflowID, s.Head = 0, "", 0, rules.SuiteOwn
 		r := runs[s.ID]
 		if r == nil {
 			continue
 		}
-		s.Workflow, s.WorkflowStatus = r.GetID(), r.GetStatus()
+		s.Workflow, s.WorkflowStatus, s.WorkflowID = r.GetID(), r.GetStatus(), r.GetWorkflowID()
 		if rules.OtherHead(head.Repo, head.Ref, r.GetHeadRepository().GetFullName(), r.GetHeadBranch()) {
 			s.Head = rules.SuiteOther
 		}

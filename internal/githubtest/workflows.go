@@ -914,3 +914,25 @@ func (s *Server) AwaitApproval(repo string, pr int, workflow string, jobs ...Job
 	s.emit(rp, "check_suite", "completed", st.appSlug+"[bot]", s.suiteEvent(rp, st))
 	return st.id
 }
+
+// FailToStart is GitHub Actions failing to start a workflow run named
+// workflow on sha, as a push triggers it, because its workflow file does not
+// parse: the run is completed with conclusion startup_failure and no job;
+// its check suite is completed, startup_failure, with no check run
+// (check_suite.completed is sent). It returns the suite's id.
+func (s *Server) FailToStart(repo, sha, workflow string, jobs ...Job) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.actRepo("FailToStart", repo)
+	if rp == nil || !s.actSHA("FailToStart", rp, sha) {
+		return 0
+	}
+	st := s.newWorkflowRun("FailToStart", rp, sha, workflow, jobs, nil)
+	if st == nil {
+		return 0
+	}
+	st.waiting = map[string]bool{}
+	st.status, st.conclusion, st.updatedAt = "completed", "startup_failure", now()
+	s.emit(rp, "check_suite", "completed", st.appSlug+"[bot]", s.suiteEvent(rp, st))
+	return st.id
+}

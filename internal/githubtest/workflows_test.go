@@ -237,3 +237,25 @@ func TestWorkflowRunsList(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A workflow run that fails to start (FailToStart) and one held for a
+// maintainer's approval (AwaitApproval) are completed with no job: their
+// suites are completed with their conclusion and no check run.
+func TestWorkflowRunsWithNoJob(t *testing.T) {
+	e := newEnv(t)
+	pr, sha := e.s.OpenPR(repoName, "alice", PROptions{Title: "A", HeadRef: "login"})
+	broken := e.s.FailToStart(repoName, sha, "Lint", Job{Name: "lint"})
+	held := e.s.AwaitApproval(repoName, pr, "CI", Job{Name: "test"})
+	e.wait()
+	s := suitesOf(t, e, sha)
+	if s[broken] != "completed/startup_failure/0/github-actions" || s[held] != "completed/action_required/0/github-actions" {
+		t.Fatalf("suites %v: want the broken run's completed startup_failure and the held one's completed action_required, with no run", s)
+	}
+	got := workflowRunsOf(t, e, sha)
+	if !strings.HasPrefix(got[broken], "completed/startup_failure/") || !strings.HasPrefix(got[held], "completed/action_required/") {
+		t.Fatalf("workflow runs %v", got)
+	}
+	if err := e.s.Err(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -82,6 +82,11 @@ type Commit struct {
 	// for example a pull-request event fanned out to the tasks it closes. Their ids
 	// are de-duplicated like accepted deliveries.
 	Enqueue []Delivery
+	// PopEffect removes the oldest effect of the claimed key's outbox, as
+	// Store.PopEffect does, before Effects are appended: an applied effect
+	// leaves the outbox in the same atomic write as the records its
+	// application keeps.
+	PopEffect bool
 }
 
 // Store is the durable state behind the bot. All methods are safe for concurrent use.

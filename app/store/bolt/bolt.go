@@ -763,6 +763,12 @@ func (b *Store) Commit(ctx context.Context, c *store.Claim, w store.Commit) erro
 				return err
 			}
 		}
+		if w.PopEffect && m.OTail > m.OHead {
+			if err := t.out.Delete(itemKey(m.key, m.OHead)); err != nil {
+				return err
+			}
+			m.OHead++
+		}
 		for _, e := range w.Effects {
 			if err := t.out.Put(itemKey(m.key, m.OTail), append([]byte{}, e...)); err != nil {
 				return err

@@ -272,6 +272,7 @@ return 1`)
 
 	// ARGV: seen_ms, key, token, head prefix ('' if no delivery), head prefix
 	//   of the same delivery stored as JSON by an earlier version,
+	//   '1' to pop the oldest outbox effect first / '0',
 	//   n, n × (record key, '1' to delete / '0', value),
 	//   n, n × effect,
 	//   n, n × (key, id, encoded delivery, urgent).
@@ -283,7 +284,8 @@ if hp ~= '' then
   local h = redis.call('LINDEX', qk(k), 0)
   if not h or (string.sub(h, 1, #hp) ~= hp and string.sub(h, 1, #lhp) ~= lhp) then return 2 end
 end
-local i = 6
+if ARGV[6] == '1' then redis.call('LPOP', ok(k)) end
+local i = 7
 local n = tonumber(ARGV[i]); i = i + 1
 for j = 1, n do
   local rk = ARGV[i]
@@ -592,12 +594,16 @@ func (r *Store) Commit(ctx context.Context, c *store.Claim, w store.Commit) erro
 	if err != nil {
 		return err
 	}
-	args := make([]any, 0, 8+3*len(w.Records)+len(w.Effects)+4*len(w.Enqueue))
+	args := make([]any, 0, 9+3*len(w.Records)+len(w.Effects)+4*len(w.Enqueue))
 	hp, lhp := "", ""
 	if c.Delivery != nil {
 		hp, lhp = string(backend.HeadPrefix(c.Delivery.ID)), string(backend.LegacyHeadPrefix(c.Delivery.ID))
 	}
-	args = append(args, r.seenMS(), c.Key, c.Token, hp, lhp, len(w.Records))
+	pop := "0"
+	if w.PopEffect {
+		pop = "1"
+	}
+	args = append(args, r.seenMS(), c.Key, c.Token, hp, lhp, pop, len(w.Records))
 	for k, v := range w.Records {
 		if v == nil {
 			args = append(args, k, "1", "")

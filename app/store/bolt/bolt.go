@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -145,7 +144,7 @@ func (b *Store) releaseStaleLeases(tx *bbolt.Tx) error {
 	var keys []string
 	err := tx.Bucket(bktMeta).ForEach(func(k, v []byte) error {
 		var m keyMeta
-		if err := json.Unmarshal(v, &m); err != nil {
+		if err := decodeMeta(v, &m); err != nil {
 			return fmt.Errorf("decode meta of %q: %w", k, err)
 		}
 		if m.Token != "" {
@@ -342,7 +341,7 @@ func (t *btx) meta(key string) (*keyMeta, error) {
 	}
 	m := &keyMeta{}
 	if v := t.metaB.Get([]byte(key)); v != nil {
-		if err := json.Unmarshal(v, m); err != nil {
+		if err := decodeMeta(v, m); err != nil {
 			return nil, fmt.Errorf("decode meta of %q: %w", key, err)
 		}
 	}
@@ -416,7 +415,7 @@ func (t *btx) flush() error {
 			}
 			continue
 		}
-		v, err := json.Marshal(m)
+		v, err := encodeMeta(m)
 		if err != nil {
 			return err
 		}

@@ -2,7 +2,7 @@
 // webhook's payload) without decoding the rest: the members asked for are
 // returned as they are, the others skipped by a scan that only matches
 // brackets and quotes. The payload is checked to be valid JSON first, as
-// encoding/json does. Decoding a webhook's payload into a small struct with
+// encoding/json does (valid.go, faster than json.Valid). Decoding a webhook's payload into a small struct with
 // encoding/json costs several times that: it decodes every member it
 // skips.
 package jsonpick
@@ -19,7 +19,7 @@ import (
 // escape or differs from a key only in case (encoding/json would match it):
 // the caller then decodes data with encoding/json.
 func Pick(data []byte, keys ...string) (vals []json.RawMessage, ok bool) {
-	if !json.Valid(data) {
+	if !valid(data) {
 		return nil, false
 	}
 	return Sub(data, keys...)

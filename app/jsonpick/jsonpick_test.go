@@ -100,3 +100,31 @@ func BenchmarkPick(b *testing.B) {
 		}
 	})
 }
+
+// valid is json.Valid.
+func TestValidIsJSONValid(t *testing.T) {
+	cases := []string{``, ` `, `0`, `-0`, `01`, `-`, `1.`, `1.5e`, `1.5e+3`, `1E-2`, `.5`, `1e5x`, `"a`, `"\u00e9\ud83d"`, `"\u00g0"`, `"\x"`, "\"a\tb\"",
+		`"é"`, "\"\xff\"", `tru`, `true `, ` null`, `nul`, `falsey`, `[]`, `[1,]`, `[,1]`, `[1 2]`, `{}`, `{"a"}`, `{"a":}`, `{"a":1,}`, `{a:1}`,
+		`{"a":[{"b":{}}],"c":"d"}`, `[[[[]]]]`, `{"a":1}{`, "\n{\"a\" :\r\t1 }\n", `"\/"`, `[-1.0e-0]`, `{"":""}`}
+	deep := ""
+	for range 10001 {
+		deep = "[" + deep + "]"
+	}
+	cases = append(cases, deep, deep[1:len(deep)-1])
+	for _, c := range cases {
+		if got, want := valid([]byte(c)), json.Valid([]byte(c)); got != want {
+			t.Errorf("valid(%.40q) = %v, json.Valid: %v", c, got, want)
+		}
+	}
+}
+
+func FuzzValid(f *testing.F) {
+	for _, s := range []string{`{"a":[1,2.5e3,"x\u0041",true,null]}`, `[`, `"\\"`, `-0.0E+1`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if got, want := valid(b), json.Valid(b); got != want {
+			t.Errorf("valid(%q) = %v, json.Valid: %v", b, got, want)
+		}
+	})
+}

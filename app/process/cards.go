@@ -114,14 +114,15 @@ func keyOnly(c *store.Claim) *store.Claim {
 	return &only
 }
 
-// owe records oe's card as owed.
+// owe records oe's card as owed, popping it from the outbox in the same
+// write.
 func (p *Processor) owe(ctx context.Context, c *store.Claim, oe records.OutboxEffect) error {
 	b, err := json.Marshal(oe)
 	if err != nil {
 		return fmt.Errorf("encode owed card: %w", err)
 	}
 	w := store.Commit{Records: map[string][]byte{records.CardOwedKey(oe.Effect.Repo, oe.Effect.Number): b},
-		Enqueue: []store.Delivery{p.sweepTimer(oe.Installation)}}
+		Enqueue: []store.Delivery{p.sweepTimer(oe.Installation)}, PopEffect: true}
 	if err := p.store.Commit(ctx, keyOnly(c), w); err != nil {
 		return fmt.Errorf("record owed card: %w", err)
 	}

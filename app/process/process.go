@@ -181,10 +181,11 @@ func (p *Processor) applyGroup(ctx, gctx context.Context, c *store.Claim, steps 
 		oe := s.oe
 		var w store.Commit
 		switch {
-		case s.skip:
+		case s.skip: // recorded as owed as it leaves the outbox
 			if err := p.owe(ctx, c, oe); err != nil {
 				return err
 			}
+			continue
 		case oe.Installation != 0: // else unreadable: dropped
 			recs, err := p.exec.Apply(gctx, oe, leftover && !s.owed)
 			if err != nil {

@@ -68,8 +68,10 @@ func New(st store.Store, d Decider, x Applier) *Processor {
 // first, so a task's effects always go out in order. Once the delivery is
 // committed c.Delivery is set to nil: what may remain are its effects.
 func (p *Processor) Handle(ctx context.Context, c *store.Claim, log *slog.Logger) error {
-	if err := p.drain(ctx, c, log, true); err != nil {
-		return fault.Outbox(err) // not the queued delivery's fault
+	if !c.NoEffects { // else nothing left over: not read
+		if err := p.drain(ctx, c, log, true); err != nil {
+			return fault.Outbox(err) // not the queued delivery's fault
+		}
 	}
 	if c.Delivery == nil {
 		return nil

@@ -70,6 +70,10 @@ type Claim struct {
 	Token    string // identifies this lease; a different token means someone else holds the key
 	Delivery *Delivery
 	Expires  time.Time
+	// NoEffects: the key's outbox was empty when it was claimed (only the
+	// holder adds to it), so no effect is left over from an earlier attempt.
+	// False when not known.
+	NoEffects bool
 }
 
 // Commit is what processing one delivery writes, atomically, under its claim.

@@ -682,7 +682,7 @@ func (b *Store) Claim(ctx context.Context, owner string, ttl time.Duration) (*st
 				if err := t.index(m, m.LeaseExp); err != nil {
 					return err
 				}
-				c := &store.Claim{Key: m.key, Token: tok, Expires: time.Unix(0, m.LeaseExp)}
+				c := &store.Claim{Key: m.key, Token: tok, Expires: time.Unix(0, m.LeaseExp), NoEffects: m.OTail <= m.OHead}
 				if raw := t.head(m); raw != nil {
 					if c.Delivery, err = backend.DecodeDelivery(raw); err != nil {
 						return err

@@ -236,7 +236,8 @@ var (
 	// 1 if queued, 0 if a duplicate.
 	luaAccept = script(`return enqueue(ARGV[2], ARGV[3], ARGV[4], ARGV[1], ARGV[5])`)
 
-	// ARGV: token, owner, ttl_us. Returns {key, encoded head or nil} or nil.
+	// ARGV: token, owner, ttl_us. Returns {key, encoded head or nil, outbox
+	// length} or nil.
 	luaClaim = script(`
 local ttl = tonumber(ARGV[3])
 for i = 1, 1000 do
@@ -255,7 +256,7 @@ for i = 1, 1000 do
       unpark(k)
       set_lease(k, ARGV[1], ARGV[2], exp)
       redis.call('ZADD', READY, int(exp), k)
-      return {k, redis.call('LINDEX', qk(k), 0)}
+      return {k, redis.call('LINDEX', qk(k), 0), redis.call('LLEN', ok(k))}
     end
   end
 end
@@ -556,11 +557,12 @@ func (r *Store) Claim(ctx context.Context, owner string, ttl time.Duration) (*st
 	if err != nil {
 		return nil, wrapRedis("claim", err)
 	}
-	if len(res) != 2 {
+	if len(res) != 3 {
 		return nil, fmt.Errorf("store: redis claim: unexpected reply %v", res)
 	}
 	key, _ := res[0].(string)
-	c := &store.Claim{Key: key, Token: tok, Expires: start.Add(ttl)}
+	effects, _ := res[2].(int64)
+	c := &store.Claim{Key: key, Token: tok, Expires: start.Add(ttl), NoEffects: effects == 0}
 	if head, ok := res[1].(string); ok {
 		if c.Delivery, err = backend.DecodeDelivery([]byte(head)); err != nil {
 			return nil, fmt.Errorf("store: redis claim %q: %w", key, err)

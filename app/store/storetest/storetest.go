@@ -716,6 +716,9 @@ func testCommitPopsEffect(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	accept(t, s, del("d", "k"))
 	c := claimKey(t, s, longTTL, "k", "d")
+	if !c.NoEffects {
+		t.Errorf("claim of a key with an empty outbox does not say NoEffects")
+	}
 	must(t, "Commit", s.Commit(ctx, c, store.Commit{Effects: [][]byte{[]byte("e1"), []byte("e2")}}))
 	c.Delivery = nil
 	must(t, "Commit popping e1", s.Commit(ctx, c, store.Commit{Records: map[string][]byte{"applied": []byte("e1")}, PopEffect: true}))
@@ -733,6 +736,9 @@ func testCommitPopsEffect(t *testing.T, s store.Store) {
 
 	// The old holder's pop writes nothing.
 	c2 := claimKey(t, s, longTTL, "k", "")
+	if c2.NoEffects {
+		t.Errorf("claim of a key with an outbox effect says NoEffects")
+	}
 	mustLost(t, "Commit(old) popping", s.Commit(ctx, c, store.Commit{Records: map[string][]byte{"r": []byte("x")}, PopEffect: true}))
 	checkNoRecord(t, s, "r")
 	checkOutbox(t, s, c2, "e4")
@@ -751,6 +757,9 @@ func testOutboxOnly(t *testing.T, s store.Store) {
 	must(t, "Release", s.Release(ctx, c)) // effects not applied yet ("crash")
 
 	c = claimKey(t, s, longTTL, "k", "")
+	if c.NoEffects {
+		t.Errorf("claim of a key with outbox effects says NoEffects")
+	}
 	checkOutbox(t, s, c, "e1", "e2")
 	must(t, "PopEffect", s.PopEffect(ctx, c))
 	must(t, "Nack", s.Nack(ctx, c, "github is down", 300*time.Millisecond))

@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/countersign/countersign/app/jsonpick"
 	"log/slog"
 	"slices"
 	"strings"
@@ -118,10 +119,33 @@ func linkCounts(payload []byte) *rules.LinkCounts {
 			} `json:"sub_issues_summary"`
 		} `json:"issue"`
 	}
-	if json.Unmarshal(payload, &v) != nil || v.Issue.Deps == nil || v.Issue.Subs == nil {
+	if !pickLinkCounts(payload, &v.Issue.Deps, &v.Issue.Subs) && json.Unmarshal(payload, &v) != nil {
+		return nil
+	}
+	if v.Issue.Deps == nil || v.Issue.Subs == nil {
 		return nil
 	}
 	return &rules.LinkCounts{BlockedBy: v.Issue.Deps.Total, SubIssues: v.Issue.Subs.Total}
+}
+
+// pickLinkCounts decodes the issue's two summaries of payload into deps and
+// subs without decoding the rest (jsonpick); false when it cannot (the
+// payload is then decoded whole).
+func pickLinkCounts(payload []byte, deps, subs any) bool {
+	v, ok := jsonpick.Pick(payload, "issue")
+	if !ok || v[0] == nil || v[0][0] != '{' {
+		return ok && v[0] == nil // no issue: no counts
+	}
+	sums, ok := jsonpick.Sub(v[0], "issue_dependencies_summary", "sub_issues_summary")
+	if !ok {
+		return false
+	}
+	for i, dst := range []any{deps, subs} {
+		if sums[i] != nil && json.Unmarshal(sums[i], dst) != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // wantsLinks reports whether deciding ev needs the task's links as they are

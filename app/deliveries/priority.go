@@ -2,6 +2,7 @@ package deliveries
 
 import (
 	"encoding/json"
+	"github.com/countersign/countersign/app/jsonpick"
 
 	"github.com/countersign/countersign/app/store"
 	"github.com/countersign/countersign/rules"
@@ -62,7 +63,7 @@ func Background(d *store.Delivery) bool {
 			Type string `json:"type"`
 		} `json:"sender"`
 	}
-	if json.Unmarshal(d.Payload, &head) != nil {
+	if !pickHead(d.Payload, &head.Action, &head.Sender) && json.Unmarshal(d.Payload, &head) != nil {
 		return true
 	}
 	action := d.Action
@@ -81,4 +82,20 @@ func WebhookInteractive(event, action, senderType string) bool {
 		return true
 	}
 	return senderType != "Bot" && personEvents[event+"."+action]
+}
+
+// pickHead decodes payload's action and sender into action and sender
+// without decoding the rest (jsonpick); false when it cannot (the payload
+// is then decoded whole, as before).
+func pickHead(payload []byte, action *string, sender any) bool {
+	v, ok := jsonpick.Pick(payload, "action", "sender")
+	if !ok {
+		return false
+	}
+	for i, dst := range []any{action, sender} {
+		if v[i] != nil && json.Unmarshal(v[i], dst) != nil {
+			return false
+		}
+	}
+	return true
 }

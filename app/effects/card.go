@@ -16,26 +16,27 @@ import (
 	"github.com/google/go-github/v60/github"
 )
 
-// syncCard makes the task card show the task's current record.
-func (x *Executor) syncCard(ctx context.Context, c Client, owner, name string, e rules.Effect) error {
+// syncCard makes the task card show the task's current record. It returns
+// the records to keep about the card (written with the effect's pop).
+func (x *Executor) syncCard(ctx context.Context, c Client, owner, name string, e rules.Effect) (map[string][]byte, error) {
 	task, err := records.LoadTask(ctx, x.store, e.Repo, e.Number)
 	if err != nil || task == nil {
-		return err // no record: nothing to show
+		return nil, err // no record: nothing to show
 	}
 	body, err := card.Render(task, x.keys)
 	if err != nil {
-		return fault.Permanent(err)
+		return nil, fault.Permanent(err)
 	}
 	bot, err := x.gh.BotLogin(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	idKey := records.CardIDKey(e.Repo, e.Number)
 	var id int64
 	if b, err := x.store.Get(ctx, idKey); err == nil {
 		id, _ = strconv.ParseInt(string(b), 10, 64)
 	} else if !errors.Is(err, store.ErrNotFound) {
-		return fmt.Errorf("read card id: %w", err)
+		return nil, fmt.Errorf("read card id: %w", err)
 	}
 
 	// The card's text as countersign last wrote it (a digest): the card is
@@ -47,10 +48,10 @@ func (x *Executor) syncCard(ctx context.Context, c Client, owner, name string, e
 	if id != 0 {
 		last, err := x.store.Get(ctx, digestKey)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("read card digest: %w", err)
+			return nil, fmt.Errorf("read card digest: %w", err)
 		}
 		if err == nil && string(last) == digest+"@"+strconv.FormatInt(id, 10) {
-			return nil
+			return nil, nil
 		}
 		if err == nil { // known, and its text changes: edit it without reading it
 			edited, _, err := c.EditComment(ctx, owner, name, id, &github.IssueComment{Body: github.String(body)})
@@ -58,7 +59,7 @@ func (x *Executor) syncCard(ctx context.Context, c Client, owner, name string, e
 			case err == nil:
 				return x.cardWritten(ctx, e, edited, id, digestKey, digest)
 			case !fault.IsStatus(err, http.StatusNotFound):
-				return fmt.Errorf("edit card: %w", err)
+				return nil, fmt.Errorf("edit card: %w", err)
 			}
 			id = 0 // deleted: find or post another
 		}
@@ -70,31 +71,31 @@ func (x *Executor) syncCard(ctx context.Context, c Client, owner, name string, e
 		if fault.IsStatus(err, http.StatusNotFound) {
 			current, err = nil, nil // deleted: find or post another
 		} else if err != nil {
-			return fmt.Errorf("get card: %w", err)
+			return nil, fmt.Errorf("get card: %w", err)
 		}
 	}
 	if current == nil {
 		if current, err = card.Find(ctx, c, owner, name, e.Number, bot); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	switch {
 	case current == nil:
 		current, _, err = c.CreateComment(ctx, owner, name, e.Number, &github.IssueComment{Body: github.String(body)})
 		if err != nil {
-			return fmt.Errorf("post card: %w", err)
+			return nil, fmt.Errorf("post card: %w", err)
 		}
 	case current.GetBody() != body:
 		if _, _, err = c.EditComment(ctx, owner, name, current.GetID(), &github.IssueComment{Body: github.String(body)}); err != nil {
-			return fmt.Errorf("edit card: %w", err)
+			return nil, fmt.Errorf("edit card: %w", err)
 		}
 	}
 	return x.cardWritten(ctx, e, current, id, digestKey, digest)
 }
 
-// cardWritten remembers the card countersign wrote for e's task: its id (if
-// it is not id), its address, and the digest of its text.
-func (x *Executor) cardWritten(ctx context.Context, e rules.Effect, current *github.IssueComment, id int64, digestKey, digest string) error {
+// cardWritten is what to remember of the card countersign wrote for e's
+// task: its id (if it is not id), its address, and the digest of its text.
+func (x *Executor) cardWritten(ctx context.Context, e rules.Effect, current *github.IssueComment, id int64, digestKey, digest string) (map[string][]byte, error) {
 	recs := map[string][]byte{digestKey: []byte(digest + "@" + strconv.FormatInt(current.GetID(), 10))}
 	if current.GetID() != id {
 		recs[records.CardIDKey(e.Repo, e.Number)] = []byte(strconv.FormatInt(current.GetID(), 10))
@@ -104,11 +105,7 @@ func (x *Executor) cardWritten(ctx context.Context, e rules.Effect, current *git
 			recs[records.CardURLKey(e.Repo, e.Number)] = []byte(u)
 		}
 	}
-	// One write for the three (a new card was three, each its own commit).
-	if err := x.store.PutAll(ctx, recs); err != nil {
-		return fmt.Errorf("remember the card: %w", err)
-	}
-	return nil
+	return recs, nil
 }
 
 // cardURL is the web address of task n's card, as GitHub gave it ("" if the

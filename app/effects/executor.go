@@ -84,41 +84,65 @@ func New(st store.Store, g *gh.GitHub, clients func(inst int64) (Client, error),
 	return &Executor{store: st, gh: g, clients: clients, log: log, metrics: m, keys: keys, coalesce: coalesce}
 }
 
-// Apply applies one outbox effect. leftover says it may have been applied
-// before (see Processor.drain). GitHub's answers that retrying cannot change
-// are marked permanent (fault.Classify): the drain drops such an effect.
-func (x *Executor) Apply(ctx context.Context, oe records.OutboxEffect, leftover bool) error {
-	err := x.apply(ctx, oe, leftover)
-	if err == nil {
+// Apply applies one outbox effect and returns the records its application
+// keeps (the labels it set, the card it wrote), which the caller writes with
+// the effect's pop, in one write (nil: none; effects of other kinds keep
+// theirs themselves). leftover says it may have been applied before (see
+// Processor.drain). GitHub's answers that retrying cannot change are marked
+// permanent (fault.Classify): the drain drops such an effect.
+func (x *Executor) Apply(ctx context.Context, oe records.OutboxEffect, leftover bool) (map[string][]byte, error) {
+	recs, err := x.apply(ctx, oe, leftover)
+	if err != nil {
+		return nil, fault.Classify(err)
+	}
+	if x.log.Enabled(ctx, slog.LevelDebug) {
 		e := oe.Effect
 		x.log.Debug("effect applied", "effect", e.Kind, "repo", e.Repo, "number", e.Number, "delivery", oe.Delivery)
 	}
-	return fault.Classify(err)
+	return recs, nil
 }
 
 // Prepare applies an effect a decision presumes applied before it is decided
-// (process.Decider.Before). Its failure fails the delivery, as a failed
-// decision does: GitHub's answer is returned as it is, not classified.
+// (process.Decider.Before), and writes the records it keeps. Its failure
+// fails the delivery, as a failed decision does: GitHub's answer is returned
+// as it is, not classified.
 func (x *Executor) Prepare(ctx context.Context, oe records.OutboxEffect) error {
-	return x.apply(ctx, oe, false)
+	recs, err := x.apply(ctx, oe, false)
+	if err != nil {
+		return err
+	}
+	return x.keep(ctx, recs)
 }
 
-func (x *Executor) apply(ctx context.Context, oe records.OutboxEffect, leftover bool) error {
+// keep writes recs (records an application keeps) in one write.
+func (x *Executor) keep(ctx context.Context, recs map[string][]byte) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	if err := x.store.PutAll(ctx, recs); err != nil {
+		return fmt.Errorf("remember what was applied: %w", err)
+	}
+	return nil
+}
+
+// apply applies oe; the records a label sync or a card keeps are returned,
+// not written.
+func (x *Executor) apply(ctx context.Context, oe records.OutboxEffect, leftover bool) (map[string][]byte, error) {
 	c, err := x.clients(oe.Installation)
 	if err != nil {
-		return fault.Permanent(err)
+		return nil, fault.Permanent(err)
 	}
 	e := oe.Effect
 	owner, name, ok := strings.Cut(e.Repo, "/")
 	if !ok || (e.Number <= 0 && e.Kind != rules.EffectConfigCheck && e.Kind != rules.EffectRenameLabel && e.Kind != rules.EffectCreateLabel && e.Kind != rules.EffectEnsureLabels) {
-		return fault.Permanent(fmt.Errorf("effect names no issue: %q#%d", e.Repo, e.Number))
+		return nil, fault.Permanent(fmt.Errorf("effect names no issue: %q#%d", e.Repo, e.Number))
 	}
 	var applyErr error
 	switch e.Kind {
 	case rules.EffectSyncLabels:
-		applyErr = x.syncLabels(ctx, c, owner, name, e)
+		return x.syncLabels(ctx, c, owner, name, e)
 	case rules.EffectSyncCard:
-		applyErr = x.syncCard(ctx, c, owner, name, e)
+		return x.syncCard(ctx, c, owner, name, e)
 	case rules.EffectNotice:
 		applyErr = x.notice(ctx, c, owner, name, oe, leftover)
 	case rules.EffectReopen:
@@ -143,11 +167,11 @@ func (x *Executor) apply(ctx context.Context, oe records.OutboxEffect, leftover 
 		applyErr = x.milestoneState(ctx, c, owner, name, e)
 	case rules.EffectBoard:
 		if x.board == nil {
-			return fault.Permanent(fmt.Errorf("board effect, but no board is wired"))
+			return nil, fault.Permanent(fmt.Errorf("board effect, but no board is wired"))
 		}
 		applyErr = x.board.Apply(ctx, oe.Installation, e)
 	default:
-		return fault.Permanent(fmt.Errorf("unknown effect %q", e.Kind))
+		return nil, fault.Permanent(fmt.Errorf("unknown effect %q", e.Kind))
 	}
-	return applyErr
+	return nil, applyErr
 }

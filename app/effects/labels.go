@@ -27,21 +27,32 @@ import (
 // the issue's labels are read. Applied twice (a crash before the record was
 // updated), it adds what is there already and removes what is gone (a 404):
 // nothing changes twice.
-func (x *Executor) syncLabels(ctx context.Context, c Client, owner, name string, e rules.Effect) error {
-	return x.syncRecordedLabels(ctx, c, owner, name, e.Repo, e.Number, e.Labels, rules.TaskOwned, e.Remove...)
+// It returns the label record to keep (written with the effect's pop).
+func (x *Executor) syncLabels(ctx context.Context, c Client, owner, name string, e rules.Effect) (map[string][]byte, error) {
+	return x.recordedLabels(ctx, c, owner, name, e.Repo, e.Number, e.Labels, rules.TaskOwned, e.Remove...)
 }
 
 // syncRecordedLabels makes issue n carry exactly labels among those owned
 // says countersign owns (and none of also), starting from the labels it
 // recorded setting there, and records what it set.
 func (x *Executor) syncRecordedLabels(ctx context.Context, c Client, owner, name, repo string, n int, labels []string, owned func(string) bool, also ...string) error {
+	recs, err := x.recordedLabels(ctx, c, owner, name, repo, n, labels, owned, also...)
+	if err != nil {
+		return err
+	}
+	return x.keep(ctx, recs)
+}
+
+// recordedLabels is syncRecordedLabels returning the label record to keep
+// (nil when it is unchanged) instead of writing it.
+func (x *Executor) recordedLabels(ctx context.Context, c Client, owner, name, repo string, n int, labels []string, owned func(string) bool, also ...string) (map[string][]byte, error) {
 	key := records.LabelViewKey(repo, n)
 	var view records.LabelView
 	known := false
 	if len(also) == 0 { // stripping a label countersign does not own: look
 		var err error
 		if known, err = records.Load(ctx, x.store, key, &view); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	from := labelsUnknown
@@ -52,19 +63,16 @@ func (x *Executor) syncRecordedLabels(ctx context.Context, c Client, owner, name
 		from = labelsNew // never synced here: most likely carries none of them
 	}
 	if err := x.syncOwnedLabelsFrom(ctx, c, owner, name, n, view.Labels, from, labels, owned, also...); err != nil {
-		return err
+		return nil, err
 	}
 	if from == labelsRecorded && sameFold(view.Labels, labels) {
-		return nil
+		return nil, nil
 	}
 	b, err := json.Marshal(records.LabelView{Labels: labels})
 	if err != nil {
-		return fmt.Errorf("encode label record: %w", err)
+		return nil, fmt.Errorf("encode label record: %w", err)
 	}
-	if err := x.store.Put(ctx, key, b); err != nil {
-		return fmt.Errorf("remember labels: %w", err)
-	}
-	return nil
+	return map[string][]byte{key: b}, nil
 }
 
 // sameFold reports whether a and b hold the same labels, case-insensitively.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/countersign/countersign/app/jsonpick"
 	"io"
 	"log/slog"
 	"mime"
@@ -82,6 +83,9 @@ type projectsV2Item struct {
 // in one pass. A payload whose echo fields have another shape than an
 // echo's is read again for its envelope alone (and is no echo).
 func readEnvelope(payload []byte) (envelope, error) {
+	if env, ok := pickEnvelope(payload); ok {
+		return env, nil
+	}
 	var env envelope
 	err := json.Unmarshal(payload, &env)
 	var typeErr *json.UnmarshalTypeError
@@ -98,6 +102,47 @@ func readEnvelope(payload []byte) (envelope, error) {
 		env.Issue = &echoIssue{Number: plain.Issue.Number}
 	}
 	return env, nil
+}
+
+// envelopeMembers are the payload's members an envelope reads.
+var envelopeMembers = []string{"action", "repository", "installation", "issue", "pull_request", "sender",
+	"projects_v2_item", "label", "comment", "check_run", "check_suite"}
+
+// pickEnvelope is readEnvelope without decoding the members an envelope
+// does not read (the repository's but its name: most of a payload); false
+// when it cannot, or a member is not of the envelope's shape (readEnvelope
+// then decodes the payload whole, as before).
+func pickEnvelope(payload []byte) (envelope, bool) {
+	v, ok := jsonpick.Pick(payload, envelopeMembers...)
+	if !ok {
+		return envelope{}, false
+	}
+	var env envelope
+	if repo := v[1]; repo != nil {
+		switch repo[0] {
+		case 'n': // null
+		case '{':
+			name, ok := jsonpick.Sub(repo, "full_name")
+			if !ok {
+				return envelope{}, false
+			}
+			env.Repository = &struct {
+				FullName string `json:"full_name"`
+			}{}
+			if name[0] != nil && json.Unmarshal(name[0], &env.Repository.FullName) != nil {
+				return envelope{}, false
+			}
+		default:
+			return envelope{}, false
+		}
+	}
+	for i, dst := range []any{&env.Action, nil, &env.Installation, &env.Issue, &env.PullRequest, &env.Sender,
+		&env.ProjectsV2Item, &env.Label, &env.Comment, &env.CheckRun, &env.CheckSuite} {
+		if dst != nil && v[i] != nil && json.Unmarshal(v[i], dst) != nil {
+			return envelope{}, false
+		}
+	}
+	return env, true
 }
 
 func (e *envelope) repo() string {

@@ -3,7 +3,6 @@ package process
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"time"
@@ -115,14 +114,15 @@ func keyOnly(c *store.Claim) *store.Claim {
 	return &only
 }
 
-// owe records oe's card as owed.
+// owe records oe's card as owed, popping it from the outbox in the same
+// write.
 func (p *Processor) owe(ctx context.Context, c *store.Claim, oe records.OutboxEffect) error {
 	b, err := json.Marshal(oe)
 	if err != nil {
 		return fmt.Errorf("encode owed card: %w", err)
 	}
 	w := store.Commit{Records: map[string][]byte{records.CardOwedKey(oe.Effect.Repo, oe.Effect.Number): b},
-		Enqueue: []store.Delivery{p.sweepTimer(oe.Installation)}}
+		Enqueue: []store.Delivery{p.sweepTimer(oe.Installation)}, PopEffect: true}
 	if err := p.store.Commit(ctx, keyOnly(c), w); err != nil {
 		return fmt.Errorf("record owed card: %w", err)
 	}
@@ -132,20 +132,6 @@ func (p *Processor) owe(ctx context.Context, c *store.Claim, oe records.OutboxEf
 	}
 	p.owedDone[oe.Installation] = false
 	p.owedMu.Unlock()
-	return nil
-}
-
-// paid deletes the owed card of oe's task once its card was written.
-func (p *Processor) paid(ctx context.Context, c *store.Claim, oe records.OutboxEffect) error {
-	key := records.CardOwedKey(oe.Effect.Repo, oe.Effect.Number)
-	if _, err := p.store.Get(ctx, key); errors.Is(err, store.ErrNotFound) {
-		return nil
-	} else if err != nil {
-		return fmt.Errorf("read owed card: %w", err)
-	}
-	if err := p.store.Commit(ctx, keyOnly(c), store.Commit{Records: map[string][]byte{key: nil}}); err != nil {
-		return fmt.Errorf("forget owed card: %w", err)
-	}
 	return nil
 }
 

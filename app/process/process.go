@@ -32,8 +32,12 @@ type Decider interface {
 // have been applied before), or one effect a decision presumes (Prepare: its
 // failure is the delivery's, so GitHub's answer is not classified as for a
 // committed effect).
+//
+// Apply returns the records the application keeps: they are written with the
+// effect's pop, in one write, so an applied effect leaves the outbox only
+// with them.
 type Applier interface {
-	Apply(ctx context.Context, oe records.OutboxEffect, leftover bool) error
+	Apply(ctx context.Context, oe records.OutboxEffect, leftover bool) (map[string][]byte, error)
 	Prepare(ctx context.Context, oe records.OutboxEffect) error
 }
 
@@ -64,8 +68,10 @@ func New(st store.Store, d Decider, x Applier) *Processor {
 // first, so a task's effects always go out in order. Once the delivery is
 // committed c.Delivery is set to nil: what may remain are its effects.
 func (p *Processor) Handle(ctx context.Context, c *store.Claim, log *slog.Logger) error {
-	if err := p.drain(ctx, c, log, true); err != nil {
-		return fault.Outbox(err) // not the queued delivery's fault
+	if !c.NoEffects { // else nothing left over: not read
+		if err := p.drain(ctx, c, log, true); err != nil {
+			return fault.Outbox(err) // not the queued delivery's fault
+		}
 	}
 	if c.Delivery == nil {
 		return nil
@@ -170,32 +176,41 @@ func (p *Processor) drainGroup(ctx context.Context, c *store.Claim, group []reco
 }
 
 // applyGroup applies one decision's steps under gctx, popping each outbox
-// effect once applied (or owed).
+// effect once applied (or owed), in the same write as the records its
+// application keeps.
 func (p *Processor) applyGroup(ctx, gctx context.Context, c *store.Claim, steps []step, log *slog.Logger, leftover bool) error {
 	for _, s := range steps {
 		oe := s.oe
+		var w store.Commit
 		switch {
-		case s.skip:
+		case s.skip: // recorded as owed as it leaves the outbox
 			if err := p.owe(ctx, c, oe); err != nil {
 				return err
 			}
+			continue
 		case oe.Installation != 0: // else unreadable: dropped
-			if err := p.exec.Apply(gctx, oe, leftover && !s.owed); err != nil {
+			recs, err := p.exec.Apply(gctx, oe, leftover && !s.owed)
+			if err != nil {
 				if !fault.IsPermanent(err) {
 					return fmt.Errorf("apply %s on %s#%d: %w", oe.Effect.Kind, oe.Effect.Repo, oe.Effect.Number, err)
 				}
 				log.Error("effect refused by GitHub; dropped", "effect", oe.Effect.Kind, "error", err)
 			}
+			w.Records = recs
 			if oe.Effect.Kind == rules.EffectSyncCard {
-				if err := p.paid(ctx, c, oe); err != nil {
-					return err
+				// The task's card is no longer owed (paid): forgotten
+				// with what is kept of the card.
+				if w.Records == nil {
+					w.Records = map[string][]byte{}
 				}
+				w.Records[records.CardOwedKey(oe.Effect.Repo, oe.Effect.Number)] = nil
 			}
 		}
-		if s.owed {
+		w.PopEffect = !s.owed // an owed card is not in the outbox
+		if !w.PopEffect && len(w.Records) == 0 {
 			continue
 		}
-		if err := p.store.PopEffect(ctx, c); err != nil {
+		if err := p.store.Commit(ctx, keyOnly(c), w); err != nil {
 			return fmt.Errorf("pop applied effect: %w", err)
 		}
 	}

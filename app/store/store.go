@@ -70,6 +70,10 @@ type Claim struct {
 	Token    string // identifies this lease; a different token means someone else holds the key
 	Delivery *Delivery
 	Expires  time.Time
+	// NoEffects: the key's outbox was empty when it was claimed (only the
+	// holder adds to it), so no effect is left over from an earlier attempt.
+	// False when not known.
+	NoEffects bool
 }
 
 // Commit is what processing one delivery writes, atomically, under its claim.
@@ -82,6 +86,11 @@ type Commit struct {
 	// for example a pull-request event fanned out to the tasks it closes. Their ids
 	// are de-duplicated like accepted deliveries.
 	Enqueue []Delivery
+	// PopEffect removes the oldest effect of the claimed key's outbox, as
+	// Store.PopEffect does, before Effects are appended: an applied effect
+	// leaves the outbox in the same atomic write as the records its
+	// application keeps.
+	PopEffect bool
 }
 
 // Store is the durable state behind the bot. All methods are safe for concurrent use.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/countersign/countersign/app/lazylog"
 	"log/slog"
 	"net"
 	"os/signal"
@@ -64,7 +65,8 @@ func settingValues(c *cli, fs *pflag.FlagSet, table []app.Setting, flags map[str
 }
 
 func serve(c *cli, st app.Settings) error {
-	log := slog.New(slog.NewJSONHandler(c.stderr, &slog.HandlerOptions{Level: st.LogLevel}))
+	// Attributes added per delivery are formatted only if it logs.
+	log := slog.New(lazylog.Handler(slog.NewJSONHandler(c.stderr, &slog.HandlerOptions{Level: st.LogLevel})))
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 

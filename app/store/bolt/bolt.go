@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -145,7 +144,7 @@ func (b *Store) releaseStaleLeases(tx *bbolt.Tx) error {
 	var keys []string
 	err := tx.Bucket(bktMeta).ForEach(func(k, v []byte) error {
 		var m keyMeta
-		if err := json.Unmarshal(v, &m); err != nil {
+		if err := decodeMeta(v, &m); err != nil {
 			return fmt.Errorf("decode meta of %q: %w", k, err)
 		}
 		if m.Token != "" {
@@ -342,7 +341,7 @@ func (t *btx) meta(key string) (*keyMeta, error) {
 	}
 	m := &keyMeta{}
 	if v := t.metaB.Get([]byte(key)); v != nil {
-		if err := json.Unmarshal(v, m); err != nil {
+		if err := decodeMeta(v, m); err != nil {
 			return nil, fmt.Errorf("decode meta of %q: %w", key, err)
 		}
 	}
@@ -416,7 +415,7 @@ func (t *btx) flush() error {
 			}
 			continue
 		}
-		v, err := json.Marshal(m)
+		v, err := encodeMeta(m)
 		if err != nil {
 			return err
 		}
@@ -683,7 +682,7 @@ func (b *Store) Claim(ctx context.Context, owner string, ttl time.Duration) (*st
 				if err := t.index(m, m.LeaseExp); err != nil {
 					return err
 				}
-				c := &store.Claim{Key: m.key, Token: tok, Expires: time.Unix(0, m.LeaseExp)}
+				c := &store.Claim{Key: m.key, Token: tok, Expires: time.Unix(0, m.LeaseExp), NoEffects: m.OTail <= m.OHead}
 				if raw := t.head(m); raw != nil {
 					if c.Delivery, err = backend.DecodeDelivery(raw); err != nil {
 						return err
@@ -762,6 +761,12 @@ func (b *Store) Commit(ctx context.Context, c *store.Claim, w store.Commit) erro
 			if err != nil {
 				return err
 			}
+		}
+		if w.PopEffect && m.OTail > m.OHead {
+			if err := t.out.Delete(itemKey(m.key, m.OHead)); err != nil {
+				return err
+			}
+			m.OHead++
 		}
 		for _, e := range w.Effects {
 			if err := t.out.Put(itemKey(m.key, m.OTail), append([]byte{}, e...)); err != nil {

@@ -3,7 +3,6 @@ package bolt
 import (
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -58,7 +57,7 @@ func (b *Store) ReleaseOwned(ctx context.Context, owner string) (int, error) {
 		var keys []string
 		err := t.metaB.ForEach(func(k, v []byte) error {
 			var m keyMeta
-			if err := json.Unmarshal(v, &m); err != nil {
+			if err := decodeMeta(v, &m); err != nil {
 				return fmt.Errorf("decode meta of %q: %w", k, err)
 			}
 			if (m.Token != "" && m.Owner == owner) || m.Parked == owner {
@@ -121,7 +120,7 @@ func (b *Store) pending(tx *bbolt.Tx, s *store.Stats) error {
 	now := b.now().UnixNano()
 	return tx.Bucket(bktMeta).ForEach(func(k, v []byte) error {
 		var m keyMeta
-		if err := json.Unmarshal(v, &m); err != nil {
+		if err := decodeMeta(v, &m); err != nil {
 			return fmt.Errorf("decode meta of %q: %w", k, err)
 		}
 		s.Effects += int(m.OTail - m.OHead)

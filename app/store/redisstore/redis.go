@@ -236,7 +236,8 @@ var (
 	// 1 if queued, 0 if a duplicate.
 	luaAccept = script(`return enqueue(ARGV[2], ARGV[3], ARGV[4], ARGV[1], ARGV[5])`)
 
-	// ARGV: token, owner, ttl_us. Returns {key, encoded head or nil} or nil.
+	// ARGV: token, owner, ttl_us. Returns {key, encoded head or nil, outbox
+	// length} or nil.
 	luaClaim = script(`
 local ttl = tonumber(ARGV[3])
 for i = 1, 1000 do
@@ -255,7 +256,7 @@ for i = 1, 1000 do
       unpark(k)
       set_lease(k, ARGV[1], ARGV[2], exp)
       redis.call('ZADD', READY, int(exp), k)
-      return {k, redis.call('LINDEX', qk(k), 0)}
+      return {k, redis.call('LINDEX', qk(k), 0), redis.call('LLEN', ok(k))}
     end
   end
 end
@@ -272,6 +273,7 @@ return 1`)
 
 	// ARGV: seen_ms, key, token, head prefix ('' if no delivery), head prefix
 	//   of the same delivery stored as JSON by an earlier version,
+	//   '1' to pop the oldest outbox effect first / '0',
 	//   n, n × (record key, '1' to delete / '0', value),
 	//   n, n × effect,
 	//   n, n × (key, id, encoded delivery, urgent).
@@ -283,7 +285,8 @@ if hp ~= '' then
   local h = redis.call('LINDEX', qk(k), 0)
   if not h or (string.sub(h, 1, #hp) ~= hp and string.sub(h, 1, #lhp) ~= lhp) then return 2 end
 end
-local i = 6
+if ARGV[6] == '1' then redis.call('LPOP', ok(k)) end
+local i = 7
 local n = tonumber(ARGV[i]); i = i + 1
 for j = 1, n do
   local rk = ARGV[i]
@@ -554,11 +557,12 @@ func (r *Store) Claim(ctx context.Context, owner string, ttl time.Duration) (*st
 	if err != nil {
 		return nil, wrapRedis("claim", err)
 	}
-	if len(res) != 2 {
+	if len(res) != 3 {
 		return nil, fmt.Errorf("store: redis claim: unexpected reply %v", res)
 	}
 	key, _ := res[0].(string)
-	c := &store.Claim{Key: key, Token: tok, Expires: start.Add(ttl)}
+	effects, _ := res[2].(int64)
+	c := &store.Claim{Key: key, Token: tok, Expires: start.Add(ttl), NoEffects: effects == 0}
 	if head, ok := res[1].(string); ok {
 		if c.Delivery, err = backend.DecodeDelivery([]byte(head)); err != nil {
 			return nil, fmt.Errorf("store: redis claim %q: %w", key, err)
@@ -592,12 +596,16 @@ func (r *Store) Commit(ctx context.Context, c *store.Claim, w store.Commit) erro
 	if err != nil {
 		return err
 	}
-	args := make([]any, 0, 8+3*len(w.Records)+len(w.Effects)+4*len(w.Enqueue))
+	args := make([]any, 0, 9+3*len(w.Records)+len(w.Effects)+4*len(w.Enqueue))
 	hp, lhp := "", ""
 	if c.Delivery != nil {
 		hp, lhp = string(backend.HeadPrefix(c.Delivery.ID)), string(backend.LegacyHeadPrefix(c.Delivery.ID))
 	}
-	args = append(args, r.seenMS(), c.Key, c.Token, hp, lhp, len(w.Records))
+	pop := "0"
+	if w.PopEffect {
+		pop = "1"
+	}
+	args = append(args, r.seenMS(), c.Key, c.Token, hp, lhp, pop, len(w.Records))
 	for k, v := range w.Records {
 		if v == nil {
 			args = append(args, k, "1", "")

@@ -73,6 +73,7 @@ func Run(t *testing.T, open Opener, opts ...Option) {
 		{"CommitTwiceDoesNotSkip", testCommitTwice},
 		{"DerivedDeliveriesDeduped", testDerivedDedup},
 		{"OutboxOnlyClaim", testOutboxOnly},
+		{"CommitPopsEffect", testCommitPopsEffect},
 		{"Nack", testNack},
 		{"DeadLetterAndRetry", testDeadLetter},
 		{"Records", testRecords},
@@ -707,6 +708,46 @@ func testDerivedDedup(t *testing.T, s store.Store) {
 	checkStats(t, s, store.Stats{Queued: 2, Keys: 1})
 }
 
+// testCommitPopsEffect: a Commit with PopEffect takes the oldest effect off
+// the outbox with the records its application keeps, in one write, and
+// before the commit's own effects are appended; under a lost lease it writes
+// nothing.
+func testCommitPopsEffect(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	accept(t, s, del("d", "k"))
+	c := claimKey(t, s, longTTL, "k", "d")
+	if !c.NoEffects {
+		t.Errorf("claim of a key with an empty outbox does not say NoEffects")
+	}
+	must(t, "Commit", s.Commit(ctx, c, store.Commit{Effects: [][]byte{[]byte("e1"), []byte("e2")}}))
+	c.Delivery = nil
+	must(t, "Commit popping e1", s.Commit(ctx, c, store.Commit{Records: map[string][]byte{"applied": []byte("e1")}, PopEffect: true}))
+	checkRecord(t, s, "applied", "e1")
+	checkOutbox(t, s, c, "e2")
+	must(t, "Commit popping e2, adding e3", s.Commit(ctx, c, store.Commit{Effects: [][]byte{[]byte("e3")}, PopEffect: true}))
+	checkOutbox(t, s, c, "e3")
+	must(t, "Commit popping e3", s.Commit(ctx, c, store.Commit{PopEffect: true}))
+	checkOutbox(t, s, c)
+	must(t, "Commit popping from an empty outbox", s.Commit(ctx, c, store.Commit{Records: map[string][]byte{"applied": nil}, PopEffect: true}))
+	checkNoRecord(t, s, "applied")
+	checkStats(t, s, store.Stats{})
+	must(t, "Commit", s.Commit(ctx, c, store.Commit{Effects: [][]byte{[]byte("e4")}}))
+	must(t, "Release", s.Release(ctx, c))
+
+	// The old holder's pop writes nothing.
+	c2 := claimKey(t, s, longTTL, "k", "")
+	if c2.NoEffects {
+		t.Errorf("claim of a key with an outbox effect says NoEffects")
+	}
+	mustLost(t, "Commit(old) popping", s.Commit(ctx, c, store.Commit{Records: map[string][]byte{"r": []byte("x")}, PopEffect: true}))
+	checkNoRecord(t, s, "r")
+	checkOutbox(t, s, c2, "e4")
+	must(t, "Commit popping e4", s.Commit(ctx, c2, store.Commit{PopEffect: true}))
+	checkOutbox(t, s, c2)
+	must(t, "Release", s.Release(ctx, c2))
+	checkStats(t, s, store.Stats{})
+}
+
 func testOutboxOnly(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	accept(t, s, del("d", "k"))
@@ -716,6 +757,9 @@ func testOutboxOnly(t *testing.T, s store.Store) {
 	must(t, "Release", s.Release(ctx, c)) // effects not applied yet ("crash")
 
 	c = claimKey(t, s, longTTL, "k", "")
+	if c.NoEffects {
+		t.Errorf("claim of a key with outbox effects says NoEffects")
+	}
 	checkOutbox(t, s, c, "e1", "e2")
 	must(t, "PopEffect", s.PopEffect(ctx, c))
 	must(t, "Nack", s.Nack(ctx, c, "github is down", 300*time.Millisecond))

@@ -226,7 +226,9 @@ func CountedRuns(runs []CIRun, suites []CISuite) []CIRun {
 	runs = OwnRuns(runs, suites)
 	var out []CIRun
 	for _, r := range runs {
-		i := slices.IndexFunc(out, func(o CIRun) bool { return o.Name == r.Name && o.Status == r.Status && o.App == r.App && sameSource(r, o) })
+		i := slices.IndexFunc(out, func(o CIRun) bool {
+			return o.Name == r.Name && o.Status == r.Status && o.App == r.App && sameSource(r, o)
+		})
 		switch {
 		case i < 0:
 			out = append(out, r)
@@ -259,10 +261,12 @@ type CIRead struct {
 // CIReadDue says what must be read of a pull request's head before what its
 // runs (as MergeRun keeps them) and suites (as last read) say is taken,
 // under cfg:
+//
 //   - the suites and whose they are, when a counted run (CountedRuns) of a
 //     workflow run whose head is not known yet has failed, or is the latest
 //     of a name another suite also ran: it may be another head's (a fork
 //     pull request's on the same commit), which fails and hides nothing;
+//
 //   - the suites, when the whole CI counts (WholeCI) and every trusted check
 //     run counted has concluded without failing: only the suites can then
 //     say whether a job has yet to come (a job behind `needs:` has no check

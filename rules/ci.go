@@ -104,6 +104,10 @@ type CISuite struct {
 	// to another branch; see OtherHead), whose runs count for nothing on
 	// this pull request. "" while unknown (the suite's runs count).
 	Head string `json:"head,omitempty"`
+	// Unreadable: the workflow runs could not be read (the installation
+	// lacks the Actions permission): the suite counts as listed, and its
+	// check runs as GitHub lists them (MadeUnchecked).
+	Unreadable bool `json:"unreadable,omitempty"`
 }
 
 // Whose a suite is (CISuite.Head).

@@ -257,8 +257,9 @@ func unread(r CIRun, suites []CISuite) bool {
 type CIRead struct {
 	Suites, Whose bool
 	// Jobs: the jobs of the pull request's own workflow runs are to be
-	// read too (JobsDue says, once the suites are), to tell a job's check
-	// run from one a workflow's token created (CIRun.Made).
+	// read too, and with them whose each workflow run is (JobsDue says,
+	// once the suites are), to tell a job's check run from one a workflow's
+	// token created (CIRun.Made).
 	Jobs bool
 }
 
@@ -288,7 +289,7 @@ func CIReadDue(cfg ContractConfig, runs []CIRun, suites []CISuite) CIRead {
 	counted := RelevantRuns(cfg, CountedRuns(runs, suites))
 	settled := true
 	if jobsWanted(cfg, counted) {
-		return CIRead{Suites: true, Whose: true, Jobs: true}
+		return CIRead{Suites: true, Jobs: true}
 	}
 	for _, r := range counted {
 		if r.Status {
@@ -312,15 +313,15 @@ func CIReadDue(cfg ContractConfig, runs []CIRun, suites []CISuite) CIRead {
 // jobsWanted reports whether a pass of counted (counted runs as CountedRuns
 // and RelevantRuns give them) waits on knowing whether a run of GitHub
 // Actions is a job's: one is unproven and passed, and no trusted run
-// counted has failed (a failure is decided without).
+// counted has failed or is still going (no pass could be decided yet).
 func jobsWanted(cfg ContractConfig, counted []CIRun) bool {
 	unproven := false
 	for _, r := range counted {
 		switch {
 		case r.unproven() && r.Result() == ResultPass:
 			unproven = true
-		case Distrust(cfg, r, nil) == "" && r.Result() == ResultFail:
-			return false
+		case Distrust(cfg, r, nil) == "" && r.blocks():
+			return false // a failure, or a run still going: no pass yet
 		}
 	}
 	return unproven

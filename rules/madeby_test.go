@@ -194,15 +194,17 @@ func TestJobsRead(t *testing.T) {
 		due    CIRead
 		jobs   bool
 	}{
-		{"a pass not known to be a job's: suites, whose and jobs", whole, []CIRun{made(pass, "")}, nil, CIRead{Suites: true, Whose: true, Jobs: true}, true},
-		{"the suites read, all done: the jobs now", whole, []CIRun{made(pass, "")}, own, CIRead{Suites: true, Whose: true, Jobs: true}, true},
-		{"the whole CI still running: no jobs yet", whole, []CIRun{made(pass, "")}, running, CIRead{Suites: true, Whose: true, Jobs: true}, false},
-		{"named: the jobs even while a suite runs", named, []CIRun{made(pass, "")}, running, CIRead{Suites: true, Whose: true, Jobs: true}, true},
+		{"a pass not known to be a job's: the suites, then the jobs (whose each is with them)", whole, []CIRun{made(pass, "")}, nil, CIRead{Suites: true, Jobs: true}, true},
+		{"the suites read, all done: the jobs now", whole, []CIRun{made(pass, "")}, own, CIRead{Suites: true, Jobs: true}, true},
+		{"the whole CI still running: no jobs yet", whole, []CIRun{made(pass, "")}, running, CIRead{Suites: true, Jobs: true}, false},
+		{"named: the jobs even while a suite runs", named, []CIRun{made(pass, "")}, running, CIRead{Suites: true, Jobs: true}, true},
 		{"a job's pass: no jobs to read", whole, []CIRun{made(pass, MadeByJob)}, own, CIRead{Suites: true}, false},
 		{"a token's pass: known, nothing to read", named, []CIRun{made(pass, MadeByToken)}, own, CIRead{}, false},
 		{"a trusted failure decides without the jobs", whole, []CIRun{made(pass, ""), otherApp(done("lint", 2, "failure", 2))}, own,
 			CIRead{}, false},
 		{"an unknown failure decides too (it counts until known)", whole, []CIRun{made(pass, ""), inSuite(done("lint", 2, "failure", 2), 1)}, own,
+			CIRead{}, false},
+		{"another run still going: no pass yet, no jobs", whole, []CIRun{made(pass, ""), inSuite(checkRun("lint", 2, "queued", "", 2), 1)}, own,
 			CIRead{}, false},
 		{"another App's pass needs no jobs", whole, []CIRun{otherApp(made(pass, ""))}, nil, CIRead{Suites: true}, false},
 	} {

@@ -112,7 +112,7 @@ func (p *Decider) unseen(ctx context.Context, c Client, task *rules.Task, lp rul
 			return nil, err
 		}
 		merged = rules.OwnRuns(merged, suites) // another head's workflow runs are not this pull request's
-		if merged, err = p.jobsOf(ctx, c, task.Repo, cfg.Contracts, merged, suites); err != nil {
+		if merged, suites, err = p.jobsOf(ctx, c, task.Repo, lp.Head, headOf(pr), cfg.Contracts, merged, suites); err != nil {
 			return nil, err
 		}
 	}

@@ -373,8 +373,10 @@ func (p *Lookup) workflowRuns(ctx context.Context, c Client, repo, sha string, h
 }
 
 // Jobs are runs with how each check run of GitHub Actions not known yet was
-// made (rules.CIRun.Made), as the suites (read with whose each is) say: the
-// jobs of each own workflow run holding one are read (GET
+// made (rules.CIRun.Made), and suites with whose each is (read, as CISuites
+// reads it, when a suite holding such a run is not known yet; runs then
+// lose another head's): the jobs of each own workflow run holding one are
+// read (GET
 // .../actions/runs/{run_id}/jobs?filter=all, one request per workflow run in
 // all but rare cases); a run among them is a job's, any other run of its
 // suite was created through the Checks API (a workflow's token can). A run
@@ -382,8 +384,26 @@ func (p *Lookup) workflowRuns(ctx context.Context, c Client, repo, sha string, h
 // nothing to know. Without the Actions permission (the workflow runs or the
 // jobs answer 403) it is unchecked: it counts as listed. A run whose suite
 // was not read stays unknown. runs is not modified.
-func (p *Lookup) Jobs(ctx context.Context, c Client, repo string, runs []rules.CIRun, suites []rules.CISuite) ([]rules.CIRun, error) {
+func (p *Lookup) Jobs(ctx context.Context, c Client, repo, sha string, head Head, runs []rules.CIRun, suites []rules.CISuite) ([]rules.CIRun, []rules.CISuite, error) {
 	out := slices.Clone(runs)
+	// Whose each workflow run is, when a suite of a run to tell is not
+	// known yet (one request: the workflow runs on sha).
+	for _, r := range out {
+		if r.Status || r.App != rules.ActionsApp || r.Made != "" {
+			continue
+		}
+		if slices.ContainsFunc(suites, func(s rules.CISuite) bool {
+			return s.ID == r.Suite && s.App == rules.ActionsApp && s.Head == "" && !s.Unreadable
+		}) {
+			suites = slices.Clone(suites)
+			if err := p.workflowRuns(ctx, c, repo, sha, head, suites); err != nil {
+				return nil, nil, err
+			}
+			suites = rules.TrimSuites(suites)
+			out = rules.OwnRuns(out, suites)
+			break
+		}
+	}
 	read := map[int64]map[int64]bool{} // workflow run: its jobs' ids; nil when unreadable
 	for i := range out {
 		r := &out[i]
@@ -409,7 +429,7 @@ func (p *Lookup) Jobs(ctx context.Context, c Client, repo string, runs []rules.C
 		if !ok {
 			var err error
 			if jobs, err = workflowJobs(ctx, c, repo, s.Workflow); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			read[s.Workflow] = jobs
 		}
@@ -422,7 +442,7 @@ func (p *Lookup) Jobs(ctx context.Context, c Client, repo string, runs []rules.C
 			r.Made = rules.MadeByToken
 		}
 	}
-	return out, nil
+	return out, suites, nil
 }
 
 // workflowJobs are the ids of the jobs of workflow run id (each attempt's):

@@ -133,6 +133,50 @@ func TestCostReport(t *testing.T) {
 			req, wr, 5000/req, 80*60/wr, 500/wr, wr)
 	})
 
+	// The same with CI as GitHub Actions runs it: one workflow run whose
+	// three jobs pass. Telling its jobs' check runs from those a workflow's
+	// token could create costs a read of the workflow runs and one of its
+	// jobs, once it has completed.
+	t.Run("happy path, GitHub Actions", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		team(h)
+		var n, pr int
+		var sha string
+		rows, total := runCosts(t, h, "happy path, fresh repository, CI on GitHub Actions", []costStep{
+			{"opened → pending", func() { n = h.gh.OpenIssue(testRepo, "carol", "Create login form component", "") }},
+			{"assigned", func() { h.gh.Assign(testRepo, n, "carol", "alice") }},
+			{"draft PR + CI → in-progress", func() {
+				pr, sha = h.gh.OpenPR(testRepo, "alice", githubtest.PROptions{Title: "Login form", Body: fmt.Sprintf("Fixes #%d", n), Draft: true})
+				run := h.gh.StartWorkflow(testRepo, sha, "CI", githubtest.Job{Name: "typecheck"}, githubtest.Job{Name: "lint"}, githubtest.Job{Name: "test"})
+				for _, job := range []string{"typecheck", "lint", "test"} {
+					h.gh.FinishJob(testRepo, run, job, "success")
+				}
+			}},
+			{"ready → review", func() { h.gh.ReadyForReview(testRepo, pr, "alice") }},
+			{"approved → completed", func() { h.gh.Review(testRepo, pr, "carol", "APPROVED", "") }},
+			{"/verify → verified", func() { h.gh.Comment(testRepo, n, "bob", "/verify works") }},
+		})
+		wantState(t, h, n, "verified")
+		wantCheck(t, h, sha, "success")
+		jobs, wfRuns := 0, 0
+		for _, r := range rows {
+			for _, d := range r.detail {
+				switch {
+				case strings.HasPrefix(d, "GET /repos/"+testRepo+"/actions/runs/") && strings.Contains(d, "/jobs "):
+					jobs++
+				case strings.HasPrefix(d, "GET /repos/"+testRepo+"/actions/runs "):
+					wfRuns++
+				}
+			}
+		}
+		// 43 without this defence: the workflow run's completion reads the
+		// check runs, statuses and suites again (3) over the happy path's 40.
+		if jobs != 1 || wfRuns != 1 || total.requests > 45 {
+			t.Errorf("the happy path on GitHub Actions costs %d requests, %d reads of the workflow runs and %d of jobs; want at most 45, one each", total.requests, wfRuns, jobs)
+		}
+	})
+
 	t.Run("rejection round", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t)

@@ -17,7 +17,7 @@ func TestVerificationCheckCarriesTheEvidence(t *testing.T) {
 	n, pr, sha := taskWithPR(h, "Login form", githubtest.PROptions{Title: "Login", Files: []string{"internal/login/login.go"}})
 	h.settle()
 	for _, name := range []string{"typecheck", "lint", "test"} {
-		h.gh.CheckRun(testRepo, sha, name, "", "success", "github-actions")
+		h.gh.CheckRun(testRepo, sha, name, "", "success", "")
 	}
 	h.gh.Review(testRepo, pr, "carol", "APPROVED", "")
 	h.settle()

@@ -35,10 +35,13 @@ func TestWorkflowSuitesCost(t *testing.T) {
 			reads[strings.TrimPrefix(r.Path, "/repos/"+testRepo+"/commits/"+sha+"/")]++
 		}
 	}
-	t.Logf("a workflow run of two jobs (test needs build): %v\n%s", reads, describe(h.gh.Requests()))
-	if reads["check-suites"] != 3 || reads["check-runs"] != 1 || reads["statuses"] != 1 || workflowRunReads(h) != 0 {
-		t.Errorf("reads %v and %d of the workflow runs, want check-suites 3 (build passed, test passed, the suite completed), check-runs 1, statuses 1, no workflow runs",
-			reads, workflowRunReads(h))
+	t.Logf("a workflow run of two jobs (test needs build): %v, %d of the workflow runs, %d of jobs\n%s", reads, workflowRunReads(h), jobReads(h), describe(h.gh.Requests()))
+	// Whose the workflow run is and its jobs are read once, when it has
+	// completed: only they tell its jobs' check runs from those a workflow's
+	// token created.
+	if reads["check-suites"] != 3 || reads["check-runs"] != 1 || reads["statuses"] != 1 || workflowRunReads(h) != 1 || jobReads(h) != 1 {
+		t.Errorf("reads %v, %d of the workflow runs and %d of jobs, want check-suites 3 (build passed, test passed, the suite completed), check-runs 1, statuses 1, the workflow runs and the jobs once each (test passed, the suite completed)",
+			reads, workflowRunReads(h), jobReads(h))
 	}
 
 	// A workflow run waiting in its concurrency group looks like
@@ -113,6 +116,17 @@ func workflowRunReads(h *harness) int {
 	n := 0
 	for _, r := range h.gh.Requests() {
 		if r.Method == http.MethodGet && r.Path == "/repos/"+testRepo+"/actions/runs" {
+			n++
+		}
+	}
+	return n
+}
+
+// jobReads counts the reads of the jobs of a workflow run.
+func jobReads(h *harness) int {
+	n := 0
+	for _, r := range h.gh.Requests() {
+		if r.Method == http.MethodGet && strings.HasPrefix(r.Path, "/repos/"+testRepo+"/actions/runs/") && strings.HasSuffix(r.Path, "/jobs") {
 			n++
 		}
 	}

@@ -30,6 +30,49 @@ type CIRun struct {
 	// Suite is the check run's check suite (0 for a status, or when
 	// unknown): for GitHub Actions, its workflow run.
 	Suite int64 `json:"suite,omitempty"`
+	// Made says how a check run of GitHub Actions came to be, once the jobs
+	// of its workflow run were read (MadeByJob, MadeByToken, MadeUnchecked);
+	// "" while unknown, and for any other run.
+	Made string `json:"made,omitempty"`
+}
+
+// How a check run of GitHub Actions came to be (CIRun.Made). A workflow
+// whose token may write checks (`permissions: checks: write`) can create a
+// check run of any name and conclusion on any commit of the repository
+// through the Checks API: it is the App github-actions' as a job's is, and
+// GitHub attaches it to one of github-actions' suites on that commit, maybe
+// the pull request's own workflow run's. Only the jobs of a workflow run
+// (whose ids are their check runs' ids) tell a job's check run apart.
+const (
+	// MadeByJob: the check run of a job of its suite's workflow run.
+	MadeByJob = "job"
+	// MadeByToken: no job of any workflow run: created through the Checks
+	// API with a workflow's token (or in a suite that is no workflow run).
+	MadeByToken = "token"
+	// MadeUnchecked: the jobs could not be read (the installation lacks the
+	// Actions permission): the run counts as GitHub lists it.
+	MadeUnchecked = "unchecked"
+)
+
+// GitHubActionsBot is the account a workflow's token (GITHUB_TOKEN) posts
+// commit statuses as: whoever's workflow ran, a builder's as anyone's.
+const GitHubActionsBot = "github-actions[bot]"
+
+// unproven reports whether r is a check run of GitHub Actions not yet known
+// to be a job's (MadeByJob) or not (MadeByToken): a pass of it counts only
+// once the jobs of its workflow run were read.
+func (r CIRun) unproven() bool { return !r.Status && r.App == ActionsApp && r.Made == "" }
+
+// sameSource reports whether runs r and o, of one name and kind, come from
+// one source, whose latest run replaces its earlier ones: a commit status
+// from one creator (a status another account posts never erases a trusted
+// one's failure), a check run made by a job or not (one made through the
+// Checks API never hides a job's).
+func sameSource(r, o CIRun) bool {
+	if r.Status {
+		return r.Creator.Is(o.Creator) || (r.Creator.IsZero() && o.Creator.IsZero())
+	}
+	return (r.Made == MadeByToken) == (o.Made == MadeByToken)
 }
 
 // ActionsApp is the slug of GitHub Actions' App, whose check suites are
@@ -67,6 +110,10 @@ type CISuite struct {
 	// to another branch; see OtherHead), whose runs count for nothing on
 	// this pull request. "" while unknown (the suite's runs count).
 	Head string `json:"head,omitempty"`
+	// Unreadable: the workflow runs could not be read (the installation
+	// lacks the Actions permission): the suite counts as listed, and its
+	// check runs as GitHub lists them (MadeUnchecked).
+	Unreadable bool `json:"unreadable,omitempty"`
 }
 
 // Whose a suite is (CISuite.Head).
@@ -190,14 +237,16 @@ func otherSuites(suites []CISuite) map[int64]bool {
 
 // CountedRuns are the runs of a pull request's head that count for it
 // (runs as MergeRun keeps them, suites as last read): not those of another
-// head's workflow runs (Other), and of each name (and App; of each context
-// for statuses) the latest only, within its lineage: a GitHub Actions job's
-// workflow (a failed job re-run to pass, or the workflow run again for the
-// pull request, reopened or dispatched on its branch, is a pass), or its
-// workflow run while the workflow is not known. GitHub Actions names a job's
-// check run by the job alone, so two workflows can each run a `test`: each
-// one's latest counts, and a later pass in one never hides a failure in the
-// other. The order of runs is kept.
+// head's workflow runs (Other), and of each name (and App, and source: see
+// sameSource; of each context and creator for statuses) the latest only,
+// within its lineage: a GitHub Actions job's workflow (a failed job re-run
+// to pass, or the workflow run again for the pull request, reopened or
+// dispatched on its branch, is a pass), or its workflow run while the
+// workflow is not known. GitHub Actions names a job's check run by the job
+// alone, so two workflows can each run a `test`: each one's latest counts,
+// and a later pass in one never hides a failure in the other. A status
+// another account posted, or a check run a workflow's token created, never
+// hides a failure. The order of runs is kept.
 func CountedRuns(runs []CIRun, suites []CISuite) []CIRun {
 	runs = OwnRuns(runs, suites)
 	type key struct {
@@ -205,16 +254,16 @@ func CountedRuns(runs []CIRun, suites []CISuite) []CIRun {
 		status             bool
 	}
 	var out []CIRun
-	at := map[key]int{}
+	at := map[key][]int{} // the runs kept of each key, one per source
 	for _, r := range runs {
 		k := key{r.Name, r.App, lineage(r, suites), r.Status}
-		i, ok := at[k]
+		i := slices.IndexFunc(at[k], func(j int) bool { return sameSource(r, out[j]) })
 		switch {
-		case !ok:
-			at[k] = len(out)
+		case i < 0:
+			at[k] = append(at[k], len(out))
 			out = append(out, r)
-		case r.newer(out[i]):
-			out[i] = r
+		case r.newer(out[at[k][i]]):
+			out[at[k][i]] = r
 		}
 	}
 	return out
@@ -282,11 +331,17 @@ func unread(r CIRun, suites []CISuite) bool {
 // workflow runs on it (Whose), to tell whose each workflow run is.
 type CIRead struct {
 	Suites, Whose bool
+	// Jobs: the jobs of the pull request's own workflow runs are to be
+	// read too, and with them whose each workflow run is (JobsDue says,
+	// once the suites are), to tell a job's check run from one a workflow's
+	// token created (CIRun.Made).
+	Jobs bool
 }
 
 // CIReadDue says what must be read of a pull request's head before what its
 // runs (as MergeRun keeps them) and suites (as last read) say is taken,
 // under cfg:
+//
 //   - the suites and whose they are, when a counted run (CountedRuns) of a
 //     workflow run whose head is not known yet has failed, or is the latest
 //     of a name another suite also ran: it may be another head's (a fork
@@ -297,17 +352,24 @@ type CIRead struct {
 //   - the suites, when the whole CI counts (WholeCI) and every trusted check
 //     run counted has concluded without failing: only the suites can then
 //     say whether a job has yet to come (a job behind `needs:` has no check
-//     run until it is queued), or a workflow run waits to start.
+//     run until it is queued), or a workflow run waits to start;
+//   - the suites, whose they are and then the jobs (JobsDue), when a pass
+//     waits on knowing whether a counted run of GitHub Actions is a job's
+//     (a workflow's token can create a check run of any name).
 //
-// So a read costs at most one request for the suites and one for the
-// workflow runs, made only by a decision that could pass, fail an attempt,
-// or let another head's run through.
+// So a read costs at most one request for the suites, one for the
+// workflow runs and one per own workflow run for its jobs, made only by a
+// decision that could pass, fail an attempt, or let another head's run
+// through.
 func CIReadDue(cfg ContractConfig, runs []CIRun, suites []CISuite) CIRead {
 	if cfg.WholeCI() && WhoseFailed(suites) {
 		return CIRead{Suites: true, Whose: true}
 	}
 	counted := RelevantRuns(cfg, CountedRuns(runs, suites))
 	settled := true
+	if jobsWanted(cfg, counted) {
+		return CIRead{Suites: true, Jobs: true}
+	}
 	for _, r := range counted {
 		if r.Status {
 			continue
@@ -325,6 +387,36 @@ func CIReadDue(cfg ContractConfig, runs []CIRun, suites []CISuite) CIRead {
 		}
 	}
 	return CIRead{Suites: settled && len(counted) > 0 && cfg.WholeCI()}
+}
+
+// jobsWanted reports whether a pass of counted (counted runs as CountedRuns
+// and RelevantRuns give them) waits on knowing whether a run of GitHub
+// Actions is a job's: one is unproven and passed, and no trusted run
+// counted has failed or is still going (no pass could be decided yet).
+func jobsWanted(cfg ContractConfig, counted []CIRun) bool {
+	unproven := false
+	for _, r := range counted {
+		switch {
+		case r.unproven() && r.Result() == ResultPass:
+			unproven = true
+		case Distrust(cfg, r, nil) == "" && r.blocks():
+			return false // a failure, or a run still going: no pass yet
+		}
+	}
+	return unproven
+}
+
+// JobsDue reports whether the jobs of the pull request's own workflow runs
+// are to be read now (runs as MergeRun keeps them, suites as just read,
+// with whose each is): a pass waits on knowing whether a run of GitHub
+// Actions is a job's (jobsWanted), and, when the whole CI counts, no own
+// suite still runs (the decision could pass). One request per own workflow
+// run holding such a run.
+func JobsDue(cfg ContractConfig, runs []CIRun, suites []CISuite) bool {
+	if !jobsWanted(cfg, RelevantRuns(cfg, CountedRuns(runs, suites))) {
+		return false
+	}
+	return !cfg.WholeCI() || !slices.ContainsFunc(suites, func(s CISuite) bool { return !s.Other() && s.Running() })
 }
 
 // suiteName is how people are shown suite s: "workflow run N" when it is
@@ -351,13 +443,22 @@ func suiteName(s CISuite, runs []CIRun) string {
 // Distrust says why run is not a source whose result counts (docs/design.md, Verification contracts),
 // "" when it is: a check run counts only when a GitHub App (other than
 // countersign, whose own runs never reach here) created it, and the App
-// contracts.apps pins for its name when there is one; a commit status counts
+// contracts.apps pins for its name when there is one; one of GitHub Actions
+// only when it is a job's (CIRun.Made: a pass counts once that is known, a
+// failure counts until it is known to be no job's); a commit status counts
 // only when its creator is known, is not a builder (builder), and is one of
-// contracts.status_creators when those are set.
+// contracts.status_creators when those are set; github-actions[bot]'s (a
+// workflow's token, whoever's workflow ran) only when it is listed there.
 func Distrust(cfg ContractConfig, r CIRun, builder func(User) bool) string {
 	if !r.Status {
 		if r.App == "" {
 			return "created by no known GitHub App"
+		}
+		switch {
+		case r.App == ActionsApp && r.Made == MadeByToken:
+			return "created through the Checks API (a workflow's token can), by no job of a workflow run"
+		case r.unproven() && r.Result() == ResultPass:
+			return "not yet known to be a job of a workflow run"
 		}
 		for _, name := range sortedKeys(cfg.Apps) {
 			if MatchCheck(name, r.Name) && !strings.EqualFold(cfg.Apps[name], r.App) {
@@ -373,6 +474,8 @@ func Distrust(cfg ContractConfig, r CIRun, builder func(User) bool) string {
 		return "posted by @" + r.Creator.Login + ", who built this task"
 	case len(cfg.StatusCreators) > 0 && !slices.ContainsFunc(cfg.StatusCreators, func(l string) bool { return SameLogin(l, r.Creator.Login) }):
 		return "posted by @" + r.Creator.Login + ", not one of contracts.status_creators"
+	case len(cfg.StatusCreators) == 0 && SameLogin(r.Creator.Login, GitHubActionsBot):
+		return "posted by @" + GitHubActionsBot + " (a workflow's token, whoever's workflow ran), not listed in contracts.status_creators"
 	}
 	return ""
 }
@@ -443,13 +546,24 @@ func stage(r CIRun) int {
 	return 0
 }
 
+// mayBeForged reports whether r and o are two check runs of GitHub Actions
+// of which one may have been created through the Checks API (not known to be
+// jobs, MadeByJob): both are kept, for the later one must not erase a job's
+// result (a re-run of a job is its workflow run's job again, once read).
+func mayBeForged(r, o CIRun) bool {
+	return !r.Status && r.App == ActionsApp && r.ID != o.ID && (r.Made != MadeByJob || o.Made != MadeByJob)
+}
+
 // maxRuns bounds the runs kept per commit.
 const maxRuns = 100
 
 // MergeRun records run r among runs (the runs of one commit: one check run
 // per check suite, App and name, as GitHub keeps the latest of each in each
-// suite; one status per context): it replaces an older run of its name (and
-// App, and suite), and is ignored if a newer one is known. Two Apps' runs of
+// suite; one status per context and creator): it replaces an older run of
+// its name (and App, and suite, and source: see sameSource), and is ignored
+// if a newer one is known. Check runs of GitHub Actions replace one another
+// only once both are known to be jobs (mayBeForged): one a workflow's token
+// created in the same suite must not erase a failed job. Two Apps' runs of
 // one name are two runs: a later pass from one never hides the other's
 // failure; so are two workflow runs' (two suites'): which of them count is
 // decided when they are counted (CountedRuns), once it is known whose they
@@ -460,13 +574,20 @@ func MergeRun(runs []CIRun, r CIRun) ([]CIRun, bool) {
 		if r.ID != 0 && o.ID == r.ID && o.Status == r.Status {
 			return true // the same check run (or status)
 		}
-		return o.Name == r.Name && o.Status == r.Status && o.App == r.App && o.Suite == r.Suite
+		return o.Name == r.Name && o.Status == r.Status && o.App == r.App && o.Suite == r.Suite && sameSource(r, o) && !mayBeForged(r, o)
 	})
+	if i >= 0 && r.ID == runs[i].ID && !r.Status { // what is known of how it was made stands
+		r.Made = cmp.Or(r.Made, runs[i].Made)
+	}
 	out := slices.Clone(runs)
 	switch {
 	case i < 0:
 		out = append(out, r)
 	case !r.newer(runs[i]) || runs[i] == r:
+		if r.ID == runs[i].ID && runs[i].Made == "" && r.Made != "" {
+			out[i].Made = r.Made
+			return out, true
+		}
 		return runs, false
 	default:
 		out[i] = r

@@ -12,7 +12,7 @@ import (
 // when conclusion is one of the non-completed statuses), started at minute min.
 func checkRun(name string, id int64, state, conclusion string, min int) CIRun {
 	return CIRun{Name: name, ID: id, State: state, Conclusion: conclusion, URL: fmt.Sprintf("https://ci.example/runs/%d", id), At: fxAt(min),
-		App: "github-actions"}
+		App: "github-actions", Made: MadeByJob}
 }
 
 // otherApp is r created by another App than GitHub Actions.

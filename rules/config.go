@@ -108,7 +108,7 @@ type ContractConfig struct {
 	Apps map[string]string `yaml:"apps" doc:"Check name -> the slug of the GitHub App that must create it, e.g. {test: github-actions}."`
 	// StatusCreators are the logins whose commit statuses count; empty: any
 	// non-builder's.
-	StatusCreators []string `yaml:"status_creators" doc:"Logins whose commit statuses count. Empty: anyone's who is not a builder of the task."`
+	StatusCreators []string `yaml:"status_creators" doc:"Logins whose commit statuses count. Empty: anyone's who is not a builder of the task, but github-actions[bot]'s (a workflow's token, whoever's workflow ran), which counts only when listed."`
 	Contradictions []string `yaml:"contradictions" doc:"Phrases that contradict a claim of completion (it is refused)."`
 	Advisory       []string `yaml:"advisory" doc:"Words and phrases that make a task advisory."`
 	Skip           []string `yaml:"skip" doc:"Words and phrases that make a task skip (checked before advisory)."`

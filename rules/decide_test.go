@@ -151,8 +151,8 @@ func fxTaskBare(s State, withPR bool) *Task {
 
 // fxRuns are CI runs that pass the default contract's typecheck and lint.
 func fxRuns() []CIRun {
-	return []CIRun{{Name: "lint", ID: 1, State: "completed", Conclusion: "success", At: fxAt(1), App: "github-actions"},
-		{Name: "typecheck", ID: 2, State: "completed", Conclusion: "success", At: fxAt(1), App: "github-actions"}}
+	return []CIRun{{Name: "lint", ID: 1, State: "completed", Conclusion: "success", At: fxAt(1), App: "github-actions", Made: MadeByJob},
+		{Name: "typecheck", ID: 2, State: "completed", Conclusion: "success", At: fxAt(1), App: "github-actions", Made: MadeByJob}}
 }
 
 // fxContracted gives t (a fixture) the contract tracking would have given it,

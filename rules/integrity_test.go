@@ -166,7 +166,7 @@ func TestFailedAttemptEscalationNamesLeadsAndFailures(t *testing.T) {
 		{Attempt: 2, At: fxAt(2), PR: fxPR, Head: "h0b", Reason: "lint (lint: failure)"}}
 	task.Contract.Criteria = append(task.Contract.Criteria, Criterion{Activity: "unit-test", Description: "Unit tests pass"})
 	ev := fxPREvent(PRChecked, fxHead, false)
-	ev.PR.Runs = append(fxRuns(), CIRun{Name: "test", ID: 3, State: "completed", Conclusion: "failure", At: fxAt(99), App: "github-actions"})
+	ev.PR.Runs = append(fxRuns(), CIRun{Name: "test", ID: 3, State: "completed", Conclusion: "failure", At: fxAt(99), App: "github-actions", Made: MadeByJob})
 	d := DecideTask(task, ev, fxFacts(""))
 	if d.Task == nil || !d.Task.Escalated {
 		t.Fatalf("not escalated: %+v", d.Task)

@@ -31,9 +31,9 @@ func permuteBase(t *testing.T, cfg Config, draft bool) (*Task, *PRFacts) {
 	task := DecideTask(nil, open, f).Task
 	pr := &PRFacts{Number: 12, Author: u("alice"), Head: "h1", Draft: draft, Open: true, Pushers: []User{u("alice")},
 		Runs: []CIRun{
-			{Name: "typecheck", ID: 1, State: "completed", Conclusion: "success", App: "github-actions", At: fxAt(1)},
-			{Name: "test", ID: 2, State: "completed", Conclusion: "success", App: "github-actions", At: fxAt(1)},
-			{Name: "lint", ID: 3, State: "in_progress", App: "github-actions", At: fxAt(1)},
+			{Name: "typecheck", ID: 1, State: "completed", Conclusion: "success", App: "github-actions", Made: MadeByJob, At: fxAt(1)},
+			{Name: "test", ID: 2, State: "completed", Conclusion: "success", App: "github-actions", Made: MadeByJob, At: fxAt(1)},
+			{Name: "lint", ID: 3, State: "in_progress", App: "github-actions", Made: MadeByJob, At: fxAt(1)},
 		}}
 	linked := Event{Kind: PRLinked, Actor: u("alice"), At: fxAt(2), Issue: IssueFacts{Repo: "acme/widgets", Number: 1}, PR: copyPR(pr)}
 	task = DecideTask(task, linked, f).Task
@@ -140,7 +140,7 @@ func TestBurstPermutationsReachTheInOrderState(t *testing.T) {
 		}
 		lintDone := func(pr *PRFacts, at int) *PRFacts {
 			c := copyPR(pr)
-			c.Runs, _ = MergeRun(c.Runs, CIRun{Name: "lint", ID: 3, State: "completed", Conclusion: "success", App: "github-actions", At: fxAt(at)})
+			c.Runs, _ = MergeRun(c.Runs, CIRun{Name: "lint", ID: 3, State: "completed", Conclusion: "success", App: "github-actions", Made: MadeByJob, At: fxAt(at)})
 			return c
 		}
 		review := func(pr *PRFacts, head string, at int) burstEvent {

@@ -300,9 +300,12 @@ func (s *propSeq) ciEvent(ev *Event, n int) {
 	r := CIRun{Name: s.pick("lint", "typecheck", "test"), ID: s.runID, At: fxAt(s.min)}
 	if s.r.IntN(2) == 0 {
 		r.State, r.Conclusion, r.App = "completed", s.pick("success", "success", "failure"), s.pick("github-actions", "github-actions", "")
+		if r.App == ActionsApp { // a job's, one a workflow's token created, or not known yet
+			r.Made = s.pick(MadeByJob, MadeByJob, MadeByToken, "")
+		}
 	} else {
 		r.Status, r.State = true, s.pick("success", "success", "failure")
-		r.Creator = u(s.pick("ci-bot", "alice", "dave", "erin", "bob", "copilot[bot]"))
+		r.Creator = u(s.pick("ci-bot", "alice", "dave", "erin", "bob", "copilot[bot]", GitHubActionsBot))
 	}
 	if s.runID%5 == 0 { // every fifth result is unfinished (no draw)
 		r.Conclusion, r.State = "", map[bool]string{false: "in_progress", true: "pending"}[r.Status]

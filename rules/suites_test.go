@@ -12,7 +12,7 @@ import (
 func TestWholeCIWithSuites(t *testing.T) {
 	const wf = "https://github.com/acme/widgets/actions/runs/"
 	run := func(name, state, conclusion string, suite int64, id int64) CIRun {
-		return CIRun{Name: name, ID: id, State: state, Conclusion: conclusion, App: "github-actions", Suite: suite,
+		return CIRun{Name: name, ID: id, State: state, Conclusion: conclusion, App: "github-actions", Made: MadeByJob, Suite: suite,
 			URL: wf + "77" + string(rune('0'+suite%10)) + "/job/1"}
 	}
 	suite := func(id int64, status, conclusion string, runs int) CISuite {
@@ -93,7 +93,7 @@ func TestNamedChecksIgnoreSuites(t *testing.T) {
 	d := &decider{f: f, t: &Task{}}
 	c := Criterion{Activity: ActUnitTest}
 	decide := d.checkedBy(c)
-	p := &LinkedPR{Runs: []CIRun{{Name: "test", State: "completed", Conclusion: "success", App: "github-actions", Suite: 1}},
+	p := &LinkedPR{Runs: []CIRun{{Name: "test", State: "completed", Conclusion: "success", App: "github-actions", Made: MadeByJob, Suite: 1}},
 		Suites: []CISuite{{ID: 1, App: "github-actions", Status: "in_progress", Runs: 1}}}
 	if r, detail, _, _ := decide(p, ""); r != ResultPass {
 		t.Fatalf("named `test` passed in a running workflow run: %s (%s), want pass", r, detail)

@@ -172,7 +172,10 @@ func (p *Decider) decideCI(ctx context.Context, cd deliveries.CIPayload, d *stor
 			return store.Commit{}, err
 		}
 		runs = rules.OwnRuns(runs, suites) // another head's workflow runs are not this pull request's
-		if cd.Read {                       // the runs were read too: what a suite's completion announces is known
+		if runs, suites, err = p.jobsOf(ctx, c, cd.Repo, cd.Head, headOf(pr), cfg.Contracts, runs, suites); err != nil {
+			return store.Commit{}, err
+		}
+		if cd.Read { // the runs were read too: what a suite's completion announces is known
 			read = &ciRead{Suites: completedSuites(suites)}
 		}
 	}
@@ -193,6 +196,17 @@ func (p *Decider) decideCI(ctx context.Context, cd deliveries.CIPayload, d *stor
 	}
 	w.Enqueue = nil // recorded; no contract counts it
 	return recordRead(w, cd, readAt), nil
+}
+
+// jobsOf is runs with how each check run of GitHub Actions was made, and
+// suites with whose each is (lookup.Jobs), when a pass waits on it
+// (rules.JobsDue, suites just read): a workflow's token can create a check
+// run of any name, which no job made.
+func (p *Decider) jobsOf(ctx context.Context, c Client, repo, sha string, head lookup.Head, cfg rules.ContractConfig, runs []rules.CIRun, suites []rules.CISuite) ([]rules.CIRun, []rules.CISuite, error) {
+	if !rules.JobsDue(cfg, runs, suites) {
+		return runs, suites, nil
+	}
+	return p.look.Jobs(ctx, c, repo, sha, head, runs, suites)
 }
 
 // otherSuite reports whether suite is, as pr's suites were last read,

@@ -277,6 +277,9 @@ func (p *Decider) readHead(ctx context.Context, c Client, inst int64, cur *rules
 			return err
 		}
 		cur.Runs = rules.OwnRuns(cur.Runs, cur.Suites)
+		if cur.Runs, cur.Suites, err = p.jobsOf(ctx, c, cur.Repo, cur.Head, headOf(cur), rules.ContractConfig{}, cur.Runs, cur.Suites); err != nil {
+			return err
+		}
 	}
 	cur.CommittersHead = cur.Head
 	return nil

@@ -113,6 +113,9 @@ func (p *Decider) unseen(ctx context.Context, c Client, task *rules.Task, lp rul
 			return nil, err
 		}
 		merged = rules.OwnRuns(merged, suites) // another head's workflow runs are not this pull request's
+		if merged, suites, err = p.jobsOf(ctx, c, task.Repo, lp.Head, headOf(pr), cfg.Contracts, merged, suites); err != nil {
+			return nil, err
+		}
 	}
 	// CI results are taken in with the pull request as the task last heard
 	// of it: when the record has moved on in another way (a description

@@ -61,3 +61,14 @@ func (c *Client) ListWorkflowRunsForHead(ctx context.Context, owner, repo, sha s
 	}
 	return c.c.Actions.ListRepositoryWorkflowRuns(ctx, owner, repo, o)
 }
+
+// ListWorkflowJobsAll is GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs
+// with filter=all (Actions.ListWorkflowJobs): every job of every attempt of
+// a workflow run. A job's id is its check run's id.
+func (c *Client) ListWorkflowJobsAll(ctx context.Context, owner, repo string, runID int64, opts *github.ListOptions) (*github.Jobs, *github.Response, error) {
+	o := &github.ListWorkflowJobsOptions{Filter: "all"}
+	if opts != nil {
+		o.ListOptions = *opts
+	}
+	return c.c.Actions.ListWorkflowJobs(ctx, owner, repo, runID, o)
+}

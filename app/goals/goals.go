@@ -257,6 +257,13 @@ func (p *Decider) integration(ctx context.Context, c Client, repo, check string,
 	}
 	state := rules.IntegrationNone
 	for _, run := range runs {
+		if run.App == rules.ActionsApp && run.Made == "" {
+			// The jobs of the default branch's workflow runs are not read:
+			// a check run of GitHub Actions counts as listed here (one a
+			// workflow's token created included), as it did before they
+			// were read for pull requests.
+			run.Made = rules.MadeUnchecked
+		}
 		if !rules.MatchCheck(check, run.Name) || rules.Distrust(contracts, run, builder) != "" {
 			continue
 		}

@@ -30,6 +30,7 @@ type Client interface {
 	ListCheckRunsForRef(ctx context.Context, owner, repo, ref string, opts *github.ListCheckRunsOptions) (*github.ListCheckRunsResults, *github.Response, error)
 	ListCheckSuitesForRef(ctx context.Context, owner, repo, ref string, opts *github.ListOptions) (*gh.CheckSuites, *github.Response, error)
 	ListWorkflowRunsForHead(ctx context.Context, owner, repo, sha string, opts *github.ListOptions) (*github.WorkflowRuns, *github.Response, error)
+	ListWorkflowJobsAll(ctx context.Context, owner, repo string, runID int64, opts *github.ListOptions) (*github.Jobs, *github.Response, error)
 	ListStatuses(ctx context.Context, owner, repo, ref string, opts *github.ListOptions) ([]*github.RepoStatus, *github.Response, error)
 	ListPullRequestFiles(ctx context.Context, owner string, repo string, number int, opts *github.ListOptions) ([]*github.CommitFile, *github.Response, error)
 }
@@ -372,7 +373,12 @@ func (p *Lookup) workflowRuns(ctx context.Context, c Client, repo, sha string, h
 		res, resp, err := c.ListWorkflowRunsForHead(ctx, gh.OwnerOf(repo), gh.NameOf(repo), sha, opt)
 		var ge *github.ErrorResponse
 		if errors.As(err, &ge) && ge.Response != nil && ge.Response.StatusCode == http.StatusForbidden {
-			return nil // no Actions permission: the suites count as listed
+			for i := range suites { // no Actions permission: the suites count as listed
+				if suites[i].App == rules.ActionsApp {
+					suites[i].Unreadable = true
+				}
+			}
+			return nil
 		}
 		if err != nil {
 			return fmt.Errorf("list workflow runs on %s: %w", sha, err)
@@ -403,6 +409,104 @@ func (p *Lookup) workflowRuns(ctx context.Context, c Client, repo, sha string, h
 		}
 	}
 	return nil
+}
+
+// Jobs are runs with how each check run of GitHub Actions not known yet was
+// made (rules.CIRun.Made), and suites with whose each is (read, as CISuites
+// reads it, when a suite holding such a run is not known yet; runs then
+// lose another head's): the jobs of each own workflow run holding one are
+// read (GET
+// .../actions/runs/{run_id}/jobs?filter=all, one request per workflow run in
+// all but rare cases); a run among them is a job's, any other run of its
+// suite was created through the Checks API (a workflow's token can). A run
+// of a github-actions suite that is no workflow run is no job's, and costs
+// nothing to know. Without the Actions permission (the workflow runs or the
+// jobs answer 403) it is unchecked: it counts as listed. A run whose suite
+// was not read stays unknown. runs is not modified.
+func (p *Lookup) Jobs(ctx context.Context, c Client, repo, sha string, head Head, runs []rules.CIRun, suites []rules.CISuite) ([]rules.CIRun, []rules.CISuite, error) {
+	out := slices.Clone(runs)
+	// Whose each workflow run is, when a suite of a run to tell is not
+	// known yet (one request: the workflow runs on sha).
+	for _, r := range out {
+		if r.Status || r.App != rules.ActionsApp || r.Made != "" {
+			continue
+		}
+		if slices.ContainsFunc(suites, func(s rules.CISuite) bool {
+			return s.ID == r.Suite && s.App == rules.ActionsApp && s.Head == "" && !s.Unreadable
+		}) {
+			suites = slices.Clone(suites)
+			if err := p.workflowRuns(ctx, c, repo, sha, head, suites); err != nil {
+				return nil, nil, err
+			}
+			suites = rules.TrimSuites(suites)
+			out = rules.OwnRuns(out, suites)
+			break
+		}
+	}
+	read := map[int64]map[int64]bool{} // workflow run: its jobs' ids; nil when unreadable
+	for i := range out {
+		r := &out[i]
+		if r.Status || r.App != rules.ActionsApp || r.Made != "" {
+			continue
+		}
+		j := slices.IndexFunc(suites, func(s rules.CISuite) bool { return s.ID == r.Suite && s.App == rules.ActionsApp })
+		if j < 0 {
+			continue
+		}
+		s := suites[j]
+		switch {
+		case s.Unreadable:
+			r.Made = rules.MadeUnchecked
+			continue
+		case s.Head == "" || s.Other():
+			continue
+		case s.Workflow == 0:
+			r.Made = rules.MadeByToken // no workflow run: no job
+			continue
+		}
+		jobs, ok := read[s.Workflow]
+		if !ok {
+			var err error
+			if jobs, err = workflowJobs(ctx, c, repo, s.Workflow); err != nil {
+				return nil, nil, err
+			}
+			read[s.Workflow] = jobs
+		}
+		switch {
+		case jobs == nil:
+			r.Made = rules.MadeUnchecked
+		case jobs[r.ID]:
+			r.Made = rules.MadeByJob
+		default:
+			r.Made = rules.MadeByToken
+		}
+	}
+	return out, suites, nil
+}
+
+// workflowJobs are the ids of the jobs of workflow run id (each attempt's):
+// nil without the Actions permission.
+func workflowJobs(ctx context.Context, c Client, repo string, id int64) (map[int64]bool, error) {
+	jobs := map[int64]bool{}
+	opt := &github.ListOptions{PerPage: perSuitePage}
+	for page := 0; page < maxSuitePages; page++ {
+		res, resp, err := c.ListWorkflowJobsAll(ctx, gh.OwnerOf(repo), gh.NameOf(repo), id, opt)
+		var ge *github.ErrorResponse
+		if errors.As(err, &ge) && ge.Response != nil && ge.Response.StatusCode == http.StatusForbidden {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("list the jobs of workflow run %d: %w", id, err)
+		}
+		for _, j := range res.Jobs {
+			jobs[j.GetID()] = true
+		}
+		if resp == nil || resp.NextPage == 0 {
+			break
+		}
+		opt.Page = resp.NextPage
+	}
+	return jobs, nil
 }
 
 // CheckRunOf is a check run as rules sees it: a result, the App that created

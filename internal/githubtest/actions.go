@@ -697,8 +697,15 @@ func (s *Server) actSHA(what string, rp *repoState, sha string) bool {
 	return true
 }
 
+// DefaultCIApp is the App CheckRun reports as when none is named: a CI
+// service's App. GitHub Actions' check runs are its jobs (StartWorkflow):
+// one CheckRun makes as the App github-actions outside a workflow run is
+// one created through the Checks API (a workflow's token can), which no
+// job made.
+const DefaultCIApp = "ci"
+
 // CheckRun reports a check run of another app (appSlug, default
-// "github-actions") on sha. If that app has a run with this name on sha that
+// DefaultCIApp) on sha. If that app has a run with this name on sha that
 // is not completed, it is updated (check_run.completed when it completes);
 // otherwise a run is created (check_run.created, then check_run.completed
 // if created completed). status "" means "completed" when conclusion is
@@ -712,7 +719,7 @@ func (s *Server) CheckRun(repo, sha, name, status, conclusion, appSlug string) i
 		return 0
 	}
 	if appSlug == "" {
-		appSlug = "github-actions"
+		appSlug = DefaultCIApp
 	}
 	if status == "" {
 		status = "queued"
@@ -742,7 +749,7 @@ func (s *Server) CheckRun(repo, sha, name, status, conclusion, appSlug string) i
 }
 
 // CheckSuiteCompleted sends check_suite.completed for appSlug's suite on
-// sha and returns the suite id.
+// sha (default DefaultCIApp) and returns the suite id.
 func (s *Server) CheckSuiteCompleted(repo, sha, appSlug, conclusion string) int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -751,7 +758,7 @@ func (s *Server) CheckSuiteCompleted(repo, sha, appSlug, conclusion string) int6
 		return 0
 	}
 	if appSlug == "" {
-		appSlug = "github-actions"
+		appSlug = DefaultCIApp
 	}
 	branch := rp.defaultBranch
 	for _, n := range sortedIssueNumbers(rp) {

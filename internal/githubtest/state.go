@@ -181,6 +181,11 @@ type checkRunState struct {
 	startedAt   time.Time
 	completedAt time.Time
 	suite       *suiteState // its check suite (workflows.go); nil: the App's one suite on the commit
+	// token: created through the Checks API with a workflow's token
+	// (WorkflowTokenCheckRun), no job of its suite's workflow run.
+	token bool
+	// attempt is the workflow run's attempt a job's check run belongs to.
+	attempt int
 }
 
 type statusState struct {

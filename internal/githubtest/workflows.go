@@ -37,7 +37,13 @@ import (
 //     every push: queued, with no runs, never completed (EmptySuite); so
 //     does github-actions on a push that triggers no workflow;
 //   - a check run made any other way (CheckRun, or the checks API) belongs to
-//     its App's one suite on the commit, whose status follows its runs.
+//     its App's one suite on the commit, whose status follows its runs;
+//   - a workflow whose token may write checks creates check runs through
+//     the Checks API as the App github-actions, of any name, on any commit:
+//     GitHub attaches each to one of github-actions' suites on the commit,
+//     maybe a workflow run's; no job of any workflow run is it
+//     (WorkflowTokenCheckRun). Only the jobs of a workflow run tell (GET
+//     .../actions/runs/{run_id}/jobs: a job's id is its check run's).
 //
 // GET /repos/{owner}/{repo}/commits/{ref}/check-suites and
 // GET /repos/{owner}/{repo}/check-suites/{check_suite_id} serve them, and
@@ -88,6 +94,7 @@ func (s *Server) suiteRoutes(h routeFunc) {
 	h("GET", r+"/commits/{ref:.+}/check-suites", authRepo, s.listCheckSuitesForRef)
 	h("GET", r+"/check-suites/{id:[0-9]+}", authRepo, s.getCheckSuite)
 	h("GET", r+"/actions/runs", authRepo, s.listWorkflowRuns)
+	h("GET", r+"/actions/runs/{run_id:[0-9]+}/jobs", authRepo, s.listWorkflowJobs)
 }
 
 // suiteIDOf is the id of check run cr's suite.
@@ -362,7 +369,7 @@ func (s *Server) RerunFailedJobs(repo string, suite int64) {
 		}
 	}
 	for _, n := range failed {
-		s.createCheckRun(rp, &checkRunState{headSHA: st.headSHA, name: n, status: "queued", appSlug: st.appSlug, suite: st,
+		s.createCheckRun(rp, &checkRunState{headSHA: st.headSHA, name: n, status: "queued", appSlug: st.appSlug, suite: st, attempt: st.attempt,
 			detailsURL: s.jobURL(rp, st)}, "github-actions[bot]")
 	}
 }
@@ -421,7 +428,7 @@ func (s *Server) jobURL(rp *repoState, st *suiteState) string {
 // latestJobRun is the latest check run of job in workflow run st.
 func latestJobRun(rp *repoState, st *suiteState, job string) *checkRunState {
 	for i := len(rp.checkRuns) - 1; i >= 0; i-- {
-		if cr := rp.checkRuns[i]; cr.suite == st && cr.name == job {
+		if cr := rp.checkRuns[i]; cr.suite == st && cr.name == job && !cr.token {
 			return cr
 		}
 	}
@@ -452,7 +459,7 @@ func (s *Server) queueJobs(rp *repoState, st *suiteState) {
 			}
 			delete(st.waiting, j.Name)
 			changed = true
-			cr := &checkRunState{headSHA: st.headSHA, name: j.Name, status: "queued", appSlug: st.appSlug, suite: st,
+			cr := &checkRunState{headSHA: st.headSHA, name: j.Name, status: "queued", appSlug: st.appSlug, suite: st, attempt: st.attempt,
 				detailsURL: s.jobURL(rp, st)}
 			if !ok {
 				cr.status, cr.conclusion = "completed", "skipped"

@@ -259,3 +259,94 @@ func TestWorkflowRunsWithNoJob(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// jobsOf lists the ids of the jobs of workflow run id through the REST API
+// (filter "" or "all"), and the HTTP status.
+func jobsOf(t *testing.T, e *env, id int64, filter string) ([]int64, int) {
+	t.Helper()
+	path := fmt.Sprintf("repos/%s/actions/runs/%d/jobs", repoName, id)
+	if filter != "" {
+		path += "?filter=" + filter
+	}
+	req, err := e.client.NewRequest("GET", path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out struct {
+		Total int `json:"total_count"`
+		Jobs  []struct {
+			ID          int64  `json:"id"`
+			RunID       int64  `json:"run_id"`
+			CheckRunURL string `json:"check_run_url"`
+		} `json:"jobs"`
+	}
+	resp, err := e.client.Do(e.ctx, req, &out)
+	if err != nil {
+		if resp != nil {
+			return nil, resp.StatusCode
+		}
+		t.Fatal(err)
+	}
+	var ids []int64
+	for _, j := range out.Jobs {
+		if j.RunID != id || !strings.HasSuffix(j.CheckRunURL, fmt.Sprintf("/check-runs/%d", j.ID)) {
+			t.Fatalf("job %+v: not of run %d, or not its check run's id", j, id)
+		}
+		ids = append(ids, j.ID)
+	}
+	return ids, resp.StatusCode
+}
+
+// A check run a workflow's token creates is github-actions' and joins a
+// workflow run's suite on the commit, yet is no job: the jobs list (each
+// job's id its check run's) leaves it out. filter=all lists a re-run job's
+// earlier attempts; the default, the latest of each job. Without the Actions
+// permission the jobs answer 403.
+func TestWorkflowTokenCheckRunIsNoJob(t *testing.T) {
+	e := newEnv(t)
+	_, sha := e.s.OpenPR(repoName, "alice", PROptions{Title: "A"})
+	run := e.s.StartWorkflow(repoName, sha, "CI", Job{Name: "test"})
+	e.s.FinishJob(repoName, run, "test", "failure")
+	e.s.RerunFailedJobs(repoName, run)
+	e.s.FinishJob(repoName, run, "test", "failure")
+	forged := e.s.WorkflowTokenCheckRun(repoName, sha, "test", "success")
+	e.wait()
+	var jobs []int64
+	for _, d := range e.hooks.all() {
+		var ev struct {
+			Action   string `json:"action"`
+			CheckRun struct {
+				ID  int64 `json:"id"`
+				App struct {
+					Slug string `json:"slug"`
+				} `json:"app"`
+				CheckSuite struct {
+					ID int64 `json:"id"`
+				} `json:"check_suite"`
+			} `json:"check_run"`
+		}
+		if d.Event != "check_run" || json.Unmarshal(d.Raw, &ev) != nil || ev.Action != "created" {
+			continue
+		}
+		if ev.CheckRun.App.Slug != "github-actions" || ev.CheckRun.CheckSuite.ID != run {
+			t.Fatalf("check run %d: App %q, suite %d; want github-actions' workflow run %d", ev.CheckRun.ID, ev.CheckRun.App.Slug, ev.CheckRun.CheckSuite.ID, run)
+		}
+		if ev.CheckRun.ID != forged {
+			jobs = append(jobs, ev.CheckRun.ID)
+		}
+	}
+	if len(jobs) != 2 {
+		t.Fatalf("%d job check runs, want 2 (a job and its re-run)", len(jobs))
+	}
+	wf := e.s.WorkflowRunID(repoName, run)
+	if got, code := jobsOf(t, e, wf, "all"); code != 200 || !slices.Equal(got, jobs) {
+		t.Fatalf("filter=all: %v (%d), want %v", got, code, jobs)
+	}
+	if got, code := jobsOf(t, e, wf, ""); code != 200 || !slices.Equal(got, jobs[1:]) {
+		t.Fatalf("filter=latest: %v (%d), want %v", got, code, jobs[1:])
+	}
+	e.s.DenyActions(repoName)
+	if _, code := jobsOf(t, e, wf, "all"); code != 403 {
+		t.Fatalf("without the Actions permission: %d, want 403", code)
+	}
+}

@@ -14,11 +14,13 @@ import (
 
 // The check suites the fake serves (workflow runs, one waiting in its
 // concurrency group, a fork pull request's, an App's empty suite, an App's
-// one suite of runs made outside a workflow), the workflow runs, and the
-// check_suite.completed it sends are GitHub's: each response validates
-// against the description of GET .../commits/{ref}/check-suites, GET
-// .../check-suites/{check_suite_id} and GET .../actions/runs, each webhook
-// against @octokit/openapi-webhooks.
+// one suite of runs made outside a workflow), the workflow runs, their jobs
+// (beside a check run a workflow's token created in a workflow run's suite),
+// and the check_suite.completed it sends are GitHub's: each response
+// validates against the description of GET .../commits/{ref}/check-suites,
+// GET .../check-suites/{check_suite_id}, GET .../actions/runs and GET
+// .../actions/runs/{run_id}/jobs, each webhook against
+// @octokit/openapi-webhooks.
 func TestCheckSuitesConform(t *testing.T) {
 	rest, hooks := specs(t)
 	s := githubtest.New(githubtest.Options{RecordBodies: true})
@@ -74,6 +76,10 @@ func TestCheckSuitesConform(t *testing.T) {
 	s.FinishJob(repo, theirs, "build", "failure")
 	get(fmt.Sprintf("/repos/%s/check-suites/%d", repo, run))
 	get("/repos/" + repo + "/actions/runs?head_sha=" + sha + "&status=pending&exclude_pull_requests=true")
+	forged := s.WorkflowTokenCheckRun(repo, sha, "test", "success")
+	wf := s.WorkflowRunID(repo, run)
+	get(fmt.Sprintf("/repos/%s/actions/runs/%d/jobs?filter=all&per_page=100", repo, wf))
+	get(fmt.Sprintf("/repos/%s/actions/runs/%d/jobs", repo, wf))
 	if err := s.Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +96,10 @@ func TestCheckSuitesConform(t *testing.T) {
 			completed++
 		}
 	}
-	if ty.responses != 9 || completed != 3 {
-		t.Fatalf("%d suite and workflow run responses and %d check_suite webhooks validated, want 9 and 3", ty.responses, completed)
+	if ty.responses != 11 || completed != 3 {
+		t.Fatalf("%d suite, workflow run and job responses and %d check_suite webhooks validated, want 11 and 3", ty.responses, completed)
+	}
+	if forged == 0 {
+		t.Fatal("no check run made with a workflow's token")
 	}
 }

@@ -183,8 +183,8 @@ func TestWorkflowTokenResultsThroughDecide(t *testing.T) {
 func TestJobsRead(t *testing.T) {
 	whole := DefaultConfig().Contracts
 	named := ContractConfig{Checks: map[string][]string{ActUnitTest: {"test"}}}
-	own := []CISuite{{ID: 1, App: ActionsApp, Status: "completed", Head: SuiteOwn, Workflow: 71, WorkflowStatus: "completed"}}
-	running := []CISuite{{ID: 1, App: ActionsApp, Status: "in_progress", Head: SuiteOwn, Workflow: 71, WorkflowStatus: "in_progress"}}
+	own := []CISuite{{ID: 1, App: ActionsApp, Status: "completed", Conclusion: "success", Head: SuiteOwn, Workflow: 71, WorkflowID: 9, WorkflowStatus: "completed"}}
+	running := []CISuite{{ID: 1, App: ActionsApp, Status: "in_progress", Head: SuiteOwn, Workflow: 71, WorkflowID: 9, WorkflowStatus: "in_progress"}}
 	pass := inSuite(done("test", 1, "success", 1), 1)
 	for _, tc := range []struct {
 		name   string

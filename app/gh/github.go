@@ -51,7 +51,7 @@ type GitHub struct {
 	insts    map[int64]*instClients
 	instsMax int
 	clock    clock.Clock // what the sweeps and the buckets go by
-	swept    time.Time // when insts and buckets were last swept
+	swept    time.Time   // when insts and buckets were last swept
 	botLogin string
 	accounts map[string]account // lower(login) -> the account, as last read
 	pace     *pace.Limits       // nil: writes are not paced (PaceWrites)

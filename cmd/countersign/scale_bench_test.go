@@ -191,6 +191,7 @@ func scaleRun(b *testing.B, size scaleSize, redisURL string) {
 	spreadCPU := round("spread", spread, scaleRound, false)
 	loadedSingle := round("loaded single", func(int) string { return loadedSolo }, scaleRound, false)
 	rss, hwm := procMem(b, pid())
+	status := procStatus(b, pid())
 	metricsLines := scaleMetricsLines(b, "http://"+addr+"/metrics")
 	echoCPU := round("spread echoes", spread, scaleRound, true)
 	b.Logf("load average after the rounds: %s", load())
@@ -250,6 +251,8 @@ func scaleRun(b *testing.B, size scaleSize, redisURL string) {
 	b.ReportMetric(float64(echoCPU.Microseconds()), "spread-echoes-cpu-µs")
 	b.ReportMetric(float64(rss)/(1<<20), "rss-MB")
 	b.ReportMetric(float64(hwm)/(1<<20), "hwm-MB")
+	b.ReportMetric(float64(status["RssAnon"])/(1<<20), "rss-anon-MB")
+	b.ReportMetric(float64(status["RssFile"])/(1<<20), "rss-file-MB")
 	b.ReportMetric(float64(rss2)/(1<<20), "restarted-rss-MB")
 	b.ReportMetric(float64(hwm2)/(1<<20), "restarted-hwm-MB")
 	b.ReportMetric(float64(metricsLines), "metrics-lines")
@@ -376,11 +379,20 @@ func scaleMetricsLines(tb testing.TB, metricsURL string) int {
 
 // procMem is VmRSS and VmHWM of process pid, in bytes.
 func procMem(tb testing.TB, pid int) (rss, hwm uint64) {
+	m := procStatus(tb, pid)
+	return m["VmRSS"], m["VmHWM"]
+}
+
+// procStatus is the sizes (in bytes) of /proc/pid/status: VmRSS and its
+// parts RssAnon (the heap, stacks) and RssFile (files mapped in memory,
+// such as bbolt's), VmHWM...
+func procStatus(tb testing.TB, pid int) map[string]uint64 {
 	tb.Helper()
 	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		tb.Fatal(err)
 	}
+	out := map[string]uint64{}
 	for _, line := range strings.Split(string(raw), "\n") {
 		k, v, ok := strings.Cut(line, ":")
 		f := strings.Fields(v)
@@ -391,14 +403,9 @@ func procMem(tb testing.TB, pid int) (rss, hwm uint64) {
 		if err != nil {
 			continue
 		}
-		switch k {
-		case "VmRSS":
-			rss = kb << 10
-		case "VmHWM":
-			hwm = kb << 10
-		}
+		out[k] = kb << 10
 	}
-	return rss, hwm
+	return out
 }
 
 func scaleRedisUsed(tb testing.TB, redisURL string) float64 {

@@ -68,6 +68,8 @@ type GitHub struct {
 	etags *etagCache
 	// rates are the rate-limit gauge's series (a bounded few).
 	rates *rateSeries
+	// dir is the App's installations by account (directory.go).
+	dir directory
 }
 
 // account is an account read from GET /users/{login}, and when.

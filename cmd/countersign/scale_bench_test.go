@@ -18,6 +18,7 @@ import (
 	"github.com/countersign/countersign/internal/githubtest"
 	"github.com/countersign/countersign/templates"
 	"github.com/redis/go-redis/v9"
+	bbolt "go.etcd.io/bbolt"
 )
 
 // scaleEnv switches BenchmarkThousandInstallations on: "1" for the full
@@ -119,6 +120,13 @@ func scaleRun(b *testing.B, size scaleSize, redisURL string) {
 	if redisURL != "" {
 		env = append(env, "REDIS_URL="+redisURL)
 	}
+	// COUNTERSIGN_SCALE_HEAP=DIR: serve's heap profile when its memory is
+	// read, to DIR/heap-bolt.pprof (or -redis).
+	heapProfile := ""
+	if d := os.Getenv("COUNTERSIGN_SCALE_HEAP"); d != "" {
+		heapProfile = filepath.Join(d, "heap-"+map[bool]string{true: "redis", false: "bolt"}[redisURL != ""]+".pprof")
+		env = append(env, serveHeapProfileEnv+"="+heapProfile)
+	}
 	bot := startBot(b, gh, dbPath, addr, filepath.Join(dir, "bot.log"), env...)
 	b.Cleanup(bot.kill)
 	url := "http://" + addr + "/webhook"
@@ -192,6 +200,10 @@ func scaleRun(b *testing.B, size scaleSize, redisURL string) {
 	loadedSingle := round("loaded single", func(int) string { return loadedSolo }, scaleRound, false)
 	rss, hwm := procMem(b, pid())
 	status := procStatus(b, pid())
+	if heapProfile != "" {
+		_ = bot.cmd.Process.Signal(syscall.SIGUSR1)
+		time.Sleep(2 * time.Second)
+	}
 	heapInuse := scaleGauge(b, "http://"+addr+"/metrics", "go_memstats_heap_inuse_bytes")
 	heapLive := scaleGauge(b, "http://"+addr+"/metrics", "go_memstats_heap_alloc_bytes")
 	metricsLines := scaleMetricsLines(b, "http://"+addr+"/metrics")
@@ -204,6 +216,9 @@ func scaleRun(b *testing.B, size scaleSize, redisURL string) {
 	}
 	_ = bot.cmd.Wait()
 	bot.logs.Close()
+	if redisURL == "" {
+		b.Logf("the store's file before the restart:\n%s", scaleBoltStats(b, dbPath))
+	}
 	gh.ResetRequests()
 	start := time.Now()
 	env2 := []string{"COUNTERSIGN_HEAL_INTERVAL=10s"}
@@ -431,6 +446,33 @@ func scaleRedisUsed(tb testing.TB, redisURL string) float64 {
 		}
 	}
 	return 0
+}
+
+// scaleBoltStats describes the bbolt file at path: each bucket's keys and
+// bytes in use, and the pages free.
+func scaleBoltStats(tb testing.TB, path string) string {
+	tb.Helper()
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{ReadOnly: true, Timeout: 5 * time.Second})
+	if err != nil {
+		return fmt.Sprintf("open %s: %v", path, err)
+	}
+	defer db.Close()
+	var sb strings.Builder
+	err = db.View(func(tx *bbolt.Tx) error {
+		fmt.Fprintf(&sb, "  file %.1f MB, %d pages of %d bytes\n", float64(tx.Size())/(1<<20), tx.Size()/int64(db.Info().PageSize), db.Info().PageSize)
+		return tx.ForEach(func(name []byte, bk *bbolt.Bucket) error {
+			st := bk.Stats()
+			fmt.Fprintf(&sb, "  %-10s %7d keys, %6.1f MB in use (leaves %.1f of %.1f MB allocated)\n", name, st.KeyN,
+				float64(st.LeafInuse+st.BranchInuse)/(1<<20), float64(st.LeafInuse)/(1<<20), float64(st.LeafAlloc+st.BranchAlloc)/(1<<20))
+			return nil
+		})
+	})
+	if err != nil {
+		return err.Error()
+	}
+	st := db.Stats()
+	fmt.Fprintf(&sb, "  free pages %d (%.1f MB), pending %d, freelist %d bytes\n", st.FreePageN, float64(st.FreePageN*db.Info().PageSize)/(1<<20), st.PendingPageN, st.FreelistInuse)
+	return sb.String()
 }
 
 // scaleSummarize counts requests by method, path shape (names and numbers

@@ -58,6 +58,10 @@ func (t *rateTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // thousand installations do not make a thousand series.
 const rateShown = 20
 
+// rateValuesMax bounds the installations whose last rate-limit reading is
+// kept to choose the rateShown among them.
+const rateValuesMax = 4096
+
 // rateSeries keeps the rate-limit gauge's series: "app" (the App's own
 // calls) and the rateShown installations with the fewest requests left.
 type rateSeries struct {
@@ -80,6 +84,20 @@ func (r *rateSeries) set(label string, v float64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	old, known := r.values[label]
+	if !known && len(r.values) >= rateValuesMax {
+		// Forget a quarter of the readings not shown (any): the next answer
+		// to one of those installations reads its rate limit again.
+		forget := rateValuesMax / 4
+		for l := range r.values {
+			if forget == 0 {
+				break
+			}
+			if !r.shown[l] {
+				delete(r.values, l)
+				forget--
+			}
+		}
+	}
 	r.values[label] = v
 	switch {
 	case r.shown[label] && (!known || v <= old):

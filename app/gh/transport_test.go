@@ -216,3 +216,19 @@ func TestRateLimitSeriesAreTheLowest(t *testing.T) {
 		t.Fatalf("installation 5 (3 left) not shown: %v", r.shown)
 	}
 }
+
+// The readings kept to choose the lowest are bounded too: 10,000
+// installations leave at most rateValuesMax, the lowest still shown.
+func TestRateLimitReadingsAreBounded(t *testing.T) {
+	m := metrics.New(func() (int, int) { return 0, 0 })
+	r := newRateSeries(m.RateLimitRemain)
+	for i := range 10000 {
+		r.set(fmt.Sprint(i), float64(10000-i))
+	}
+	if n := len(r.values); n > rateValuesMax {
+		t.Fatalf("%d readings kept, want at most %d", n, rateValuesMax)
+	}
+	if got := testutil.ToFloat64(m.RateLimitRemain.WithLabelValues("9999")); got != 1 || len(r.shown) != rateShown {
+		t.Fatalf("installation 9999 shows %v (%d shown), want 1", got, len(r.shown))
+	}
+}

@@ -42,6 +42,7 @@ type GitHub struct {
 	appID  int64
 	base   http.RoundTripper
 	apps   *ghinstallation.AppsTransport
+	tokens *ghinstallation.AppsTransport // the installations' token requests (tokenAnswers)
 	app    *github.Client
 	m      *metrics.Metrics
 
@@ -60,9 +61,10 @@ type GitHub struct {
 	buckets map[int64]*bucketEntry
 	// health knows whom GitHub is away for (away.go); wake wakes the
 	// keys that waited when it is back.
-	health   *ghhealth.Health
-	wake     func(ctx context.Context, keys ...string) error
-	expected map[labelWrite]time.Time // label writes about to be made (ExpectLabel)
+	health      *ghhealth.Health
+	wake        func(ctx context.Context, keys ...string) error
+	expected    map[labelWrite]time.Time // label writes about to be made (ExpectLabel)
+	expectSwept time.Time                // when the expired were last dropped
 	// etags are the installations' conditional GETs' answers, one bounded
 	// cache for all of them.
 	etags *etagCache
@@ -134,11 +136,18 @@ func New(apiURL string, appID int64, key []byte, m *metrics.Metrics) (*GitHub, e
 	if err != nil {
 		return nil, fmt.Errorf("github app key: %w", err)
 	}
-	g.base, g.apps = base, apps
+	// Installation tokens are minted through a copy that forgets the
+	// repositories GitHub lists with each token (tokenAnswers).
+	tokens, err := ghinstallation.NewAppsTransport(tokenAnswers{base}, appID, key)
+	if err != nil {
+		return nil, fmt.Errorf("github app key: %w", err)
+	}
+	g.base, g.apps, g.tokens = base, apps, tokens
 	if g.app, err = g.newClient(ghhealth.ScopeTransport{Scope: ghhealth.App, Health: g.health, Next: &rateTransport{next: apps, series: g.rates, label: "app"}}); err != nil {
 		return nil, err
 	}
 	apps.BaseURL = strings.TrimRight(g.app.BaseURL.String(), "/")
+	tokens.BaseURL = apps.BaseURL
 	if err := m.Registry.Register(newBucketCollector(g)); err != nil {
 		return nil, fmt.Errorf("register the write pacing metric: %w", err)
 	}
@@ -202,9 +211,9 @@ func (g *GitHub) newITR(id int64) *ghinstallation.Transport {
 	// Each installation gets its own copy of the App transport: ghinstallation
 	// writes to it on every token refresh, so sharing one would race. Its
 	// REST and GraphQL clients share the installation's token transport.
-	apps := *g.apps
+	apps := *g.tokens
 	t := ghinstallation.NewFromAppsTransport(&apps, id)
-	t.BaseURL = g.apps.BaseURL
+	t.BaseURL = g.tokens.BaseURL
 	return t
 }
 

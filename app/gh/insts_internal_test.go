@@ -165,3 +165,65 @@ func TestInstallationWeight(t *testing.T) {
 	}
 	t.Logf("one installation's clients, token source and bucket: %.1f KiB of heap", float64(after.HeapAlloc-before.HeapAlloc)/n/1024)
 }
+
+// The label writes expected back as webhooks are forgotten once expired,
+// not only when 65,536 of them fill the map.
+func TestExpectedLabelWritesExpire(t *testing.T) {
+	g := &GitHub{}
+	g.ExpectLabel("acme/web", 1, "state:pending", true)
+	old := time.Now().Add(-2 * expectTTL)
+	for n := range 1000 {
+		g.expected[labelWrite{"acme/web", n + 2, "state:pending", true}] = old
+	}
+	g.expectSwept = old
+	g.ExpectLabel("acme/web", 5000, "state:pending", true)
+	if n := len(g.expected); n != 2 {
+		t.Fatalf("%d label writes remembered, want the 2 not expired", n)
+	}
+	if !g.LabelExpected("acme/web", 5000, "state:pending", true) || !g.LabelExpected("acme/web", 1, "state:pending", true) {
+		t.Fatal("a label write just made is not expected")
+	}
+}
+
+// An installation's token source keeps the token, not the repositories
+// GitHub lists with it.
+func TestTokenKeepsNoRepositories(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if strings.HasSuffix(r.URL.Path, "/access_tokens") {
+			w.WriteHeader(http.StatusCreated)
+			fmt.Fprintf(w, `{"token":"ghs_x","expires_at":%q,"permissions":{"issues":"write"},"repository_selection":"selected","repositories":[{"id":1,"name":"web","full_name":"acme/web"},{"id":2,"name":"api","full_name":"acme/api"}]}`,
+				time.Now().Add(time.Hour).UTC().Format(time.RFC3339))
+			return
+		}
+		if r.Header.Get("Authorization") != "token ghs_x" {
+			w.WriteHeader(http.StatusUnauthorized)
+		}
+		fmt.Fprint(w, `{}`)
+	}))
+	t.Cleanup(srv.Close)
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := New(srv.URL+"/", 1, pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}), metrics.New(func() (int, int) { return 0, 0 }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(g.Close)
+	c, err := g.Client(7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.GetIssue(context.Background(), "acme", "web", 1); err != nil {
+		t.Fatalf("a read with the installation's token: %v", err)
+	}
+	itr := g.inst(7).itr
+	repos, err := itr.Repositories()
+	if err != nil || len(repos) != 0 {
+		t.Fatalf("the token source keeps %d repositories (%v), want none", len(repos), err)
+	}
+	if p, err := itr.Permissions(); err != nil || p.GetIssues() != "write" {
+		t.Fatalf("the token's permissions: %+v, %v", p, err)
+	}
+}

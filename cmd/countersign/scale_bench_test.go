@@ -200,6 +200,7 @@ func scaleRun(b *testing.B, size scaleSize, redisURL string) {
 	loadedSingle := round("loaded single", func(int) string { return loadedSolo }, scaleRound, false)
 	rss, hwm := procMem(b, pid())
 	status := procStatus(b, pid())
+	dbResident := procMappedRSS(b, pid(), dbPath)
 	if heapProfile != "" {
 		_ = bot.cmd.Process.Signal(syscall.SIGUSR1)
 		time.Sleep(2 * time.Second)
@@ -270,6 +271,9 @@ func scaleRun(b *testing.B, size scaleSize, redisURL string) {
 	b.ReportMetric(float64(hwm)/(1<<20), "hwm-MB")
 	b.ReportMetric(float64(status["RssAnon"])/(1<<20), "rss-anon-MB")
 	b.ReportMetric(float64(status["RssFile"])/(1<<20), "rss-file-MB")
+	if redisURL == "" {
+		b.ReportMetric(float64(dbResident)/(1<<20), "rss-db-MB")
+	}
 	b.ReportMetric(heapInuse/(1<<20), "heap-inuse-MB")
 	b.ReportMetric(heapLive/(1<<20), "heap-alloc-MB")
 	b.ReportMetric(float64(rss2)/(1<<20), "restarted-rss-MB")
@@ -400,6 +404,33 @@ func scaleMetricsLines(tb testing.TB, metricsURL string) int {
 func procMem(tb testing.TB, pid int) (rss, hwm uint64) {
 	m := procStatus(tb, pid)
 	return m["VmRSS"], m["VmHWM"]
+}
+
+// procMappedRSS is how much of the file at path is resident in process
+// pid through its mappings (/proc/pid/smaps), in bytes.
+func procMappedRSS(tb testing.TB, pid int, path string) uint64 {
+	tb.Helper()
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps", pid))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var kb uint64
+	in := false
+	for _, line := range strings.Split(string(raw), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		if strings.Contains(f[0], "-") && len(f) >= 5 { // a mapping's header
+			in = f[len(f)-1] == path
+			continue
+		}
+		if in && f[0] == "Rss:" {
+			n, _ := strconv.ParseUint(f[1], 10, 64)
+			kb += n
+		}
+	}
+	return kb << 10
 }
 
 // procStatus is the sizes (in bytes) of /proc/pid/status: VmRSS and its

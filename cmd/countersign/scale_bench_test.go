@@ -120,6 +120,10 @@ func scaleRun(b *testing.B, size scaleSize, redisURL string) {
 	if redisURL != "" {
 		env = append(env, "REDIS_URL="+redisURL)
 	}
+	// GOMEMLIMIT, when set, is serve's too.
+	if v := os.Getenv("GOMEMLIMIT"); v != "" {
+		env = append(env, "GOMEMLIMIT="+v)
+	}
 	// COUNTERSIGN_SCALE_HEAP=DIR: serve's heap profile when its memory is
 	// read, to DIR/heap-bolt.pprof (or -redis).
 	heapProfile := ""

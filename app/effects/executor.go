@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -58,7 +57,7 @@ type Executor struct {
 	metrics *metrics.Metrics
 	keys    *seal.Keys // signs the records kept on GitHub
 
-	labels sync.Map // madeLabelKey -> struct{}: labels known to exist
+	labels madeLabels // madeLabelKey: labels known to exist (a bounded few)
 
 	// coalesce is the window within which a goal's dashboard edits are
 	// coalesced into one (0: each is written at once).

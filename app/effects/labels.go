@@ -204,11 +204,11 @@ func (x *Executor) issueLabels(ctx context.Context, c Client, owner, name string
 // never looked up again. Creating is tried at once (422: it exists).
 func (x *Executor) ensureLabel(ctx context.Context, c Client, owner, name, label string) error {
 	key := records.MadeLabelKey(owner+"/"+name, label)
-	if _, ok := x.labels.Load(key); ok {
+	if x.labels.has(key) {
 		return nil
 	}
 	if b, err := x.store.Get(ctx, key); err == nil && string(b) == labelMade {
-		x.labels.Store(key, struct{}{})
+		x.labels.add(key)
 		return nil
 	} else if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("read %s: %w", key, err)
@@ -225,7 +225,7 @@ func (x *Executor) ensureLabel(ctx context.Context, c Client, owner, name, label
 	if err := x.store.Put(ctx, key, []byte(labelMade)); err != nil {
 		return fmt.Errorf("remember label %s: %w", label, err)
 	}
-	x.labels.Store(key, struct{}{})
+	x.labels.add(key)
 	return nil
 }
 
@@ -240,7 +240,7 @@ const (
 // or deleted, so it must be created again when next needed.
 func (x *Executor) forgetLabel(ctx context.Context, repo, label string) error {
 	key := records.MadeLabelKey(repo, label)
-	x.labels.Delete(key)
+	x.labels.drop(key)
 	if err := x.store.Put(ctx, key, []byte(labelGone)); err != nil {
 		return fmt.Errorf("forget label %s: %w", label, err)
 	}

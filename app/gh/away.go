@@ -52,7 +52,7 @@ func (g *GitHub) probe(ctx context.Context, s ghhealth.Scope) error {
 		return err
 	}
 	g.mu.Lock()
-	itr := g.itr(int64(s))
+	itr := g.inst(int64(s)).itr
 	g.mu.Unlock()
 	c, err := g.newClient(ghhealth.ScopeTransport{Scope: s, Next: itr})
 	if err != nil {

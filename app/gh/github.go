@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/app/authors"
+	"github.com/countersign/countersign/app/clock"
 	"github.com/countersign/countersign/app/fault"
 	"github.com/countersign/countersign/app/ghhealth"
 	"github.com/countersign/countersign/app/metrics"
@@ -41,29 +42,36 @@ type GitHub struct {
 	appID  int64
 	base   http.RoundTripper
 	apps   *ghinstallation.AppsTransport
+	tokens *ghinstallation.AppsTransport // the installations' token requests (tokenAnswers)
 	app    *github.Client
 	m      *metrics.Metrics
 
-	mu      sync.Mutex
-	clients map[int64]*github.Client
-	itrs    map[int64]*ghinstallation.Transport // each installation's token source, shared by its clients
-	graphql map[int64]*githubv4.Client
-	// graphqlWrites are the installations' paced GraphQL clients (GraphQLWrites).
-	graphqlWrites map[int64]*githubv4.Client
-	botLogin      string
-	accounts      map[string]account // lower(login) -> the account, as last read
-	pace          *pace.Limits       // nil: writes are not paced (PaceWrites)
-	buckets       map[int64]*pace.Bucket
+	mu sync.Mutex
+	// insts are the installations' clients and token sources, at most
+	// instsMax of them and none unused for instsIdle (insts.go).
+	insts    map[int64]*instClients
+	instsMax int
+	clock    clock.Clock // what the sweeps and the buckets go by
+	swept    time.Time   // when insts and buckets were last swept
+	botLogin string
+	accounts map[string]account // lower(login) -> the account, as last read
+	pace     *pace.Limits       // nil: writes are not paced (PaceWrites)
+	// buckets are the installations' write pacing; one is dropped only
+	// when idle (insts.go).
+	buckets map[int64]*bucketEntry
 	// health knows whom GitHub is away for (away.go); wake wakes the
 	// keys that waited when it is back.
-	health   *ghhealth.Health
-	wake     func(ctx context.Context, keys ...string) error
-	expected map[labelWrite]time.Time // label writes about to be made (ExpectLabel)
+	health      *ghhealth.Health
+	wake        func(ctx context.Context, keys ...string) error
+	expected    map[labelWrite]time.Time // label writes about to be made (ExpectLabel)
+	expectSwept time.Time                // when the expired were last dropped
 	// etags are the installations' conditional GETs' answers, one bounded
 	// cache for all of them.
 	etags *etagCache
 	// rates are the rate-limit gauge's series (a bounded few).
 	rates *rateSeries
+	// dir is the App's installations by account (directory.go).
+	dir directory
 }
 
 // account is an account read from GET /users/{login}, and when.
@@ -119,7 +127,7 @@ func (g *GitHub) Account(ctx context.Context, c UserReader, login string) (rules
 
 // New builds the client factory for the App appID with its PEM key.
 func New(apiURL string, appID int64, key []byte, m *metrics.Metrics) (*GitHub, error) {
-	g := &GitHub{apiURL: apiURL, appID: appID, m: m, clients: map[int64]*github.Client{},
+	g := &GitHub{apiURL: apiURL, appID: appID, m: m, insts: map[int64]*instClients{}, instsMax: instsMax, clock: clock.Real{},
 		etags: newETagCache(etagCacheEntries, etagCacheBytes), rates: newRateSeries(m.RateLimitRemain)}
 	g.health = g.newHealth()
 	base := newRetryTransport(&ghhealth.Transport{Next: &metricsTransport{next: newHTTPTransport(), m: m}, Health: g.health}, m)
@@ -128,11 +136,18 @@ func New(apiURL string, appID int64, key []byte, m *metrics.Metrics) (*GitHub, e
 	if err != nil {
 		return nil, fmt.Errorf("github app key: %w", err)
 	}
-	g.base, g.apps = base, apps
+	// Installation tokens are minted through a copy that forgets the
+	// repositories GitHub lists with each token (tokenAnswers).
+	tokens, err := ghinstallation.NewAppsTransport(tokenAnswers{base}, appID, key)
+	if err != nil {
+		return nil, fmt.Errorf("github app key: %w", err)
+	}
+	g.base, g.apps, g.tokens = base, apps, tokens
 	if g.app, err = g.newClient(ghhealth.ScopeTransport{Scope: ghhealth.App, Health: g.health, Next: &rateTransport{next: apps, series: g.rates, label: "app"}}); err != nil {
 		return nil, err
 	}
 	apps.BaseURL = strings.TrimRight(g.app.BaseURL.String(), "/")
+	tokens.BaseURL = apps.BaseURL
 	if err := m.Registry.Register(newBucketCollector(g)); err != nil {
 		return nil, fmt.Errorf("register the write pacing metric: %w", err)
 	}
@@ -170,16 +185,17 @@ func (g *GitHub) newClient(rt http.RoundTripper) (*github.Client, error) {
 func (g *GitHub) Installation(id int64) (*github.Client, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if c, ok := g.clients[id]; ok {
-		return c, nil
+	in := g.inst(id)
+	if in.rest != nil {
+		return in.rest, nil
 	}
-	rt := &rateTransport{next: g.itr(id), series: g.rates, label: strconv.FormatInt(id, 10)}
+	rt := &rateTransport{next: in.itr, series: g.rates, label: strconv.FormatInt(id, 10)}
 	et := &etagTransport{next: g.paced(id, rt), cache: g.etags, scope: strconv.FormatInt(id, 10)}
 	c, err := g.newClient(ghhealth.ScopeTransport{Scope: ghhealth.Scope(id), Health: g.health, Next: et})
 	if err != nil {
 		return nil, err
 	}
-	g.clients[id] = c
+	in.rest = c
 	return c, nil
 }
 
@@ -190,21 +206,14 @@ func (g *GitHub) App() *github.Client { return g.app }
 // AppID is the App's id (0 when unknown): its check runs carry it.
 func (g *GitHub) AppID() int64 { return g.appID }
 
-// itr is installation id's token transport. Call with g.mu held.
-func (g *GitHub) itr(id int64) *ghinstallation.Transport {
-	if t, ok := g.itrs[id]; ok {
-		return t
-	}
+// newITR is a token transport for installation id.
+func (g *GitHub) newITR(id int64) *ghinstallation.Transport {
 	// Each installation gets its own copy of the App transport: ghinstallation
 	// writes to it on every token refresh, so sharing one would race. Its
 	// REST and GraphQL clients share the installation's token transport.
-	apps := *g.apps
+	apps := *g.tokens
 	t := ghinstallation.NewFromAppsTransport(&apps, id)
-	t.BaseURL = g.apps.BaseURL
-	if g.itrs == nil {
-		g.itrs = map[int64]*ghinstallation.Transport{}
-	}
-	g.itrs[id] = t
+	t.BaseURL = g.tokens.BaseURL
 	return t
 }
 
@@ -213,15 +222,11 @@ func (g *GitHub) itr(id int64) *ghinstallation.Transport {
 func (g *GitHub) GraphQL(id int64) *githubv4.Client {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if c, ok := g.graphql[id]; ok {
-		return c
+	in := g.inst(id)
+	if in.graphql == nil {
+		in.graphql = githubv4.NewEnterpriseClient(authors.Endpoint(g.apiURL), &http.Client{Transport: ghhealth.ScopeTransport{Scope: ghhealth.Scope(id), Health: g.health, Next: graphqlAnswers{in.itr}}})
 	}
-	c := githubv4.NewEnterpriseClient(authors.Endpoint(g.apiURL), &http.Client{Transport: ghhealth.ScopeTransport{Scope: ghhealth.Scope(id), Health: g.health, Next: graphqlAnswers{g.itr(id)}}})
-	if g.graphql == nil {
-		g.graphql = map[int64]*githubv4.Client{}
-	}
-	g.graphql[id] = c
-	return c
+	return in.graphql
 }
 
 // BotLogin is the login under which the App's own writes appear ("slug[bot]"),
@@ -272,15 +277,11 @@ func (t graphqlAnswers) RoundTrip(req *http.Request) (*http.Response, error) {
 func (g *GitHub) GraphQLWrites(id int64) *githubv4.Client {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if c, ok := g.graphqlWrites[id]; ok {
-		return c
+	in := g.inst(id)
+	if in.graphqlWrites == nil {
+		rt := &rateTransport{next: in.itr, series: g.rates, label: strconv.FormatInt(id, 10)}
+		in.graphqlWrites = githubv4.NewEnterpriseClient(authors.Endpoint(g.apiURL), &http.Client{Transport: ghhealth.ScopeTransport{Scope: ghhealth.Scope(id), Health: g.health,
+			Next: graphqlAnswers{g.paced(id, rt)}}})
 	}
-	rt := &rateTransport{next: g.itr(id), series: g.rates, label: strconv.FormatInt(id, 10)}
-	c := githubv4.NewEnterpriseClient(authors.Endpoint(g.apiURL), &http.Client{Transport: ghhealth.ScopeTransport{Scope: ghhealth.Scope(id), Health: g.health,
-		Next: graphqlAnswers{g.paced(id, rt)}}})
-	if g.graphqlWrites == nil {
-		g.graphqlWrites = map[int64]*githubv4.Client{}
-	}
-	g.graphqlWrites[id] = c
-	return c
+	return in.graphqlWrites
 }

@@ -56,7 +56,10 @@ func (g *GitHub) ExpectLabel(repo string, n int, label string, added bool) {
 	now := time.Now()
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.expected == nil || len(g.expected) >= expectMax {
+	// The expired are dropped once every expectTTL (not only when the map
+	// is full: it held 65,536 writes long past their echoes).
+	if g.expected == nil || len(g.expected) >= expectMax || now.Sub(g.expectSwept) >= expectTTL {
+		g.expectSwept = now
 		for w, at := range g.expected {
 			if now.Sub(at) > expectTTL || len(g.expected) >= expectMax {
 				delete(g.expected, w)

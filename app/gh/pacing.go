@@ -34,10 +34,22 @@ const paceBlockDivisor = 60
 
 // paceTransport paces one installation's writes.
 type paceTransport struct {
-	next     http.RoundTripper
+	next http.RoundTripper
+	// bucket is the installation's pacing; bucketOf, when set, looks it up
+	// for each write instead (an idle bucket may have been dropped and made
+	// again since the client was made).
 	bucket   *pace.Bucket
+	bucketOf func() *pace.Bucket
 	maxBlock time.Duration
 	m        *metrics.Metrics
+}
+
+// current is the installation's bucket now.
+func (t *paceTransport) current() *pace.Bucket {
+	if t.bucketOf != nil {
+		return t.bucketOf()
+	}
+	return t.bucket
 }
 
 func isContentWrite(method string) bool {
@@ -71,10 +83,11 @@ func (t *paceTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 func (t *paceTransport) turn(ctx context.Context, maxWait time.Duration) (time.Duration, error) {
 	var waited time.Duration
 	var err error
-	if tk := pace.TicketOf(ctx); tk != nil && tk.Bucket() == t.bucket && tk.Left() > 0 {
+	b := t.current()
+	if tk := pace.TicketOf(ctx); tk != nil && tk.Bucket() == b && tk.Left() > 0 {
 		waited, err = tk.Wait(ctx, maxWait)
 	} else {
-		waited, err = t.bucket.Wait(ctx, pace.ClassOf(ctx), maxWait)
+		waited, err = b.Wait(ctx, pace.ClassOf(ctx), maxWait)
 	}
 	var tl *pace.TooLongError
 	if errors.As(err, &tl) {
@@ -128,7 +141,7 @@ func (g *GitHub) paced(id int64, rt http.RoundTripper) http.RoundTripper {
 	if b == nil {
 		return rt
 	}
-	return &paceTransport{next: rt, bucket: b, maxBlock: b.Limits().Minute / paceBlockDivisor, m: g.m}
+	return &paceTransport{next: rt, bucketOf: func() *pace.Bucket { return g.Bucket(id) }, maxBlock: b.Limits().Minute / paceBlockDivisor, m: g.m}
 }
 
 // Bucket is installation id's write pacing (nil: writes are not paced).
@@ -142,15 +155,19 @@ func (g *GitHub) bucketLocked(id int64) *pace.Bucket {
 	if g.pace == nil {
 		return nil
 	}
-	b, ok := g.buckets[id]
+	now := g.clock.Now()
+	e, ok := g.buckets[id]
 	if !ok {
-		b, _ = pace.New(*g.pace, nil) // the limits were checked by PaceWrites
+		g.sweepLocked(now)
+		b, _ := pace.New(*g.pace, g.clock) // the limits were checked by PaceWrites
+		e = &bucketEntry{b: b}
 		if g.buckets == nil {
-			g.buckets = map[int64]*pace.Bucket{}
+			g.buckets = map[int64]*bucketEntry{}
 		}
-		g.buckets[id] = b
+		g.buckets[id] = e
 	}
-	return b
+	e.used = now
+	return e.b
 }
 
 // bucketCollector exports each installation's write tokens (by class) and
@@ -176,8 +193,8 @@ func (c bucketCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc; ch
 func (c bucketCollector) Collect(ch chan<- prometheus.Metric) {
 	c.g.mu.Lock()
 	buckets := make(map[int64]*pace.Bucket, len(c.g.buckets))
-	for id, b := range c.g.buckets {
-		buckets[id] = b
+	for id, e := range c.g.buckets {
+		buckets[id] = e.b
 	}
 	var headroom float64
 	if c.g.pace != nil {

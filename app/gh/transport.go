@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -58,6 +59,10 @@ func (t *rateTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // thousand installations do not make a thousand series.
 const rateShown = 20
 
+// rateValuesMax bounds the installations whose last rate-limit reading is
+// kept to choose the rateShown among them.
+const rateValuesMax = 4096
+
 // rateSeries keeps the rate-limit gauge's series: "app" (the App's own
 // calls) and the rateShown installations with the fewest requests left.
 type rateSeries struct {
@@ -80,6 +85,20 @@ func (r *rateSeries) set(label string, v float64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	old, known := r.values[label]
+	if !known && len(r.values) >= rateValuesMax {
+		// Forget a quarter of the readings not shown (any): the next answer
+		// to one of those installations reads its rate limit again.
+		forget := rateValuesMax / 4
+		for l := range r.values {
+			if forget == 0 {
+				break
+			}
+			if !r.shown[l] {
+				delete(r.values, l)
+				forget--
+			}
+		}
+	}
 	r.values[label] = v
 	switch {
 	case r.shown[label] && (!known || v <= old):
@@ -273,12 +292,14 @@ type etagEntry struct {
 
 const etagMaxBody = 1 << 20
 
-// The shared cache's bounds: 8,192 answers, at most 16 MiB (measured with
-// 1,000 installations, a 64 MiB bound was filled by the start-up pass's
-// issue lists alone, a third of the process's memory).
+// The shared cache's bounds: 8,192 answers, at most 8 MiB, overheads
+// counted (measured with 1,000 installations, a 64 MiB bound was filled by
+// the start-up pass's issue lists alone, a third of the process's memory:
+// lists since a moment, never asked again, which are no longer kept; with
+// 16 MiB, the cache was two thirds of the live heap).
 const (
 	etagCacheEntries = 8192
-	etagCacheBytes   = 16 << 20
+	etagCacheBytes   = 8 << 20
 )
 
 func newETagCache(max, maxBytes int) *etagCache {
@@ -310,7 +331,7 @@ func (t *etagTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if resp.StatusCode == http.StatusNotModified && cached != nil {
 		resp.Body.Close()
 		h := cached.header.Clone()
-		for _, k := range []string{"X-Ratelimit-Limit", "X-Ratelimit-Remaining", "X-Ratelimit-Reset", "Date"} {
+		for _, k := range []string{"X-Ratelimit-Limit", "X-Ratelimit-Remaining", "X-Ratelimit-Reset", "X-Ratelimit-Used", "X-Ratelimit-Resource", "Date"} {
 			if v := resp.Header.Get(k); v != "" {
 				h.Set(k, v)
 			}
@@ -338,8 +359,26 @@ func (t *etagTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	orig.Close()
 	resp.Body = io.NopCloser(bytes.NewReader(body))
-	t.cache.store(&etagEntry{url: key, etag: etag, header: resp.Header.Clone(), body: body})
+	if !req.URL.Query().Has("since") { // asked again only with another moment
+		t.cache.store(&etagEntry{url: key, etag: etag, header: cachedHeader(resp.Header), body: body})
+	}
 	return resp, nil
+}
+
+// cachedHeaders are the headers of an answer that a cached copy keeps: what
+// go-github reads of an answer (its rate limit's are the 304's), and the
+// ETag. The rest (security policies, request ids...) is most of an
+// answer's headers and never read.
+var cachedHeaders = []string{"Content-Type", "Link", "Etag", "Last-Modified", "X-Github-Media-Type", "Github-Authentication-Token-Expiration"}
+
+func cachedHeader(h http.Header) http.Header {
+	out := make(http.Header, len(cachedHeaders))
+	for _, k := range cachedHeaders {
+		if v := h.Values(k); len(v) > 0 {
+			out[k] = slices.Clone(v)
+		}
+	}
+	return out
 }
 
 func (c *etagCache) get(key string) *etagEntry {
@@ -353,10 +392,18 @@ func (c *etagCache) get(key string) *etagEntry {
 	return el.Value.(*etagEntry)
 }
 
+// etagEntryOverhead and etagHeaderOverhead are what an entry and each of
+// its headers cost besides their bytes (the entry, its list element and map
+// slot; a header's map slot and slice): counted, the bound is the memory's.
+const (
+	etagEntryOverhead  = 256
+	etagHeaderOverhead = 64
+)
+
 func (c *etagCache) store(e *etagEntry) {
-	e.size = len(e.url) + len(e.etag) + len(e.body)
+	e.size = etagEntryOverhead + len(e.url) + len(e.etag) + len(e.body)
 	for k, vs := range e.header {
-		e.size += len(k)
+		e.size += etagHeaderOverhead + len(k)
 		for _, v := range vs {
 			e.size += len(v)
 		}

@@ -216,3 +216,68 @@ func TestRateLimitSeriesAreTheLowest(t *testing.T) {
 		t.Fatalf("installation 5 (3 left) not shown: %v", r.shown)
 	}
 }
+
+// The readings kept to choose the lowest are bounded too: 10,000
+// installations leave at most rateValuesMax, the lowest still shown.
+func TestRateLimitReadingsAreBounded(t *testing.T) {
+	m := metrics.New(func() (int, int) { return 0, 0 })
+	r := newRateSeries(m.RateLimitRemain)
+	for i := range 10000 {
+		r.set(fmt.Sprint(i), float64(10000-i))
+	}
+	if n := len(r.values); n > rateValuesMax {
+		t.Fatalf("%d readings kept, want at most %d", n, rateValuesMax)
+	}
+	if got := testutil.ToFloat64(m.RateLimitRemain.WithLabelValues("9999")); got != 1 || len(r.shown) != rateShown {
+		t.Fatalf("installation 9999 shows %v (%d shown), want 1", got, len(r.shown))
+	}
+}
+
+// The cache keeps of an answer what go-github reads of a cached one (its
+// type, pagination, ETag) and no more; and an answer to a listing "since" a
+// moment (a resync's, whose next one asks since another moment) is never
+// asked for again: it is not kept.
+func TestETagCacheKeepsWhatIsAskedAgain(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("If-None-Match") == `"v1"` {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		w.Header().Set("ETag", `"v1"`)
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.Header().Set("Link", `<https://api.github.com/x?page=2>; rel="next"`)
+		for _, k := range []string{"Content-Security-Policy", "Strict-Transport-Security", "X-Frame-Options", "X-Github-Request-Id",
+			"Access-Control-Expose-Headers", "Vary", "Referrer-Policy", "X-Xss-Protection", "Server", "Cache-Control"} {
+			w.Header().Set(k, strings.Repeat("v", 100))
+		}
+		fmt.Fprint(w, "[]")
+	}))
+	defer srv.Close()
+	et := newETagTransport(http.DefaultTransport, 10)
+	c := &http.Client{Transport: et}
+	get := func(path string) *http.Response {
+		resp, err := c.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	get("/repos/o/r/issues/1/comments")
+	resp := get("/repos/o/r/issues/1/comments") // from the cache
+	if resp.Header.Get("Link") == "" || resp.Header.Get("Content-Type") == "" {
+		t.Fatalf("the cached answer lost its Link or Content-Type: %v", resp.Header)
+	}
+	e := et.cache.get(" " + srv.URL + "/repos/o/r/issues/1/comments")
+	if e == nil {
+		t.Fatal("the answer was not kept")
+	}
+	if e.header.Get("X-Github-Request-Id") != "" || len(e.header) > 4 {
+		t.Errorf("the cached answer keeps %d headers: %v", len(e.header), e.header)
+	}
+	get("/repos/o/r/issues?since=2025-01-02T03%3A04%3A05Z&state=all")
+	if n := et.cache.lru.Len(); n != 1 {
+		t.Errorf("%d answers kept, want the comments' only", n)
+	}
+}

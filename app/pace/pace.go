@@ -689,3 +689,15 @@ func (b *Bucket) Tokens(c Class) int {
 	}
 	return max(tokens, 0)
 }
+
+// Idle reports whether the bucket is as New makes it: no grant inside any
+// window or ahead, and its background token bucket full. Dropping an idle
+// bucket and making a new one when the installation writes again loses
+// nothing of what the limits count.
+func (b *Bucket) Idle() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.clock.Now()
+	b.forget(now)
+	return len(b.grants) == 0 && !b.tat.After(now) && !b.lastBg.After(now) && !b.lastIn.After(now)
+}

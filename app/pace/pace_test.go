@@ -585,3 +585,37 @@ func TestLateBackgroundHolderKeepsItsPlaceInAFullQueue(t *testing.T) {
 		t.Fatalf("%d turns in one minute, want at most %d", got, pm)
 	}
 }
+
+// A bucket is idle (can be dropped and made again) only once every grant
+// it handed out has left every window and its token bucket is full: a
+// bucket that was dropped earlier would let the installation exceed its
+// limits.
+func TestIdleOnlyOnceEveryWindowIsEmpty(t *testing.T) {
+	b, clock := newBucket(t, Default)
+	if !b.Idle() {
+		t.Fatal("a new bucket is not idle")
+	}
+	tk := b.Reserve(Background, 3)
+	if b.Idle() {
+		t.Fatal("idle with turns ahead")
+	}
+	clock.Advance(2 * time.Minute)
+	if b.Idle() {
+		t.Fatal("idle with writes inside the hour's window")
+	}
+	clock.Advance(59 * time.Minute)
+	if !b.Idle() {
+		t.Fatalf("not idle an hour and more after its last write (%d turns left on the ticket)", tk.Left())
+	}
+	if _, err := b.Wait(context.Background(), Interactive, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if b.Idle() {
+		t.Fatal("idle just after an interactive write")
+	}
+	tk2 := b.Reserve(Interactive, 2)
+	tk2.Release()
+	if b.Idle() {
+		t.Fatal("idle with the first write still inside its windows")
+	}
+}

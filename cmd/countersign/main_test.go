@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"reflect"
 	"runtime"
@@ -28,6 +29,10 @@ import (
 // The test binary doubles as the countersign command when this is set, so the
 // tests run the real binary's main as a separate process.
 const asCommand = "COUNTERSIGN_TEST_AS_COMMAND"
+
+// serveHeapProfileEnv names a file to write the heap profile of a command
+// run by the tests to, each time it is sent SIGUSR1.
+const serveHeapProfileEnv = "COUNTERSIGN_TEST_HEAP_PROFILE"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(asCommand) == "1" {
@@ -64,6 +69,19 @@ func command(ctx context.Context, env []string, args ...string) *exec.Cmd {
 const serveProfileEnv = "COUNTERSIGN_TEST_SERVE_CPUPROFILE"
 
 func runProfiled(args []string) int {
+	if heap := os.Getenv(serveHeapProfileEnv); heap != "" {
+		// The heap's profile, each time the command is sent SIGUSR1.
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, syscall.SIGUSR1)
+		go func() {
+			for range sig {
+				if f, err := os.Create(heap); err == nil {
+					_ = pprof.Lookup("heap").WriteTo(f, 0)
+					f.Close()
+				}
+			}
+		}()
+	}
 	path := os.Getenv(serveProfileEnv)
 	if path == "" {
 		return run(args, os.Stdout, os.Stderr)

@@ -18,6 +18,7 @@ import (
 	"github.com/countersign/countersign/internal/githubtest"
 	"github.com/countersign/countersign/templates"
 	"github.com/redis/go-redis/v9"
+	bbolt "go.etcd.io/bbolt"
 )
 
 // scaleEnv switches BenchmarkThousandInstallations on: "1" for the full
@@ -119,6 +120,17 @@ func scaleRun(b *testing.B, size scaleSize, redisURL string) {
 	if redisURL != "" {
 		env = append(env, "REDIS_URL="+redisURL)
 	}
+	// GOMEMLIMIT, when set, is serve's too.
+	if v := os.Getenv("GOMEMLIMIT"); v != "" {
+		env = append(env, "GOMEMLIMIT="+v)
+	}
+	// COUNTERSIGN_SCALE_HEAP=DIR: serve's heap profile when its memory is
+	// read, to DIR/heap-bolt.pprof (or -redis).
+	heapProfile := ""
+	if d := os.Getenv("COUNTERSIGN_SCALE_HEAP"); d != "" {
+		heapProfile = filepath.Join(d, "heap-"+map[bool]string{true: "redis", false: "bolt"}[redisURL != ""]+".pprof")
+		env = append(env, serveHeapProfileEnv+"="+heapProfile)
+	}
 	bot := startBot(b, gh, dbPath, addr, filepath.Join(dir, "bot.log"), env...)
 	b.Cleanup(bot.kill)
 	url := "http://" + addr + "/webhook"
@@ -191,6 +203,14 @@ func scaleRun(b *testing.B, size scaleSize, redisURL string) {
 	spreadCPU := round("spread", spread, scaleRound, false)
 	loadedSingle := round("loaded single", func(int) string { return loadedSolo }, scaleRound, false)
 	rss, hwm := procMem(b, pid())
+	status := procStatus(b, pid())
+	dbResident := procMappedRSS(b, pid(), dbPath)
+	if heapProfile != "" {
+		_ = bot.cmd.Process.Signal(syscall.SIGUSR1)
+		time.Sleep(2 * time.Second)
+	}
+	heapInuse := scaleGauge(b, "http://"+addr+"/metrics", "go_memstats_heap_inuse_bytes")
+	heapLive := scaleGauge(b, "http://"+addr+"/metrics", "go_memstats_heap_alloc_bytes")
 	metricsLines := scaleMetricsLines(b, "http://"+addr+"/metrics")
 	echoCPU := round("spread echoes", spread, scaleRound, true)
 	b.Logf("load average after the rounds: %s", load())
@@ -201,6 +221,9 @@ func scaleRun(b *testing.B, size scaleSize, redisURL string) {
 	}
 	_ = bot.cmd.Wait()
 	bot.logs.Close()
+	if redisURL == "" {
+		b.Logf("the store's file before the restart:\n%s", scaleBoltStats(b, dbPath))
+	}
 	gh.ResetRequests()
 	start := time.Now()
 	env2 := []string{"COUNTERSIGN_HEAL_INTERVAL=10s"}
@@ -250,6 +273,13 @@ func scaleRun(b *testing.B, size scaleSize, redisURL string) {
 	b.ReportMetric(float64(echoCPU.Microseconds()), "spread-echoes-cpu-µs")
 	b.ReportMetric(float64(rss)/(1<<20), "rss-MB")
 	b.ReportMetric(float64(hwm)/(1<<20), "hwm-MB")
+	b.ReportMetric(float64(status["RssAnon"])/(1<<20), "rss-anon-MB")
+	b.ReportMetric(float64(status["RssFile"])/(1<<20), "rss-file-MB")
+	if redisURL == "" {
+		b.ReportMetric(float64(dbResident)/(1<<20), "rss-db-MB")
+	}
+	b.ReportMetric(heapInuse/(1<<20), "heap-inuse-MB")
+	b.ReportMetric(heapLive/(1<<20), "heap-alloc-MB")
 	b.ReportMetric(float64(rss2)/(1<<20), "restarted-rss-MB")
 	b.ReportMetric(float64(hwm2)/(1<<20), "restarted-hwm-MB")
 	b.ReportMetric(float64(metricsLines), "metrics-lines")
@@ -376,11 +406,47 @@ func scaleMetricsLines(tb testing.TB, metricsURL string) int {
 
 // procMem is VmRSS and VmHWM of process pid, in bytes.
 func procMem(tb testing.TB, pid int) (rss, hwm uint64) {
+	m := procStatus(tb, pid)
+	return m["VmRSS"], m["VmHWM"]
+}
+
+// procMappedRSS is how much of the file at path is resident in process
+// pid through its mappings (/proc/pid/smaps), in bytes.
+func procMappedRSS(tb testing.TB, pid int, path string) uint64 {
+	tb.Helper()
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps", pid))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var kb uint64
+	in := false
+	for _, line := range strings.Split(string(raw), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		if strings.Contains(f[0], "-") && len(f) >= 5 { // a mapping's header
+			in = f[len(f)-1] == path
+			continue
+		}
+		if in && f[0] == "Rss:" {
+			n, _ := strconv.ParseUint(f[1], 10, 64)
+			kb += n
+		}
+	}
+	return kb << 10
+}
+
+// procStatus is the sizes (in bytes) of /proc/pid/status: VmRSS and its
+// parts RssAnon (the heap, stacks) and RssFile (files mapped in memory,
+// such as bbolt's), VmHWM...
+func procStatus(tb testing.TB, pid int) map[string]uint64 {
 	tb.Helper()
 	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		tb.Fatal(err)
 	}
+	out := map[string]uint64{}
 	for _, line := range strings.Split(string(raw), "\n") {
 		k, v, ok := strings.Cut(line, ":")
 		f := strings.Fields(v)
@@ -391,14 +457,9 @@ func procMem(tb testing.TB, pid int) (rss, hwm uint64) {
 		if err != nil {
 			continue
 		}
-		switch k {
-		case "VmRSS":
-			rss = kb << 10
-		case "VmHWM":
-			hwm = kb << 10
-		}
+		out[k] = kb << 10
 	}
-	return rss, hwm
+	return out
 }
 
 func scaleRedisUsed(tb testing.TB, redisURL string) float64 {
@@ -420,6 +481,33 @@ func scaleRedisUsed(tb testing.TB, redisURL string) float64 {
 		}
 	}
 	return 0
+}
+
+// scaleBoltStats describes the bbolt file at path: each bucket's keys and
+// bytes in use, and the pages free.
+func scaleBoltStats(tb testing.TB, path string) string {
+	tb.Helper()
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{ReadOnly: true, Timeout: 5 * time.Second})
+	if err != nil {
+		return fmt.Sprintf("open %s: %v", path, err)
+	}
+	defer db.Close()
+	var sb strings.Builder
+	err = db.View(func(tx *bbolt.Tx) error {
+		fmt.Fprintf(&sb, "  file %.1f MB, %d pages of %d bytes\n", float64(tx.Size())/(1<<20), tx.Size()/int64(db.Info().PageSize), db.Info().PageSize)
+		return tx.ForEach(func(name []byte, bk *bbolt.Bucket) error {
+			st := bk.Stats()
+			fmt.Fprintf(&sb, "  %-10s %7d keys, %6.1f MB in use (leaves %.1f of %.1f MB allocated)\n", name, st.KeyN,
+				float64(st.LeafInuse+st.BranchInuse)/(1<<20), float64(st.LeafInuse)/(1<<20), float64(st.LeafAlloc+st.BranchAlloc)/(1<<20))
+			return nil
+		})
+	})
+	if err != nil {
+		return err.Error()
+	}
+	st := db.Stats()
+	fmt.Fprintf(&sb, "  free pages %d (%.1f MB), pending %d, freelist %d bytes\n", st.FreePageN, float64(st.FreePageN*db.Info().PageSize)/(1<<20), st.PendingPageN, st.FreelistInuse)
+	return sb.String()
 }
 
 // scaleSummarize counts requests by method, path shape (names and numbers

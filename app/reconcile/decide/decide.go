@@ -88,7 +88,7 @@ func (p *Decider) LabelsFirst(ctx context.Context, d *store.Delivery, log *slog.
 		r.Repo == "" || gh.OwnerOf(r.Repo) == "" || gh.NameOf(r.Repo) == "" {
 		return nil, nil // nothing to create first (Decide reports a bad payload)
 	}
-	_, inst, err := p.resyncInstallation(ctx, r, log)
+	_, inst, _, err := p.resyncInstallation(ctx, r, log)
 	if err != nil || inst == 0 {
 		return nil, err
 	}
@@ -96,36 +96,39 @@ func (p *Decider) LabelsFirst(ctx context.Context, d *store.Delivery, log *slog.
 }
 
 // resyncInstallation is repo r's tracking record and the installation to read
-// it through: the resync's, else the recorded one, else the one GitHub names
-// (0: the App is not installed there).
-func (p *Decider) resyncInstallation(ctx context.Context, r rc.Resync, log *slog.Logger) (rc.RepoRecord, int64, error) {
+// it through: the resync's, else the recorded one, else the one the App has
+// on the repository's account (0: none; guessed: the repository may not be
+// among those that installation was given).
+func (p *Decider) resyncInstallation(ctx context.Context, r rc.Resync, log *slog.Logger) (_ rc.RepoRecord, _ int64, guessed bool, _ error) {
 	rec, err := rc.LoadRepo(ctx, p.store, r.Repo)
 	if err != nil {
-		return rec, 0, err
+		return rec, 0, false, err
 	}
 	inst := r.Installation
 	if inst == 0 {
 		inst = rec.Installation
 	}
-	if inst == 0 {
-		in, _, err := p.gh.App().Apps.FindRepositoryInstallation(ctx, gh.OwnerOf(r.Repo), gh.NameOf(r.Repo))
-		if fault.IsStatus(err, http.StatusNotFound) {
-			log.Warn("resync skipped: the App is not installed on the repository", "repo", r.Repo)
-			return rec, 0, nil
-		}
-		if err != nil {
-			return rec, 0, fmt.Errorf("find the installation of %s: %w", r.Repo, err)
-		}
-		inst = in.GetID()
+	if inst != 0 {
+		return rec, inst, false, nil
 	}
-	return rec, inst, nil
+	// One list of the App's installations for every repository of a pass,
+	// not a look-up of each.
+	id, ok, err := p.gh.InstallationOf(ctx, gh.OwnerOf(r.Repo))
+	if err != nil {
+		return rec, 0, false, fmt.Errorf("find the installation of %s: %w", r.Repo, err)
+	}
+	if !ok {
+		log.Warn("resync skipped: the App is not installed on the repository", "repo", r.Repo)
+		return rec, 0, false, nil
+	}
+	return rec, id, true, nil
 }
 
 // resync compares repo's recently updated tasks' labels with their records
 // (a new repository's labels were created before: see Before).
 func (p *Decider) resync(ctx context.Context, d *store.Delivery, r rc.Resync, log *slog.Logger) (store.Commit, error) {
 	start := time.Now().UTC()
-	rec, inst, err := p.resyncInstallation(ctx, r, log)
+	rec, inst, guessed, err := p.resyncInstallation(ctx, r, log)
 	if err != nil || inst == 0 {
 		return store.Commit{}, err
 	}
@@ -144,6 +147,11 @@ func (p *Decider) resync(ctx context.Context, d *store.Delivery, r rc.Resync, lo
 		}
 		return t.Labels(), true, nil
 	})
+	if guessed && fault.IsStatus(err, http.StatusNotFound) {
+		// The account's installation was not given this repository.
+		log.Warn("resync skipped: the App is not installed on the repository", "repo", r.Repo, "installation", inst)
+		return store.Commit{}, nil
+	}
 	if err != nil {
 		return store.Commit{}, err
 	}

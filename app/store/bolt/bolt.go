@@ -205,10 +205,18 @@ func (b *Store) loop() {
 		last   time.Time
 		shared bool
 	)
+	// The file's pages read at start (stale leases, the wake index) are
+	// dropped at once, then every trimEvery (trim.go).
+	_ = b.trim()
+	trimmer := time.NewTicker(trimEvery)
+	defer trimmer.Stop()
 	for {
 		var first *boltReq
 		select {
 		case first = <-b.reqs:
+		case <-trimmer.C:
+			_ = b.trim() // only advice: nothing to do if it fails
+			continue
 		case <-b.quit:
 			return
 		}

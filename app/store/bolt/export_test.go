@@ -50,3 +50,7 @@ func LegacyDeadLetter(b *Store, d store.Delivery) error {
 	}
 	return b.write(context.Background(), func(t *btx) error { return t.addDead(d.ID, raw) })
 }
+
+// Trim drops the file's resident pages now, as the store does every
+// trimEvery.
+func Trim(b *Store) error { return b.trim() }

@@ -263,7 +263,7 @@ func crashTrials(t *testing.T, scenario func(*githubtest.Server), acceptFirst bo
 	// returns the state settled, the requests until the last write, and the
 	// state at the kill.
 	run := func(t *testing.T, trial int, killAt int) (string, int, string) {
-		gh := githubtest.New(githubtest.Options{Latency: 2 * time.Millisecond})
+		gh := newGitHub(githubtest.Options{Latency: 2 * time.Millisecond})
 		defer gh.Close()
 		gh.AddRepo("acme/widgets", 3)
 		data := filepath.Join(dir, fmt.Sprintf("trial-%d.db", trial))

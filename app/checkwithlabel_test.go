@@ -17,6 +17,7 @@ import (
 // green check a task no longer has. The order is that of the fake GitHub's
 // recorded writes.
 func TestCheckGoesWithItsLabel(t *testing.T) {
+	t.Parallel() // its subtests' harnesses, each its own, leave it serial otherwise
 	t.Run("the gate opens", func(t *testing.T) {
 		knownGap(t, "open gap (issue 30): a decision's check run is decided in a delivery of its own (the pull request's, then its head's), after the task's label; it must go in the label's group of turns, check first when the gate opens")
 		h := newHarness(t)

@@ -2,7 +2,9 @@ package countersign
 
 import (
 	"os"
+	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -135,6 +137,83 @@ func TestDocLinksRelative(t *testing.T) {
 			if strings.HasPrefix(l.dest, "/") {
 				t.Errorf("%s:%d: %q starts with /: make it relative to the page", page, l.line, l.dest)
 			}
+		}
+	}
+}
+
+// withoutRace are the packages whose tests run without the race detector
+// (the second `go test` of .ci/run), each with why: none holds concurrency of
+// its own that the detector could watch, and the concurrent code they drive
+// is app's, whose packages run under -race (the first `go test`).
+var withoutRace = map[string]string{
+	".":                             "checks of the documentation, the workflows and the Docker context: no goroutines",
+	"./rules":                       "pure functions, table- and property-tested: no goroutines; app's tests call them concurrently, under -race",
+	"./templates":                   "pure rendering: no goroutines",
+	"./cmd/countersign":             "runs countersign as separate processes (serve, register, mcp): the race detector sees no goroutine of one process race another's; what they run in-process is app.Server and app/mcp, under -race in app's end-to-end tests and app/mcp's",
+	"./internal/scenario":           "plays the scenario files through app.Server, the same in-process bot as app's end-to-end tests, which run under -race",
+	"./internal/githubtest/openapi": "checks the scenarios' traffic against GitHub's description, through the same in-process bot",
+}
+
+// Every package with tests is in exactly one of .ci/run's two `go test`
+// runs (a new package is tested), and the one without -race holds exactly
+// the packages withoutRace gives a reason for.
+func TestCIRunsEveryPackageOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("lists the packages with go list")
+	}
+	ci, err := os.ReadFile(".ci/run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := func(args ...string) []string {
+		t.Helper()
+		out, err := exec.Command("go", append([]string{"list"}, args...)...).Output()
+		if err != nil {
+			t.Fatalf("go list %v: %v", args, err)
+		}
+		return strings.Fields(string(out))
+	}
+	runs := 0
+	seen := map[string]string{} // import path → the run's flags
+	var noRace []string
+	for _, line := range regexp.MustCompile(`(?m)^go test (.*)$`).FindAllStringSubmatch(string(ci), -1) {
+		runs++
+		var flags, patterns []string
+		for _, f := range strings.Fields(line[1]) {
+			switch {
+			case strings.HasPrefix(f, "-"):
+				flags = append(flags, f)
+			case strings.HasPrefix(f, "."): // a package pattern, relative as .ci/run writes them
+				patterns = append(patterns, f)
+			}
+		}
+		race := slices.Contains(flags, "-race")
+		if !race {
+			noRace = append(noRace, patterns...)
+		}
+		for _, p := range list(patterns...) {
+			if prev, ok := seen[p]; ok {
+				t.Errorf("%s is tested twice (%s, then %s)", p, prev, line[0])
+			}
+			seen[p] = line[0]
+		}
+	}
+	if runs != 2 {
+		t.Fatalf(".ci/run: %d lines starting `go test`, want 2 (with -race and without)", runs)
+	}
+	for _, p := range list("-f", "{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}{{end}}", "./...") {
+		if _, ok := seen[p]; !ok {
+			t.Errorf("%s has tests that .ci/run does not run", p)
+		}
+	}
+	for _, p := range noRace {
+		if withoutRace[strings.TrimSuffix(p, "/")] == "" {
+			t.Errorf(".ci/run tests %s without -race, and withoutRace says not why", p)
+		}
+	}
+	for p := range withoutRace {
+		if !slices.Contains(noRace, p) && !slices.Contains(noRace, p+"/") {
+			t.Errorf("withoutRace names %s, which .ci/run does not test without -race", p)
 		}
 	}
 }

@@ -30,7 +30,7 @@ func BenchmarkWebhookTo202(b *testing.B) {
 }
 
 func benchIntake(b *testing.B, open func(*testing.B) store.Store) {
-	gh := githubtest.New(githubtest.Options{})
+	gh := newGitHub(githubtest.Options{})
 	defer gh.Close()
 	h := startHarness(b, gh, open(b))
 	payload := fixture(b, "issue_comment/created.payload.json")

@@ -17,6 +17,7 @@ import (
 // green check a task no longer has. The order is that of the fake GitHub's
 // recorded writes.
 func TestCheckWithLabel(t *testing.T) {
+	t.Parallel() // its subtests' harnesses, each its own, leave it serial otherwise
 	t.Run("the gate opens", func(t *testing.T) {
 		h := newHarness(t)
 		team(h)

@@ -50,7 +50,7 @@ func BenchmarkProcessOpened(b *testing.B) {
 }
 
 func cpuProcessOpened(b *testing.B, s store.Store) {
-	gh := githubtest.New(githubtest.Options{})
+	gh := newGitHub(githubtest.Options{})
 	b.Cleanup(gh.Close)
 	gh.AddRepo(testRepo, testInstallation)
 	h := tpStartBot(b, gh, s, tpWithWorkers(8))

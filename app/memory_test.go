@@ -104,7 +104,7 @@ func mbDiff(a, b uint64) float64 { return mb(a) - mb(b) }
 
 func memTasksBench(b *testing.B, kind string) {
 	base := memRead(b)
-	gh := githubtest.New(githubtest.Options{})
+	gh := newGitHub(githubtest.Options{})
 	b.Cleanup(gh.Close)
 	gh.AddRepo(testRepo, testInstallation)
 

@@ -196,6 +196,7 @@ func TestMergeQueueTwoEntries(t *testing.T) {
 // Every pull request gets an answer: one that closes no task gets a
 // completed run, per gate.untracked and gate.exempt; queued, so does its group.
 func TestUntrackedPullRequest(t *testing.T) {
+	t.Parallel() // its subtests' harnesses, each its own, leave it serial otherwise
 	for _, tc := range []struct {
 		name, config, author, want, says string
 	}{

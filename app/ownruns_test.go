@@ -14,6 +14,7 @@ import (
 // again for the pull request on the same head (closed and reopened: a new
 // workflow run) whose jobs pass after the first run's failed.
 func TestWholeCIOwnWorkflowRunsLatestAttemptCounts(t *testing.T) {
+	t.Parallel() // its subtests' harnesses, each its own, leave it serial otherwise
 	for _, tc := range []struct {
 		name  string
 		again func(h *harness, pr int, run int64) int64

@@ -17,7 +17,7 @@ import (
 // limit writes per window, paced at perWindow writes a window (0: not paced).
 func burstHarness(t *testing.T, limit githubtest.WriteLimit, perWindow int) *harness {
 	t.Helper()
-	gh := githubtest.New(githubtest.Options{WriteLimit: limit})
+	gh := newGitHub(githubtest.Options{WriteLimit: limit})
 	t.Cleanup(gh.Close)
 	gh.AddRepo(testRepo, testInstallation)
 	s, err := bolt.Open(filepath.Join(t.TempDir(), "countersign.db"))
@@ -132,7 +132,7 @@ func TestBurstOfIssuesIsPaced(t *testing.T) {
 // waits for its turn inside a delivery for a second at most, then its key
 // waits and the worker is free.
 func TestOneInstallationsBurstDoesNotStarveAnother(t *testing.T) {
-	gh := githubtest.New(githubtest.Options{})
+	gh := newGitHub(githubtest.Options{})
 	t.Cleanup(gh.Close)
 	gh.AddRepo(testRepo, testInstallation)
 	const other = "other/gizmos"

@@ -80,7 +80,7 @@ type peopleTask struct {
 func peopleFirst(t *testing.T, bulk int, spentHour, elsewhere bool) {
 	const repoA, repoB = "acme/a", "acme/b"
 	minute := time.Minute / peopleScale
-	gh := githubtest.New(githubtest.Options{WriteLimits: githubtest.SecondaryLimits(minute)})
+	gh := newGitHub(githubtest.Options{WriteLimits: githubtest.SecondaryLimits(minute)})
 	t.Cleanup(gh.Close)
 	gh.AddRepo(repoA, testInstallation)
 	bulkInstallation := int64(testInstallation)

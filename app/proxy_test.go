@@ -172,7 +172,7 @@ func proxyMetric(h *harness, prefix string) float64 {
 // one effect, and what GitHub sent while the stream was lost is asked for
 // again from the App's delivery log once it is back.
 func TestWebhookProxy(t *testing.T) {
-	gh := githubtest.New(githubtest.Options{})
+	gh := newGitHub(githubtest.Options{})
 	t.Cleanup(gh.Close)
 	gh.AddRepo(testRepo, testInstallation)
 	s, err := bolt.Open(filepath.Join(t.TempDir(), "countersign.db"))

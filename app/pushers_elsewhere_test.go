@@ -68,6 +68,7 @@ func TestPusherToAnotherBranchIsBuilderAfterStoreLoss(t *testing.T) {
 // commits as ancestors of its head, and his push's tip (B) among them:
 // known from bob's push delivery, and from the activity when it was missed.
 func TestPusherOfAncestorsOnAnotherBranchIsBuilder(t *testing.T) {
+	t.Parallel() // its subtests' harnesses, each its own, leave it serial otherwise
 	for _, hidden := range []bool{false, true} {
 		t.Run(fmt.Sprintf("push missed %v", hidden), func(t *testing.T) {
 			ab := []githubtest.Commit{{Author: "dave", Message: "A", Files: []string{"a.go"}}, {Author: "dave", Message: "B", Files: []string{"b.go"}}}

@@ -195,6 +195,7 @@ func TestForgedGoalRecordIsNotTrustedAfterStoreLoss(t *testing.T) {
 // Rotating the record key: a bot with a new key and the old one as previous
 // still believes the cards signed with the old key; without it, it does not.
 func TestRecordKeyRotation(t *testing.T) {
+	t.Parallel() // its subtests' harnesses, each its own, leave it serial otherwise
 	for _, tc := range []struct {
 		name     string
 		previous string

@@ -49,7 +49,7 @@ func openAt(t *testing.T, gh *githubtest.Server, path string) *harness {
 // check; but the check-run record restored with it says the check already
 // shows "in_progress", so the green check (written after the backup) stays.
 func TestRestoredStoreCheckFollowsRecord(t *testing.T) {
-	gh := githubtest.New(githubtest.Options{})
+	gh := newGitHub(githubtest.Options{})
 	t.Cleanup(gh.Close)
 	gh.AddRepo(testRepo, testInstallation)
 	dir := t.TempDir()
@@ -87,7 +87,7 @@ func TestRestoredStoreCheckFollowsRecord(t *testing.T) {
 // The same restore: the card (the record a lost store is rebuilt from) keeps
 // saying "verified" while the labels and the store say review.
 func TestRestoredStoreCardFollowsRecord(t *testing.T) {
-	gh := githubtest.New(githubtest.Options{})
+	gh := newGitHub(githubtest.Options{})
 	t.Cleanup(gh.Close)
 	gh.AddRepo(testRepo, testInstallation)
 	dir := t.TempDir()

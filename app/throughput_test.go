@@ -169,7 +169,7 @@ func BenchmarkAcceptSustained(b *testing.B) {
 }
 
 func tpAcceptSustained(b *testing.B, s store.Store) {
-	gh := githubtest.New(githubtest.Options{})
+	gh := newGitHub(githubtest.Options{})
 	b.Cleanup(gh.Close)
 	h := tpStartBot(b, gh, s)
 	payload := fixture(b, "issue_comment/created.payload.json")
@@ -320,7 +320,7 @@ func BenchmarkEndToEnd(b *testing.B) {
 
 func tpEndToEnd(b *testing.B, replicas int, latency time.Duration, n int, parallel bool) {
 	redisURL := redistest.Start(b)
-	gh := githubtest.New(githubtest.Options{Latency: latency})
+	gh := newGitHub(githubtest.Options{Latency: latency})
 	b.Cleanup(gh.Close)
 	gh.AddRepo(testRepo, testInstallation)
 	var redisCalls atomic.Int64

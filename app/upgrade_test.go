@@ -18,7 +18,7 @@ import (
 // base64 inside) is processed after an upgrade: the issue gets its state
 // label and its card, once.
 func TestDeliveryQueuedByEarlierVersionIsProcessed(t *testing.T) {
-	gh := githubtest.New(githubtest.Options{})
+	gh := newGitHub(githubtest.Options{})
 	t.Cleanup(gh.Close)
 	gh.AddRepo(testRepo, testInstallation)
 	gh.DropWebhooks(true)

@@ -98,7 +98,7 @@ func documentedMetrics(t *testing.T) []string {
 // never sees that event's increase.
 func TestDocumentedMetricsPresentFromStart(t *testing.T) {
 	t.Parallel()
-	gh := githubtest.New(githubtest.Options{})
+	gh := newGitHub(githubtest.Options{})
 	defer gh.Close()
 	dir := t.TempDir()
 	b := startBot(t, gh, filepath.Join(dir, "db"), freeAddr(t), filepath.Join(dir, "log"), "COUNTERSIGN_HEAL_INTERVAL=0")
@@ -279,7 +279,7 @@ const brokenDelivery = `{"action":"opened","issue":{"number":1,"title":"Validate
 // must be met by one of them.
 func TestDocumentedAlertsFireOnABrokenServer(t *testing.T) {
 	t.Parallel()
-	gh := githubtest.New(githubtest.Options{})
+	gh := newGitHub(githubtest.Options{})
 	t.Cleanup(gh.Close) // after the parallel subtests
 	gh.AddRepo("acme/widgets", 7)
 	closed := freeAddr(t) // nothing listens there

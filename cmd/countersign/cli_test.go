@@ -131,7 +131,7 @@ func TestServeSettingErrors(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	key := filepath.Join(dir, "key.pem")
-	gh := githubtest.New(githubtest.Options{})
+	gh := newGitHub(githubtest.Options{})
 	defer gh.Close()
 	os.WriteFile(key, gh.PrivateKeyPEM(), 0o600)
 	base := []string{"GITHUB_APP_ID=1", "GITHUB_PRIVATE_KEY_PATH=" + key, "GITHUB_WEBHOOK_SECRET=x-webhook-secret-for-tests",
@@ -177,7 +177,7 @@ func TestServeSettingErrors(t *testing.T) {
 // The start-up log names the GitHub API without the credentials a URL may hold.
 func TestServeLogsRedactedAPIURL(t *testing.T) {
 	t.Parallel()
-	gh := githubtest.New(githubtest.Options{})
+	gh := newGitHub(githubtest.Options{})
 	defer gh.Close()
 	dir := t.TempDir()
 	addr := freeAddr(t)

@@ -76,7 +76,7 @@ func BenchmarkServeCPU(b *testing.B) {
 }
 
 func serveCPU(b *testing.B, echoes bool, env ...string) {
-	gh := githubtest.New(githubtest.Options{})
+	gh := newGitHub(githubtest.Options{})
 	b.Cleanup(gh.Close)
 	gh.AddRepo(cpuRepo, 7)
 	dir := b.TempDir()

@@ -184,7 +184,7 @@ func redeliveredBy(gh *githubtest.Server) map[string]bool {
 // the same GitHub state as an uninterrupted run: nothing accepted is lost and no
 // effect is applied twice.
 func TestCrashAtRandomPointsConverges(t *testing.T) {
-	// Serial: see crashTrials.
+	t.Parallel()
 	crashTrials(t, crashScenario, false, func(want string) bool {
 		return strings.Contains(want, "state:pending") && strings.Count(want, "cards [{") == 4
 	})
@@ -227,7 +227,7 @@ func lifecycleScenario(gh *githubtest.Server) {
 // state, with each notice posted once. Every delivery is accepted before the
 // kill, so GitHub's order is kept; intake crashes are the test above's.
 func TestCrashDuringTheLifecycleConverges(t *testing.T) {
-	// Serial: see crashTrials.
+	t.Parallel()
 	crashTrials(t, lifecycleScenario, true, func(want string) bool {
 		return strings.Contains(want, "state:verified") && strings.Contains(want, "escalated") &&
 			strings.Contains(want, "other bot comments 3") // two rejections and the escalation
@@ -239,11 +239,15 @@ func TestCrashDuringTheLifecycleConverges(t *testing.T) {
 // acceptFirst holds the webhooks until the scenario is done, and kills only
 // once every one is accepted.
 //
-// The trials run serially, alone in the package (their tests do not call
-// t.Parallel): the kill points are drawn within the time the uninterrupted
-// run took, and beside other tests that time says nothing of the trials'
-// (once 28 s under the load of the starting parallel tests, after which 23
-// of 25 kills came after the work was done).
+// A kill point is a count of GitHub requests, drawn within the
+// uninterrupted run's (until its last write): the bot is killed as soon as
+// the fake has answered that many in the trial. It is a point in the work,
+// not in time, so the trials run side by side, and beside the package's
+// other tests, on a machine however loaded: drawn in time within the
+// uninterrupted run's duration, as they once were, beside other tests that
+// duration said nothing of the trials' (once 28 s under the load of the
+// starting parallel tests, after which 23 of 25 kills came after the work
+// was done), and the trials had to run one after the other, alone.
 func crashTrials(t *testing.T, scenario func(*githubtest.Server), acceptFirst bool, plausible func(string) bool) {
 	if testing.Short() {
 		t.Skip("crash trials take a minute; run without -short")
@@ -254,8 +258,12 @@ func crashTrials(t *testing.T, scenario func(*githubtest.Server), acceptFirst bo
 	}
 	dir := t.TempDir()
 
-	run := func(trial int, killAfter time.Duration) (string, time.Duration, string) {
-		gh := githubtest.New(githubtest.Options{Latency: 2 * time.Millisecond})
+	// run plays one trial, killing the bot once GitHub has answered killAt
+	// requests since the scenario was played (never, if killAt < 0). It
+	// returns the state settled, the requests until the last write, and the
+	// state at the kill.
+	run := func(t *testing.T, trial int, killAt int) (string, int, string) {
+		gh := newGitHub(githubtest.Options{Latency: 2 * time.Millisecond})
 		defer gh.Close()
 		gh.AddRepo("acme/widgets", 3)
 		data := filepath.Join(dir, fmt.Sprintf("trial-%d.db", trial))
@@ -267,7 +275,7 @@ func crashTrials(t *testing.T, scenario func(*githubtest.Server), acceptFirst bo
 			gh.SetWebhookPaused(true)
 		}
 		scenario(gh)
-		start := time.Now()
+		start := gh.RequestCount()
 		if acceptFirst {
 			gh.SetWebhookPaused(false)
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -278,17 +286,17 @@ func crashTrials(t *testing.T, scenario func(*githubtest.Server), acceptFirst bo
 			}
 		}
 		atKill := ""
-		if killAfter >= 0 {
-			time.Sleep(killAfter)
+		if killAt >= 0 {
+			waitRequests(gh, start+killAt)
 			b.kill()
 			atKill = githubState(gh)
 			b = startBot(t, gh, data, addr, logPath)
 		}
 		state := settleBot(t, gh, b)
-		var took time.Duration // until the last write GitHub saw
-		for _, r := range gh.Requests() {
-			if r.Method != http.MethodGet && r.Time.Sub(start) > took {
-				took = r.Time.Sub(start)
+		work := 0 // requests until the last write GitHub saw
+		for i, r := range gh.Requests()[start:] {
+			if r.Method != http.MethodGet {
+				work = i + 1
 			}
 		}
 		b.kill()
@@ -296,30 +304,53 @@ func crashTrials(t *testing.T, scenario func(*githubtest.Server), acceptFirst bo
 			logs, _ := os.ReadFile(logPath)
 			t.Logf("trial %d logs:\n%s", trial, logs)
 		}
-		return state, took, atKill
+		return state, work, atKill
 	}
 
-	want, took, _ := run(0, -1)
+	want, work, _ := run(t, 0, -1)
 	if !plausible(want) {
 		t.Fatalf("uninterrupted run ended in an unexpected state:\n%s", want)
 	}
-	// Kill points spread over the uninterrupted run's work (until its last write
-	// to GitHub), so crashes land while deliveries are being accepted, decided,
-	// committed and applied.
-	window := took + 5*time.Millisecond
+	// Kill points spread over the uninterrupted run's work (until its last
+	// write to GitHub), so crashes land while deliveries are being accepted,
+	// decided, committed and applied.
+	var mu sync.Mutex
 	interrupted := 0
-	for i := 1; i <= trials; i++ {
-		kill := time.Duration(rand.Int64N(int64(window)))
-		got, _, atKill := run(i, kill)
-		if got != want {
-			t.Fatalf("trial %d (killed after %v) ended in another state:\n got:\n%s\nwant:\n%s", i, kill, got, want)
+	t.Run("trials", func(t *testing.T) {
+		for i := 1; i <= trials; i++ {
+			kill := rand.IntN(work + 1)
+			t.Run(fmt.Sprintf("%d-killed-after-%d-requests", i, kill), func(t *testing.T) {
+				t.Parallel()
+				got, _, atKill := run(t, i, kill)
+				if got != want {
+					t.Fatalf("trial %d (killed after %d requests) ended in another state:\n got:\n%s\nwant:\n%s", i, kill, got, want)
+				}
+				if atKill != want {
+					mu.Lock()
+					interrupted++
+					mu.Unlock()
+				}
+			})
 		}
-		if atKill != want {
-			interrupted++
-		}
+	})
+	if t.Failed() {
+		return
 	}
-	t.Logf("%d trials, kill points within %v, %d killed mid-work, all converged", trials, window, interrupted)
+	t.Logf("%d trials, kill points within %d requests, %d killed mid-work, all converged", trials, work, interrupted)
 	if interrupted < trials/4 {
 		t.Fatalf("only %d of %d kills landed before the work was done: the trials prove little", interrupted, trials)
+	}
+}
+
+// waitRequests waits until gh has answered n requests, or has answered none
+// for half a second (the bot has nothing more to ask: a run may take fewer
+// requests than another, a cached read for one).
+func waitRequests(gh *githubtest.Server, n int) {
+	last, since := gh.RequestCount(), time.Now()
+	for last < n && time.Since(since) < 500*time.Millisecond {
+		time.Sleep(time.Millisecond)
+		if c := gh.RequestCount(); c != last {
+			last, since = c, time.Now()
+		}
 	}
 }

@@ -30,7 +30,7 @@ const healBound = 90 * time.Second
 
 func healGitHub(t *testing.T) *githubtest.Server {
 	t.Helper()
-	gh := githubtest.New(githubtest.Options{Latency: time.Millisecond})
+	gh := newGitHub(githubtest.Options{Latency: time.Millisecond})
 	t.Cleanup(gh.Close)
 	gh.AddRepo(healRepo, 3)
 	gh.SetPermission(healRepo, "carol", "admin")
@@ -541,7 +541,7 @@ func BenchmarkHeal100MissedThroughServe(b *testing.B) {
 	var healRequests int
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		gh := githubtest.New(githubtest.Options{Latency: time.Millisecond})
+		gh := newGitHub(githubtest.Options{Latency: time.Millisecond})
 		gh.AddRepo(healRepo, 3)
 		dir := b.TempDir()
 		data, logPath, addr := filepath.Join(dir, "c.db"), filepath.Join(dir, "bot.log"), freeAddr(b)

@@ -71,7 +71,7 @@ func TestServeReportsEveryBadSettingAtOnce(t *testing.T) {
 func TestServeRefusesAShortWebhookSecret(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	gh := githubtest.New(githubtest.Options{})
+	gh := newGitHub(githubtest.Options{})
 	defer gh.Close()
 	key := filepath.Join(dir, "key.pem")
 	os.WriteFile(key, gh.PrivateKeyPEM(), 0o600)

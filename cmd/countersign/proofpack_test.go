@@ -16,7 +16,7 @@ import (
 // from its card (whose record it believes only when the signature verifies),
 // and refuses a card whose record someone edited.
 func TestProofpack(t *testing.T) {
-	gh := githubtest.New(githubtest.Options{})
+	gh := newGitHub(githubtest.Options{})
 	defer gh.Close()
 	const repo = "acme/widgets"
 	gh.AddRepo(repo, 3)

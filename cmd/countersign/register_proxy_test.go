@@ -20,7 +20,7 @@ import (
 // prints the serve command with the same proxy.
 func TestRegisterWithWebhookProxy(t *testing.T) {
 	t.Parallel()
-	gh := githubtest.New(githubtest.Options{})
+	gh := newGitHub(githubtest.Options{})
 	defer gh.Close()
 	dir := filepath.Join(t.TempDir(), "app")
 	channel := "https://smee.io/aBcDeF123"

@@ -27,7 +27,7 @@ import (
 // command names them; and a replay of the redirect is refused.
 func TestRegisterEndToEnd(t *testing.T) {
 	t.Parallel()
-	gh := githubtest.New(githubtest.Options{})
+	gh := newGitHub(githubtest.Options{})
 	defer gh.Close()
 	dir := filepath.Join(t.TempDir(), "app")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

@@ -26,7 +26,7 @@ import (
 func TestTwoReplicasOnRedis(t *testing.T) {
 	t.Parallel()
 	redisURL := redistest.Start(t)
-	gh := githubtest.New(githubtest.Options{Latency: time.Millisecond})
+	gh := newGitHub(githubtest.Options{Latency: time.Millisecond})
 	defer gh.Close()
 	gh.AddRepo("acme/widgets", 3)
 	dir := t.TempDir()

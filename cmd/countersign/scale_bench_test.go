@@ -100,7 +100,7 @@ type scaleIssue struct {
 }
 
 func scaleRun(b *testing.B, size scaleSize, redisURL string) {
-	gh := githubtest.New(githubtest.Options{})
+	gh := newGitHub(githubtest.Options{})
 	b.Cleanup(gh.Close)
 	for i := range size.installations {
 		for r := range size.repos {

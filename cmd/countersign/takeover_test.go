@@ -31,7 +31,7 @@ func logField(t *testing.T, path, msg, field string) (any, bool) {
 func TestRestartTakesOverOnRedis(t *testing.T) {
 	t.Parallel()
 	redisURL := redistest.Start(t)
-	gh := githubtest.New(githubtest.Options{Latency: 150 * time.Millisecond}) // slow: claims are held long
+	gh := newGitHub(githubtest.Options{Latency: 150 * time.Millisecond}) // slow: claims are held long
 	defer gh.Close()
 	gh.AddRepo("acme/widgets", 3)
 	dir := t.TempDir()

@@ -319,6 +319,14 @@ func (s *Server) Requests() []Request {
 	return append([]Request(nil), s.requests...)
 }
 
+// RequestCount is how many API requests were answered so far (len of
+// Requests, without the copy: cheap to poll).
+func (s *Server) RequestCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.requests)
+}
+
 // ResetRequests forgets the recorded requests.
 func (s *Server) ResetRequests() {
 	s.mu.Lock()

@@ -95,18 +95,27 @@ func (s *Server) Deliveries() []SentWebhook {
 
 // WaitWebhooks blocks until every webhook queued before the call has been
 // posted and answered (or found no URL). It returns ctx's error if ctx ends
-// first, for example while sending is paused.
+// first, for example while sending is paused. It waits for those webhooks
+// themselves, not for as many: with jitter, webhooks queued after the call
+// (the bot's own writes make some) may be answered before an earlier one
+// still waiting out its delay.
 func (s *Server) WaitWebhooks(ctx context.Context) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	target := s.enqueued
+	queued := append([]*delivery(nil), s.deliveries...)
 	stop := context.AfterFunc(ctx, func() {
 		s.wmu.Lock()
 		s.wcond.Broadcast()
 		s.wmu.Unlock()
 	})
 	defer stop()
-	for s.processed < target {
+	pending := func() bool {
+		for len(queued) > 0 && !queued[0].Pending {
+			queued = queued[1:]
+		}
+		return len(queued) > 0
+	}
+	for pending() {
 		if err := ctx.Err(); err != nil {
 			return err
 		}

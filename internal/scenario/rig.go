@@ -3,6 +3,7 @@ package scenario
 import (
 	"context"
 	"crypto/rand"
+	"crypto/rsa"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/countersign/countersign/app"
@@ -63,6 +65,11 @@ type Rig struct {
 	deadLetters       int // dead letters already reported
 }
 
+// rigKey is the App's private key for every rig of the process (each still
+// a fake GitHub of its own): the fake's default, a fresh RSA key each, is
+// CPU spent on nothing a scenario checks.
+var rigKey = sync.OnceValues(func() (*rsa.PrivateKey, error) { return rsa.GenerateKey(rand.Reader, 2048) })
+
 // NewRig starts a fake GitHub with one repository and a bot serving it. Close
 // it when done.
 func NewRig(ctx context.Context, o RigOptions) (_ *Rig, err error) {
@@ -84,7 +91,11 @@ func NewRig(ctx context.Context, o RigOptions) (_ *Rig, err error) {
 			r.Close()
 		}
 	}()
-	r.gh = githubtest.New(githubtest.Options{RecordBodies: o.RecordBodies})
+	key, err := rigKey()
+	if err != nil {
+		return nil, fmt.Errorf("scenario: the App's key: %w", err)
+	}
+	r.gh = githubtest.New(githubtest.Options{RecordBodies: o.RecordBodies, PrivateKey: key})
 	r.gh.AddRepo(repo, rigInstallation)
 	if e := r.gh.Err(); e != nil {
 		return nil, fmt.Errorf("scenario: %w", e)

@@ -146,6 +146,27 @@ func accountedFor(s CISuite, runs []CIRun) bool {
 	})
 }
 
+// RunsUnseen reports whether, among suites (as just read), one of the pull
+// request's own completed without passing, no run known of it (runs) says
+// why, and GitHub counts more runs in it than are known: the delivery of the
+// run that failed is still on its way (a read sees what deliveries have not
+// brought yet). The head's check runs are then read, so that the failure is
+// told by the run that failed, not only by its suite.
+func RunsUnseen(runs []CIRun, suites []CISuite) bool {
+	return slices.ContainsFunc(suites, func(s CISuite) bool {
+		if s.Other() || s.Status != "completed" || !s.Failed() || s.Runs == 0 || accountedFor(s, runs) {
+			return false
+		}
+		known := 0
+		for _, r := range runs {
+			if !r.Status && r.Suite == s.ID {
+				known++
+			}
+		}
+		return known < s.Runs
+	})
+}
+
 // Failed reports whether s concluded without passing.
 func (s CISuite) Failed() bool {
 	switch s.Conclusion {

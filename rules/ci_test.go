@@ -769,3 +769,32 @@ func TestCIReadDueWorkflows(t *testing.T) {
 		})
 	}
 }
+
+func TestRunsUnseen(t *testing.T) {
+	failed := CISuite{ID: 5, App: "ci", Status: "completed", Conclusion: "failure", Runs: 3}
+	pass := func(name string, id int64) CIRun {
+		return CIRun{Name: name, ID: id, State: "completed", Conclusion: "success", App: "ci", Suite: 5}
+	}
+	fail := CIRun{Name: "test", ID: 3, State: "completed", Conclusion: "failure", App: "ci", Suite: 5}
+	for _, tc := range []struct {
+		name   string
+		runs   []CIRun
+		suites []CISuite
+		want   bool
+	}{
+		{"a failed suite with runs not yet delivered", []CIRun{pass("typecheck", 1)}, []CISuite{failed}, true},
+		{"the failing run known: nothing to read", []CIRun{pass("typecheck", 1), fail}, []CISuite{failed}, false},
+		{"every run known, none failing (the suite says more than its runs): nothing to read", []CIRun{pass("a", 1), pass("b", 2), pass("c", 4)}, []CISuite{failed}, false},
+		{"a suite that passed", []CIRun{pass("typecheck", 1)}, []CISuite{{ID: 5, App: "ci", Status: "completed", Conclusion: "success", Runs: 3}}, false},
+		{"a suite still running", []CIRun{pass("typecheck", 1)}, []CISuite{{ID: 5, App: "ci", Status: "in_progress", Runs: 3}}, false},
+		{"a failed suite with no run (failed to start)", nil, []CISuite{{ID: 5, App: ActionsApp, Status: "completed", Conclusion: "startup_failure"}}, false},
+		{"another head's failed suite", []CIRun{pass("typecheck", 1)}, []CISuite{{ID: 5, App: ActionsApp, Status: "completed", Conclusion: "failure", Runs: 3, Workflow: 9, Head: SuiteOther}}, false},
+		{"a status is no run of the suite", []CIRun{{Name: "ci/build", Status: true, State: "success", Suite: 5}}, []CISuite{failed}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := RunsUnseen(tc.runs, tc.suites); got != tc.want {
+				t.Errorf("RunsUnseen = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

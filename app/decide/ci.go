@@ -171,6 +171,18 @@ func (p *Decider) decideCI(ctx context.Context, cd deliveries.CIPayload, d *stor
 		if suites, err = p.look.CISuites(ctx, c, cd.Repo, cd.Head, headOf(pr), pr.Suites, lookup.WhoseFor(due, len(pr.Links) > 0)); err != nil {
 			return store.Commit{}, err
 		}
+		if !cd.Read && rules.RunsUnseen(runs, suites) {
+			// A suite failed by a run whose delivery has not come yet: read
+			// the runs (one request), so the failure is told by its run.
+			fresh, err := p.look.CIRuns(ctx, c, cd.Repo, cd.Head)
+			if err != nil {
+				return store.Commit{}, err
+			}
+			for _, r := range runs { // what a delivery brought is at least as new as the read
+				fresh, _ = rules.MergeRun(fresh, r)
+			}
+			runs = fresh
+		}
 		runs = rules.OwnRuns(runs, suites) // another head's workflow runs are not this pull request's
 		if runs, suites, err = p.jobsOf(ctx, c, cd.Repo, cd.Head, headOf(pr), cfg.Contracts, runs, suites); err != nil {
 			return store.Commit{}, err

@@ -36,3 +36,25 @@ func TestReview3RetargetPastTheFilesReadIsStale(t *testing.T) {
 	}
 	wantCheck(t, h, sha, "in_progress")
 }
+
+// GitHub lists no more than 3,000 files of a pull request. Past that, what a
+// base change brings cannot be told from what was approved: the approvals
+// and the verification are stale, even if nothing new is merged (a list cut
+// off never excuses). The file read costs 30 requests.
+func TestReview3RetargetPastGitHubsFileLimitIsStale(t *testing.T) {
+	h := newHarness(t)
+	baseTeam(h)
+	h.gh.CreateBranch(testRepo, "alice", "alice-base", githubtest.Commit{Message: "X", Files: []string{"zz_backdoor.go"}})
+	files := make([]string, 3000)
+	for i := range files {
+		files[i] = fmt.Sprintf("client/gen_%04d.go", i)
+	}
+	n, pr, sha := verifiedOn(t, h, "Generated client", "alice-base", githubtest.PROptions{Title: "Client", Files: files})
+
+	h.gh.EditPRBase(testRepo, pr, "alice", "main")
+	h.settle()
+	if s := stateOf(h, n); s == "verified" {
+		t.Fatalf("#%d still verified after its base change, with more files than GitHub lists; card:\n%s", n, card(t, h, n))
+	}
+	wantCheck(t, h, sha, "in_progress")
+}

@@ -331,7 +331,9 @@ func (t *etagTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if resp.StatusCode == http.StatusNotModified && cached != nil {
 		resp.Body.Close()
 		h := cached.header.Clone()
-		for _, k := range []string{"X-Ratelimit-Limit", "X-Ratelimit-Remaining", "X-Ratelimit-Reset", "X-Ratelimit-Used", "X-Ratelimit-Resource", "Date"} {
+		// The page links are the 304's when it has them: a list's page can
+		// be unchanged while pages are added behind it.
+		for _, k := range []string{"Link", "X-Ratelimit-Limit", "X-Ratelimit-Remaining", "X-Ratelimit-Reset", "X-Ratelimit-Used", "X-Ratelimit-Resource", "Date"} {
 			if v := resp.Header.Get(k); v != "" {
 				h.Set(k, v)
 			}

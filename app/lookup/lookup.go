@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/countersign/countersign/app/fault"
@@ -52,7 +53,10 @@ const configTTL = 10 * time.Minute
 // Limits on what is read of a pull request.
 const (
 	maxFilePages = 3 // 300 changed files
-	maxRunPages  = 3 // 300 check runs
+	// maxChangePages is every page GitHub lists of a pull request's files
+	// (3,000 at most): what it merges is judged on all of them.
+	maxChangePages = 30
+	maxRunPages    = 3 // 300 check runs
 )
 
 // Config is repo's configuration: the cached one while fresh, else read again.
@@ -542,21 +546,51 @@ func ChangedFiles(ctx context.Context, c Client, repo string, n int) ([]string, 
 				out = append(out, prev)
 			}
 		}
-		if resp.NextPage == 0 {
+		if opt.Page = nextPage(resp, len(files), page, opt.PerPage); opt.Page == 0 {
 			break
 		}
-		opt.Page = resp.NextPage
 	}
 	return out, nil
 }
 
+// nextPage is the page to read after page (0-based) that listed n items of
+// perPage, 0 when it was the last. A full page is never taken as the last on
+// the word of its Link header alone: a page answered from the ETag cache
+// (304) keeps the Link header of when it was cached, which says nothing of
+// the items added since behind it. One more request then, when the list
+// ends on a full page.
+func nextPage(resp *github.Response, n, page, perPage int) int {
+	if resp != nil && resp.NextPage != 0 {
+		return resp.NextPage
+	}
+	if n < perPage {
+		return 0
+	}
+	return page + 2
+}
+
+// CutOff is the entry Changes adds when GitHub lists no more of a pull
+// request's files (it lists 3,000 at most) though it changes more: its
+// fingerprint is new at every read, so a list cut short never matches what
+// was approved and never excuses (DESIGN §2).
+const CutOff = "\x00cut-off"
+
+// cutOffs numbers the reads cut short, so no two share a fingerprint.
+var cutOffs atomic.Int64
+
 // Changes are the files pull request n changes (as ChangedFiles) and, for
 // each, a fingerprint of its change (rules.MergeEntry): one paginated read of
-// its files, bounded like ChangedFiles.
+// every page of its files GitHub lists (up to 30 requests of 100 files). If
+// GitHub lists them all, the changes are complete; otherwise entries holds
+// CutOff with a fingerprint no other read has.
 func Changes(ctx context.Context, c Client, repo string, n int) ([]string, map[string]string, error) {
 	out, entries := []string{}, map[string]string{}
 	opt := &github.ListOptions{PerPage: 100}
-	for page := 0; page < maxFilePages; page++ {
+	for page := 0; ; page++ {
+		if page == maxChangePages {
+			entries[CutOff] = fmt.Sprintf("cut-off %d", cutOffs.Add(1))
+			break
+		}
 		files, resp, err := c.ListPullRequestFiles(ctx, gh.OwnerOf(repo), gh.NameOf(repo), n, opt)
 		if err != nil {
 			return nil, nil, fmt.Errorf("list files of #%d: %w", n, err)
@@ -568,10 +602,10 @@ func Changes(ctx context.Context, c Client, repo string, n int) ([]string, map[s
 			}
 			entries[f.GetFilename()] = rules.MergeEntry(f.GetStatus(), f.GetPreviousFilename(), f.GetSHA(), f.Patch)
 		}
-		if resp.NextPage == 0 {
+		opt.Page = nextPage(resp, len(files), page, opt.PerPage)
+		if opt.Page == 0 {
 			break
 		}
-		opt.Page = resp.NextPage
 	}
 	return out, entries, nil
 }
